@@ -1,0 +1,407 @@
+"""Differential testing: run a function eagerly and through framejit, and demand identical behaviour.
+
+framejit's first promise is that a compiled call is indistinguishable from the eager call. This
+module is the one helper every translation test uses to hold it to that promise. `check()` runs
+`fn` twice on independent deep copies of the same inputs -- once as plain Python, once through
+`framejit.compile` with a compile-counting backend -- and compares, part by part:
+
+  result       the returned value, recursively (tensors by dtype/shape/requires_grad/values)
+  exception    the type and message of anything raised
+  stdout       everything printed
+  inputs       the arguments after the call (in-place mutations)
+  globals      the module globals and closure cells the code names, after the call
+  identity     which outputs are the same object as each other / as an input, and which tensors
+               share storage with which (views stay views, `return y, y` stays one object)
+  grads        with grads=True, the .grad of every input leaf after backward() of the outputs
+
+It then calls the compiled function again on fresh copies and demands a cache hit (no new
+compile) and the same outcome, and optionally asserts the number of graphs and graph breaks.
+Failure messages name the part that differed and the path to it (e.g. `result[1]['a']`).
+"""
+
+import contextlib
+import copy
+import io
+import os
+import types
+
+import torch
+
+_SCALAR_TYPES = (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device)
+_SIMPLE_TYPES = _SCALAR_TYPES + (torch.Tensor, list, tuple, dict, set, frozenset, torch.Size)
+_MUTABLE_CONTAINERS = (list, dict, set)
+
+
+def identity_mode():
+    """True when tests run against the stand-in compiler installed by conftest (no framejit yet)."""
+    return os.environ.get("FRAMEJIT_TEST_IDENTITY") == "1"
+
+
+def randn(*shape, seed=0, dtype=torch.float32, requires_grad=False):
+    """A deterministic random tensor: the same seed always gives the same values."""
+    gen = torch.Generator().manual_seed(seed)
+    t = torch.randn(*shape, generator=gen, dtype=dtype)
+    return t.requires_grad_(requires_grad)
+
+
+def randint(low, high, *shape, seed=0, dtype=torch.int64):
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randint(low, high, shape, generator=gen, dtype=dtype)
+
+
+class DifferentialMismatch(AssertionError):
+    """Eager and compiled runs disagreed; the message says which part and where."""
+
+
+class _CountingBackend:
+    """Wraps a user-given callable backend so graph counts can still be asserted."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.frame_count = 0
+        self.graphs = []
+
+    def __call__(self, gm, example_inputs):
+        self.frame_count += 1
+        self.graphs.append(gm)
+        return self.inner(gm, example_inputs)
+
+
+class _Outcome:
+    """Everything observable about one call."""
+
+    def __init__(self, args, kwargs):
+        self.args = args
+        self.kwargs = kwargs
+        self.result = None
+        self.exc = None
+        self.stdout = ""
+        self.globals_after = {}
+        self.grads = None
+
+
+# ---------------------------------------------------------------- watched globals and cells
+
+
+def _names_read(code, seen):
+    """co_names of a code object and every code object nested in it."""
+    if code in seen:
+        return set()
+    seen.add(code)
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names_read(const, seen)
+    return names
+
+
+def _watched_globals(fn):
+    """Module-global names (of fn and same-module helper functions it names) holding simple values."""
+    fn = getattr(fn, "__func__", fn)
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return fn, []
+    namespace = fn.__globals__
+    seen_code = set()
+    pending = [code]
+    watched = set()
+    while pending:
+        for name in _names_read(pending.pop(), seen_code):
+            if name not in namespace:
+                continue
+            value = namespace[name]
+            if isinstance(value, types.FunctionType) and value.__globals__ is namespace:
+                pending.append(value.__code__)
+            elif isinstance(value, _SIMPLE_TYPES):
+                watched.add(name)
+    return fn, sorted(watched)
+
+
+class _StateWatch:
+    """Snapshot of watched globals and closure cells; restores them in place between runs."""
+
+    def __init__(self, fn):
+        fn, names = _watched_globals(fn)
+        self.namespace = getattr(fn, "__globals__", {})
+        self.names = names
+        self.cells = []
+        for cell in getattr(fn, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(value, _SIMPLE_TYPES):
+                self.cells.append(cell)
+        self.names = [n for n in names if _copyable(self.namespace[n])]
+        self.cells = [c for c in self.cells if _copyable(c.cell_contents)]
+        self.original = {name: self.namespace[name] for name in self.names}
+        self.original_cells = [cell.cell_contents for cell in self.cells]
+        self.saved = copy.deepcopy(self.original)
+        self.saved_cells = copy.deepcopy(self.original_cells)
+
+    def current(self):
+        state = {"global " + n: self.namespace.get(n, "<deleted>") for n in self.names}
+        for i, cell in enumerate(self.cells):
+            try:
+                state[f"cell {i}"] = cell.cell_contents
+            except ValueError:
+                state[f"cell {i}"] = "<empty>"
+        return _snapshot(state)
+
+    def restore(self):
+        for name in self.names:
+            self.namespace[name] = _restore_in_place(self.original[name], self.saved[name])
+        for cell, obj, saved in zip(self.cells, self.original_cells, self.saved_cells):
+            cell.cell_contents = _restore_in_place(obj, saved)
+
+
+def _snapshot(value):
+    """A deep copy that also copes with non-leaf tensors (copied detached, flag kept)."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().clone().requires_grad_(value.requires_grad)
+    if type(value) in (list, tuple, set, frozenset):
+        return type(value)(_snapshot(v) for v in value)
+    if type(value) is dict:
+        return {k: _snapshot(v) for k, v in value.items()}
+    try:
+        return copy.deepcopy(value)
+    except Exception:
+        return value
+
+
+def _copyable(value):
+    try:
+        copy.deepcopy(value)
+    except Exception:  # e.g. a non-leaf tensor: not a value we can snapshot
+        return False
+    return True
+
+
+def _restore_in_place(obj, saved):
+    """Give `obj` back the contents of `saved`, keeping its identity (guards may key on it)."""
+    if isinstance(obj, torch.Tensor):
+        with torch.no_grad():
+            if obj.shape != saved.shape or obj.dtype != saved.dtype:
+                return copy.deepcopy(saved)
+            obj.copy_(saved)
+        obj.grad = None
+    elif type(obj) is list:
+        obj[:] = copy.deepcopy(saved)
+    elif type(obj) in (dict, set):
+        obj.clear()
+        obj.update(copy.deepcopy(saved))
+    return obj
+
+
+# ---------------------------------------------------------------- running one side
+
+
+def _leaves(obj, path="", out=None):
+    """(path, object) for every object inside nested containers, containers included."""
+    if out is None:
+        out = []
+    out.append((path, obj))
+    if isinstance(obj, (list, tuple)):
+        for i, item in enumerate(obj):
+            _leaves(item, f"{path}[{i}]", out)
+    elif isinstance(obj, dict):
+        for key, item in obj.items():
+            _leaves(item, f"{path}[{key!r}]", out)
+    return out
+
+
+def _tensors(obj):
+    return [(p, t) for p, t in _leaves(obj) if isinstance(t, torch.Tensor)]
+
+
+def _run(fn, args, kwargs, watch, grads):
+    out = _Outcome(args, kwargs)
+    watch.restore()
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        try:
+            out.result = fn(*args, **kwargs)
+        except Exception as exc:  # the exception itself is what we compare
+            out.exc = exc
+    out.stdout = buffer.getvalue()
+    out.globals_after = watch.current()
+    if grads and out.exc is None:
+        outputs = [t for _, t in _tensors(out.result) if t.requires_grad and t.is_floating_point()]
+        if outputs:
+            sum(t.sum() for t in outputs).backward()
+        out.grads = [(p, t.grad) for p, t in _tensors((args, kwargs)) if t.requires_grad]
+    watch.restore()
+    return out
+
+
+# ---------------------------------------------------------------- comparing
+
+
+def _fail(part, path, message):
+    raise DifferentialMismatch(f"{part}{path}: {message}")
+
+
+def compare(eager, compiled, part="result", path="", atol=1e-6, rtol=1e-5):
+    """Recursively demand that `compiled` equals `eager`; raise DifferentialMismatch otherwise."""
+    if isinstance(eager, torch.Tensor) or isinstance(compiled, torch.Tensor):
+        _compare_tensors(eager, compiled, part, path, atol, rtol)
+        return
+    if type(eager) is not type(compiled):
+        _fail(part, path, f"type {type(eager).__name__} (eager) != {type(compiled).__name__} "
+              f"(compiled): {eager!r} vs {compiled!r}")
+    if isinstance(eager, (list, tuple)):
+        if len(eager) != len(compiled):
+            _fail(part, path, f"length {len(eager)} (eager) != {len(compiled)} (compiled)")
+        for i, (a, b) in enumerate(zip(eager, compiled)):
+            compare(a, b, part, f"{path}[{i}]", atol, rtol)
+    elif isinstance(eager, dict):
+        if list(eager) != list(compiled):
+            _fail(part, path, f"keys {list(eager)} (eager) != {list(compiled)} (compiled)")
+        for key in eager:
+            compare(eager[key], compiled[key], part, f"{path}[{key!r}]", atol, rtol)
+    elif isinstance(eager, float) and eager != eager:
+        if compiled == compiled:
+            _fail(part, path, f"nan (eager) != {compiled!r} (compiled)")
+    elif eager != compiled:
+        _fail(part, path, f"{eager!r} (eager) != {compiled!r} (compiled)")
+
+
+def _compare_tensors(a, b, part, path, atol, rtol):
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)):
+        _fail(part, path, f"{type(a).__name__} (eager) != {type(b).__name__} (compiled)")
+    for attr in ("dtype", "shape", "requires_grad", "device", "layout"):
+        if getattr(a, attr) != getattr(b, attr):
+            _fail(part, path, f"{attr} {getattr(a, attr)} (eager) != {getattr(b, attr)} (compiled)")
+    a, b = a.detach(), b.detach()
+    if a.is_floating_point() or a.is_complex():
+        same = torch.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True)
+    else:
+        same = torch.equal(a, b)
+    if not same:
+        _fail(part, path, f"values differ; max abs diff "
+              f"{(a.double() - b.double()).abs().max().item() if a.numel() else 0}:\n"
+              f"eager={a}\ncompiled={b}")
+
+
+def _identity_pattern(outcome):
+    """For each output object: which earlier object (input or output) it is, or shares storage with."""
+    labels = {}
+    storages = {}
+    for path, obj in _leaves((outcome.args, outcome.kwargs), "input"):
+        if isinstance(obj, (torch.Tensor,) + _MUTABLE_CONTAINERS):
+            labels.setdefault(id(obj), path)
+        if isinstance(obj, torch.Tensor) and obj.numel():
+            storages.setdefault(obj.untyped_storage().data_ptr(), path)
+    pattern = []
+    for path, obj in _leaves(outcome.result, "result"):
+        if isinstance(obj, (torch.Tensor,) + _MUTABLE_CONTAINERS):
+            pattern.append((path, "is", labels.setdefault(id(obj), path)))
+        if isinstance(obj, torch.Tensor) and obj.numel():
+            pattern.append((path, "shares storage with",
+                            storages.setdefault(obj.untyped_storage().data_ptr(), path)))
+    return pattern
+
+
+def _compare_outcomes(eager, compiled, atol, label):
+    if (eager.exc is None) != (compiled.exc is None):
+        _fail(f"{label}exception", "", f"{eager.exc!r} (eager) != {compiled.exc!r} (compiled)")
+    if eager.exc is not None:
+        if type(eager.exc) is not type(compiled.exc) or str(eager.exc) != str(compiled.exc):
+            _fail(f"{label}exception", "", f"{type(eager.exc).__name__}({eager.exc}) (eager) != "
+                  f"{type(compiled.exc).__name__}({compiled.exc}) (compiled)")
+    else:
+        compare(eager.result, compiled.result, f"{label}result", "", atol)
+        e_ids, c_ids = _identity_pattern(eager), _identity_pattern(compiled)
+        for e, c in zip(e_ids, c_ids):
+            if e != c:
+                _fail(f"{label}identity", "", f"eager: {e[0]} {e[1]} {e[2]}; "
+                      f"compiled: {c[0]} {c[1]} {c[2]}")
+    if eager.stdout != compiled.stdout:
+        _fail(f"{label}stdout", "", f"{eager.stdout!r} (eager) != {compiled.stdout!r} (compiled)")
+    compare(eager.args, compiled.args, f"{label}input args after call", "", atol)
+    compare(eager.kwargs, compiled.kwargs, f"{label}input kwargs after call", "", atol)
+    compare(eager.globals_after, compiled.globals_after, f"{label}globals after call", "", atol)
+    if eager.grads is not None:
+        compare(eager.grads, compiled.grads, f"{label}grads", "", max(atol, 1e-5))
+
+
+# ---------------------------------------------------------------- the helper
+
+
+def _framejit():
+    import framejit
+
+    if not hasattr(framejit, "compile"):
+        raise RuntimeError("framejit.compile does not exist yet; run with FRAMEJIT_TEST_IDENTITY=1 "
+                           "to exercise the harness against the identity stand-in")
+    return framejit
+
+
+def check(fn, *args, backend=None, fullgraph=False, graphs=None, breaks=None, grads=False,
+          atol=1e-6, **kwargs):
+    """Run fn eagerly and compiled on fresh copies of the inputs; assert they behave identically.
+
+    backend:  None (a framejit.backends.CompileCounter) or a callable backend (wrapped to count).
+    graphs:   when given, the number of graphs compiled by the first call.
+    breaks:   when given, the graph-break count reported by framejit.explain.
+    grads:    backward() through the summed float outputs and compare every input leaf's .grad.
+    Returns the result of the first compiled call.
+    """
+    fj = _framejit()
+    fj.reset()
+    if backend is None:
+        counter = fj.backends.CompileCounter()
+    elif callable(backend):
+        counter = _CountingBackend(backend)
+    else:
+        raise TypeError("check(backend=...) takes a callable; named backends cannot be counted")
+    compiled_fn = fj.compile(fn, backend=counter, fullgraph=fullgraph)
+    watch = _StateWatch(fn)
+
+    def fresh():
+        return copy.deepcopy((args, kwargs))
+
+    eager = _run(fn, *fresh(), watch, grads)
+    first = _run(compiled_fn, *fresh(), watch, grads)
+    if fullgraph and isinstance(first.exc, fj.Unsupported) and not isinstance(eager.exc, fj.Unsupported):
+        raise DifferentialMismatch(f"fullgraph: framejit raised Unsupported: {first.exc}") from first.exc
+    _compare_outcomes(eager, first, atol, "")
+    for gm in counter.graphs:
+        gm.graph.lint()
+    frames = counter.frame_count
+    if graphs is not None and not identity_mode() and frames != graphs:
+        raise DifferentialMismatch(f"graph count: expected {graphs}, framejit compiled {frames}")
+
+    second = _run(compiled_fn, *fresh(), watch, grads)
+    if counter.frame_count != frames:
+        raise DifferentialMismatch(f"cache: the second call compiled {counter.frame_count - frames} "
+                                   f"new graph(s) instead of hitting the cache")
+    _compare_outcomes(eager, second, atol, "second call: ")
+
+    if breaks is not None and not identity_mode():
+        fj.reset()
+        watch.restore()
+        explain_args, explain_kwargs = fresh()
+        with contextlib.redirect_stdout(io.StringIO()):
+            report = fj.explain(fn)(*explain_args, **explain_kwargs)
+        watch.restore()
+        if report.graph_break_count != breaks:
+            reasons = [f"line {r.line}: {r.reason}" for r in report.break_reasons]
+            raise DifferentialMismatch(f"graph breaks: expected {breaks}, explain() reported "
+                                       f"{report.graph_break_count}: {reasons}")
+    return first.result
+
+
+def case(fn, *args, kwargs=None, **check_options):
+    """One parametrized differential case: `fn(*args, **kwargs)` checked with check_options."""
+    import pytest
+
+    return pytest.param(fn, args, kwargs or {}, check_options, id=fn.__name__)
+
+
+CASE_FIELDS = "fn,args,kwargs,options"
+
+
+def run_case(fn, args, kwargs, options):
+    """The body of every parametrized differential test."""
+    return check(fn, *args, **options, **kwargs)
