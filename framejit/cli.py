@@ -1,0 +1,88 @@
+"""framejit's command line: `python -m framejit replay FILE` and `python -m framejit demo`.
+
+Why this exists: a record written when a conversion failed should be
+reproducible with one command, by someone who does not have the original
+program. Exit codes of `replay`: 0 the replay ended like the recorded
+conversion, 1 it did not (or could not be attempted), 2 the file is not a
+loadable record (missing, not a record, corrupt, wrong version, not yours).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+import warnings
+
+EXIT_REPRODUCED = 0
+EXIT_NOT_REPRODUCED = 1
+EXIT_BAD_FILE = 2
+
+PICKLE_WARNING = (
+    "warning: loading a framejit record unpickles it, which runs code stored in the file; "
+    "replay only records you made yourself or trust."
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m framejit", description="framejit command line tools")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands.required = True
+
+    replay = commands.add_parser(
+        "replay",
+        help="replay an execution record written by a failed (or recorded) conversion",
+        description="Rebuild the recorded function and convert it again; exit 0 if the recorded "
+        "outcome is reproduced, 1 if not, 2 if the file cannot be loaded.",
+    )
+    replay.add_argument("path", metavar="PATH", help="a .rec file (see <debug dir>/records/)")
+    replay.add_argument("--run", action="store_true", help="also run the converted function and compare with eager")
+    replay.add_argument(
+        "--trust", action="store_true", help="load the file even if it is owned or writable by another user"
+    )
+    replay.add_argument("--traceback", action="store_true", help="print the replay exception's traceback")
+
+    commands.add_parser("demo", help="run the framejit demo")
+    return parser
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from framejit.record import RecordError, load_record, read_record_header
+    from framejit.replay import replay_record
+
+    print(PICKLE_WARNING, file=sys.stderr)
+    try:
+        header = read_record_header(args.path)
+        print(
+            f"record: {header.get('function', '?')} ({header.get('filename', '?')}:{header.get('firstlineno', '?')}), "
+            f"recorded {header.get('created', '?')} with framejit {header.get('framejit_version', '?')}, "
+            f"torch {header.get('torch_version', '?')}, Python {header.get('python_version', '?')}"
+        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            record = load_record(args.path, trust=args.trust)
+        for warning in caught:
+            print(f"warning: {warning.message}", file=sys.stderr)
+        result = replay_record(record, run=args.run)
+    except RecordError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_FILE
+    print(result.summary())
+    if args.traceback and result.replay_traceback:
+        print(result.replay_traceback, end="")
+    return EXIT_REPRODUCED if result.reproduced else EXIT_NOT_REPRODUCED
+
+
+def _demo(_: argparse.Namespace) -> int:
+    if importlib.util.find_spec("framejit.demo") is None:
+        print("error: this framejit has no demo (framejit/demo.py is missing)", file=sys.stderr)
+        return 1
+    status = importlib.import_module("framejit.demo").main()
+    return status if isinstance(status, int) else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    handlers = {"replay": _replay, "demo": _demo}
+    return handlers[args.command](args)

@@ -1,0 +1,146 @@
+"""framejit's settings as one immutable, hashable value.
+
+Why this exists: the compile cache keys converted code on the settings it was
+converted under, so settings must be a value (frozen, hashable, comparable),
+not a bag of mutable module globals read at call time.
+
+    Config()                      # the defaults (debug_dir honours $FRAMEJIT_DEBUG_DIR)
+    Config.from_env()             # defaults overlaid with the FRAMEJIT_* variables
+    Config.from_env(debug=True)   # ... and explicit overrides, which win over the environment
+    dataclasses.replace(cfg, recompile_limit=2)
+
+Environment variables read by `Config.from_env`:
+
+    FRAMEJIT_DEBUG_DIR   debug_dir (records, logs, profiles); default ~/.cache/framejit
+    FRAMEJIT_RECORD      record_all: 1 writes a record for every conversion, not just failures
+    FRAMEJIT_DEBUG       debug: 1 writes <debug_dir>/framejit/debug.log and a compile-time report at exit
+    FRAMEJIT_REPORT      report_path: a JSON-lines file of compile metrics written at exit
+
+Every field is validated on construction; a wrong type raises TypeError and a
+wrong value raises ValueError, both naming the field and what was given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DEBUG_DIR_ENV = "FRAMEJIT_DEBUG_DIR"
+RECORD_ENV = "FRAMEJIT_RECORD"
+DEBUG_ENV = "FRAMEJIT_DEBUG"
+REPORT_ENV = "FRAMEJIT_REPORT"
+
+_TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+_FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
+
+
+def _default_debug_dir() -> Path:
+    configured = os.environ.get(DEBUG_DIR_ENV)
+    if configured:
+        return Path(configured).expanduser()
+    return Path("~/.cache/framejit").expanduser()
+
+
+@dataclass(frozen=True)
+class Config:
+    """Settings for one `framejit.compile` wrapper (hashable: the compile cache keys on it)."""
+
+    recompile_limit: int = 8
+    """How many converted versions one frame may accumulate before framejit stops converting it."""
+    debug_dir: Path = field(default_factory=_default_debug_dir)
+    """Where records (records/), the debug log (framejit/debug.log) and profiles (profiles/) go."""
+    record_all: bool = False
+    """Write an execution record for every conversion, successful or not."""
+    record_on_failure: bool = True
+    """Write an execution record when a conversion fails."""
+    debug: bool = False
+    """Log to <debug_dir>/framejit/debug.log and log compile times at exit."""
+    profile_conversion: bool = False
+    """Run each conversion under cProfile and dump the stats under <debug_dir>/profiles/."""
+    metrics_size: int = 64
+    """How many CompilationMetrics entries the metrics store keeps (oldest dropped first)."""
+    report_path: Path | None = None
+    """If set, a JSON-lines report of the compile metrics is written there at exit."""
+    inline_depth: int = 16
+    """How deep the translator inlines calls to user functions before giving up."""
+
+    def __post_init__(self) -> None:
+        _check_int(self, "recompile_limit", minimum=1)
+        _check_int(self, "metrics_size", minimum=0)
+        _check_int(self, "inline_depth", minimum=0)
+        for name in ("record_all", "record_on_failure", "debug", "profile_conversion"):
+            _check_bool(self, name)
+        object.__setattr__(self, "debug_dir", _as_path("debug_dir", self.debug_dir))
+        if self.report_path is not None:
+            object.__setattr__(self, "report_path", _as_path("report_path", self.report_path))
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> "Config":
+        """The defaults, overlaid with the FRAMEJIT_* environment variables, then with `overrides`."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise TypeError(
+                f"Config.from_env() got unknown setting(s) {', '.join(unknown)}; "
+                f"known settings are: {', '.join(sorted(known))}"
+            )
+        values: dict[str, Any] = {}
+        debug_dir = os.environ.get(DEBUG_DIR_ENV)
+        if debug_dir:
+            values["debug_dir"] = debug_dir
+        record = _env_flag(RECORD_ENV)
+        if record is not None:
+            values["record_all"] = record
+        debug = _env_flag(DEBUG_ENV)
+        if debug is not None:
+            values["debug"] = debug
+        report = os.environ.get(REPORT_ENV)
+        if report:
+            values["report_path"] = report
+        values.update(overrides)
+        return cls(**values)
+
+    @property
+    def records_dir(self) -> Path:
+        """The directory execution records are written to."""
+        return self.debug_dir / "records"
+
+
+def _env_flag(name: str) -> bool | None:
+    raw = os.environ.get(name)
+    if raw is None:
+        return None
+    word = raw.strip().lower()
+    if word in _TRUE_WORDS:
+        return True
+    if word in _FALSE_WORDS:
+        return False
+    raise ValueError(f"environment variable {name} must be 0 or 1 (got {raw!r})")
+
+
+def _check_int(config: Config, name: str, *, minimum: int) -> None:
+    value = getattr(config, name)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"Config.{name} must be an int (got {type(value).__name__} {value!r})")
+    if value < minimum:
+        raise ValueError(f"Config.{name} must be >= {minimum} (got {value})")
+
+
+def _check_bool(config: Config, name: str) -> None:
+    value = getattr(config, name)
+    if not isinstance(value, bool):
+        raise TypeError(f"Config.{name} must be True or False (got {type(value).__name__} {value!r})")
+
+
+def _as_path(name: str, value: Any) -> Path:
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"Config.{name} must be a path (str or os.PathLike), got {type(value).__name__} {value!r}")
+    text = os.fspath(value)
+    if isinstance(text, bytes):
+        raise TypeError(f"Config.{name} must be a text path, got bytes {value!r}")
+    if not text.strip():
+        raise ValueError(f"Config.{name} must not be empty")
+    return Path(text).expanduser()

@@ -1,0 +1,627 @@
+"""Execution records: everything one frame's conversion depended on, in a file that can be replayed.
+
+Why this exists: when converting a frame fails (or always, with
+Config.record_all), the translator hands framejit an `ExecutionRecorder` filled
+with what the conversion read; the resulting `Record` is written under
+<debug_dir>/records/ so the failure can be reproduced later, in another
+process, without the user's program (`python -m framejit replay FILE`).
+
+What the translator calls while converting a frame (all cheap; nothing here
+runs on the per-call fast path, only during conversion):
+
+    recorder = ExecutionRecorder()
+    recorder.record_function(fn)            # code, closure, defaults, module name
+    #   or record_code(code) + record_closure(cells)
+    recorder.record_args(args, kwargs)      # tensors copied now (values and layout)
+    recorder.record_global(name, value)     # each global the conversion read
+    recorder.record_builtin(name, value)    # each builtin it read
+    recorder.record_module_attr(module, attr, value)   # each attribute read off a module
+    record = recorder.to_record(exception)  # exception=None for a successful conversion
+    path = try_write_record(record, config.debug_dir)  # never raises; None if it could not write
+
+The module rule: every module object that the recorded function can reach
+(global, builtin, closure cell, or a recorded module attribute) becomes a
+`RecordedModule` stand-in holding only the attributes the translator reported
+through `record_module_attr`, with module-valued attributes nested as stand-ins
+(`torch.nn.functional` reached via `torch` ends up as
+`record.globals["torch"].nn.functional`). Modules are never re-imported by name
+for the stand-ins themselves. The attribute *values* (functions, classes,
+tensors) are pickled by dill with its usual rule: functions and classes that are
+importable by name (torch.relu, math.sqrt, your package's helpers) are stored
+by reference and imported on load; those defined in __main__ are stored by
+value. So replaying a record that refers to your own package needs that package
+importable; load_record says so clearly when it is not.
+
+Arguments: dense tensors (also inside tuples/lists/dicts) are copied when
+`record_args` is called, with dtype, shape, stride, storage offset and
+requires_grad, and arguments that shared storage share it again on replay.
+nn.Module arguments ("local modules") and other objects are stored whole
+(dill/torch pickling at write time) and deep-copied for each replay run.
+
+File format: b"FRAMEJIT-RECORD\\n", one line of JSON (the header: format_version,
+framejit/torch/python versions, created, function, exception, payload digest),
+then the dill payload. Files are created with O_EXCL and mode 0600 in a 0700
+directory and never overwritten. `load_record` checks the header before
+unpickling anything and refuses files owned by someone else (unpickling runs
+code) unless trust=True. Every failure is a `RecordError` with a message meant
+for a person.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import dataclasses
+import datetime
+import hashlib
+import importlib.metadata
+import json
+import logging
+import os
+import platform
+import re
+import stat
+import traceback
+import types
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import dill
+import torch
+
+from framejit.record_values import (
+    EMPTY_CELL,
+    RecordedModule,
+    RecordedStorage,
+    UnpicklableValue,
+    rebuild_value,
+    snapshot_value,
+)
+
+if TYPE_CHECKING:
+    from framejit.replay import ReplayResult
+
+MAGIC = b"FRAMEJIT-RECORD\n"
+FORMAT_VERSION = 1
+RECORD_SUFFIX = ".rec"
+_MAX_NAME_SUFFIXES = 10_000
+_HEADER_MESSAGE_LIMIT = 500
+
+log = logging.getLogger("framejit.record")
+
+
+class RecordError(ValueError):
+    """A record could not be written, read or rebuilt; the message says why, for a person."""
+
+
+class RecordVersionWarning(UserWarning):
+    """A record was made with a different torch version than the one replaying it."""
+
+
+def exception_type_name(exc_type: type) -> str:
+    """'ValueError' for builtins, 'package.module.Class' otherwise."""
+    module = getattr(exc_type, "__module__", None)
+    if module in (None, "builtins"):
+        return exc_type.__qualname__
+    return f"{module}.{exc_type.__qualname__}"
+
+
+def framejit_version() -> str:
+    try:
+        return importlib.metadata.version("framejit")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+@dataclass
+class Record:
+    """What one frame's conversion depended on, plus its outcome and the versions that produced it."""
+
+    code: types.CodeType
+    fn_name: str
+    qualname: str
+    module_name: str
+    filename: str
+    firstlineno: int
+    closure: tuple = ()
+    """Closure cell contents, in co_freevars order; EMPTY_CELL for an empty cell."""
+    defaults: tuple | None = None
+    kwdefaults: dict | None = None
+    globals: dict[str, Any] = field(default_factory=dict)
+    builtins: dict[str, Any] = field(default_factory=dict)
+    args: tuple = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    exception_type: str | None = None
+    """Qualified name of the exception the conversion raised; None if it succeeded."""
+    exception_message: str | None = None
+    exception_traceback: str | None = None
+    framejit_version: str = field(default_factory=framejit_version)
+    torch_version: str = field(default_factory=lambda: torch.__version__)
+    python_version: str = field(default_factory=platform.python_version)
+    created: str = field(default_factory=lambda: datetime.datetime.now(datetime.timezone.utc).isoformat())
+    notes: list[str] = field(default_factory=list)
+    """Things the writer had to give up on (e.g. values that could not be pickled)."""
+
+    @property
+    def failed(self) -> bool:
+        return self.exception_type is not None
+
+    def build_function(self) -> types.FunctionType:
+        """The recorded function, rebuilt over the recorded globals, builtins and closure."""
+        freevars = self.code.co_freevars
+        if len(self.closure) != len(freevars):
+            raise RecordError(
+                f"record of {self.qualname} is inconsistent: the code has {len(freevars)} free variable(s) "
+                f"{freevars} but {len(self.closure)} closure value(s) were recorded"
+            )
+        function_globals: dict[str, Any] = dict(self.globals)
+        function_globals.setdefault("__name__", self.module_name)
+        function_builtins = dict(builtins.__dict__)
+        function_builtins.update(self.builtins)
+        function_globals["__builtins__"] = function_builtins
+        cells = tuple(types.CellType() if v is EMPTY_CELL else types.CellType(v) for v in self.closure)
+        fn = types.FunctionType(self.code, function_globals, self.fn_name, self.defaults, cells or None)
+        fn.__kwdefaults__ = dict(self.kwdefaults) if self.kwdefaults else None
+        fn.__qualname__ = self.qualname
+        return fn
+
+    def rebuild_args(self) -> tuple[tuple, dict[str, Any]]:
+        """Fresh copies of the recorded arguments (new tensors, deep-copied modules) for one run."""
+        storages: dict[int, torch.UntypedStorage] = {}
+        args = tuple(_fresh(rebuild_value(a, storages)) for a in self.args)
+        kwargs = {k: _fresh(rebuild_value(v, storages)) for k, v in self.kwargs.items()}
+        return args, kwargs
+
+    def outcome(self) -> str:
+        if not self.failed:
+            return "conversion succeeded"
+        return f"conversion failed with {self.exception_type}: {self.exception_message}"
+
+    def describe(self) -> str:
+        """A few lines saying what this record is."""
+        lines = [
+            f"function {self.qualname} ({self.filename}:{self.firstlineno})",
+            f"outcome: {self.outcome()}",
+            f"recorded {self.created} with framejit {self.framejit_version}, torch {self.torch_version}, "
+            f"Python {self.python_version}",
+            f"globals: {', '.join(sorted(self.globals)) or '-'}",
+            f"arguments: {len(self.args)} positional, {len(self.kwargs)} keyword",
+        ]
+        lines.extend(f"note: {n}" for n in self.notes)
+        return "\n".join(lines)
+
+    def header(self, payload: bytes) -> dict[str, Any]:
+        """The JSON header written in front of this record's payload."""
+        return {
+            "format_version": FORMAT_VERSION,
+            "framejit_version": self.framejit_version,
+            "torch_version": self.torch_version,
+            "python_version": self.python_version,
+            "created": self.created,
+            "function": self.qualname,
+            "filename": self.filename,
+            "firstlineno": self.firstlineno,
+            "exception_type": self.exception_type,
+            "exception_message": _truncate(self.exception_message, _HEADER_MESSAGE_LIMIT),
+            "payload_sha256": hashlib.sha256(payload).hexdigest(),
+            "payload_size": len(payload),
+        }
+
+
+def _fresh(value: Any) -> Any:
+    if isinstance(value, torch.nn.Module):
+        try:
+            return copy.deepcopy(value)
+        except Exception:  # a module that cannot be copied is reused as is
+            return value
+    return value
+
+
+def _truncate(text: str | None, limit: int) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return text[: limit - 3] + "..."
+
+
+class ExecutionRecorder:
+    """Collects what one frame's conversion read; `to_record` turns it into a `Record`."""
+
+    def __init__(self) -> None:
+        self._code: types.CodeType | None = None
+        self._module_name = "__framejit_replay__"
+        self._closure: tuple = ()
+        self._defaults: tuple | None = None
+        self._kwdefaults: dict | None = None
+        self._globals: dict[str, Any] = {}
+        self._builtins: dict[str, Any] = {}
+        # id(module) -> (module, {attr: value}); the module is kept so its id stays valid.
+        self._module_attrs: dict[int, tuple[types.ModuleType, dict[str, Any]]] = {}
+        self._args: tuple = ()
+        self._kwargs: dict[str, Any] = {}
+        self._storages: dict[int, RecordedStorage] = {}
+
+    def record_function(self, fn: types.FunctionType) -> None:
+        """Record a plain Python function's code, closure, defaults and module name."""
+        if not isinstance(fn, types.FunctionType):
+            raise TypeError(f"record_function expects a Python function, got {type(fn).__name__}")
+        self.record_code(fn.__code__)
+        self.record_closure(fn.__closure__)
+        self._defaults = fn.__defaults__
+        self._kwdefaults = dict(fn.__kwdefaults__) if fn.__kwdefaults__ else None
+        module_name = fn.__globals__.get("__name__")
+        if isinstance(module_name, str):
+            self._module_name = module_name
+
+    def record_code(self, code: types.CodeType) -> None:
+        if not isinstance(code, types.CodeType):
+            raise TypeError(f"record_code expects a code object, got {type(code).__name__}")
+        self._code = code
+
+    def record_closure(self, cells: tuple | None) -> None:
+        """Record closure cells (a function's __closure__); empty cells are kept as EMPTY_CELL."""
+        values = []
+        for cell in cells or ():
+            try:
+                values.append(cell.cell_contents)
+            except ValueError:
+                values.append(EMPTY_CELL)
+        self._closure = tuple(values)
+
+    def record_global(self, name: str, value: Any) -> None:
+        """Record a global the conversion read (the first value read wins)."""
+        self._globals.setdefault(name, value)
+
+    def record_builtin(self, name: str, value: Any) -> None:
+        self._builtins.setdefault(name, value)
+
+    def record_module_attr(self, module: types.ModuleType, attr: str, value: Any) -> None:
+        """Record that the conversion read `module.attr` and got `value`."""
+        if not isinstance(module, types.ModuleType):
+            raise TypeError(f"record_module_attr expects a module, got {type(module).__name__}")
+        entry = self._module_attrs.get(id(module))
+        if entry is None:
+            entry = self._module_attrs[id(module)] = (module, {})
+        entry[1].setdefault(attr, value)
+
+    def record_args(self, args: tuple, kwargs: dict[str, Any] | None = None) -> None:
+        """Record the call's arguments; tensors are copied now, so later mutation does not leak in."""
+        self._args = tuple(snapshot_value(a, self._storages) for a in args)
+        self._kwargs = {k: snapshot_value(v, self._storages) for k, v in (kwargs or {}).items()}
+
+    def to_record(self, exception: BaseException | None = None) -> Record:
+        """The Record of everything recorded so far, with `exception` as the outcome (None: success)."""
+        code = self._code
+        if code is None:
+            raise RecordError("nothing to record: record_code or record_function was never called")
+        standins: dict[int, RecordedModule] = {}
+        exc_type = exc_message = exc_traceback = None
+        if exception is not None:
+            exc_type = exception_type_name(type(exception))
+            exc_message = str(exception)
+            exc_traceback = "".join(traceback.format_exception(exception))
+        return Record(
+            code=code,
+            fn_name=code.co_name,
+            qualname=code.co_qualname,
+            module_name=self._module_name,
+            filename=code.co_filename,
+            firstlineno=code.co_firstlineno,
+            closure=tuple(self._standin_or_value(v, standins) for v in self._closure),
+            defaults=self._defaults,
+            kwdefaults=self._kwdefaults,
+            globals={k: self._standin_or_value(v, standins) for k, v in self._globals.items()},
+            builtins={k: self._standin_or_value(v, standins) for k, v in self._builtins.items()},
+            args=self._args,
+            kwargs=dict(self._kwargs),
+            exception_type=exc_type,
+            exception_message=exc_message,
+            exception_traceback=exc_traceback,
+        )
+
+    def _standin_or_value(self, value: Any, standins: dict[int, RecordedModule]) -> Any:
+        if not isinstance(value, types.ModuleType):
+            return value
+        standin = standins.get(id(value))
+        if standin is not None:
+            return standin
+        name = value.__dict__.get("__name__")
+        standin = RecordedModule(name if isinstance(name, str) else "<module>")
+        standins[id(value)] = standin
+        _, attrs = self._module_attrs.get(id(value), (None, {}))
+        for attr, attr_value in attrs.items():
+            standin.__dict__[attr] = self._standin_or_value(attr_value, standins)
+        return standin
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing
+
+
+def _file_stem(record: Record) -> str:
+    outcome = record.exception_type.rsplit(".", 1)[-1] if record.exception_type else "ok"
+    parts = [record.fn_name, outcome, str(record.firstlineno)]
+    safe = [re.sub(r"[^A-Za-z0-9.-]+", "-", p).strip(".-")[:60] or "x" for p in parts]
+    return "_".join(safe)
+
+
+def _ensure_private_dir(directory: Path) -> None:
+    """Create `directory` with mode 0700, or tighten an existing one of ours that is looser."""
+    try:
+        os.mkdir(directory, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise RecordError(f"cannot create the records directory {directory}: {exc.strerror}") from None
+    st = os.lstat(directory)
+    if stat.S_ISLNK(st.st_mode):
+        raise RecordError(f"refusing to write records into {directory}: it is a symbolic link")
+    if not stat.S_ISDIR(st.st_mode):
+        raise RecordError(f"cannot write records into {directory}: it exists and is not a directory")
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        raise RecordError(
+            f"refusing to write records into {directory}: it belongs to user id {st.st_uid}, not to you; "
+            "set FRAMEJIT_DEBUG_DIR (or Config.debug_dir) to a directory of your own"
+        )
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        os.chmod(directory, 0o700)
+
+
+def _picklable_copy(value: Any, where: str, notes: list[str], memo: dict[int, Any]) -> Any:
+    if isinstance(value, RecordedModule):
+        if id(value) in memo:
+            return memo[id(value)]
+        copied = RecordedModule(value.__name__)
+        memo[id(value)] = copied
+        for attr, attr_value in value.recorded_attributes().items():
+            copied.__dict__[attr] = _picklable_copy(attr_value, f"{where}.{attr}", notes, memo)
+        return copied
+    try:
+        dill.dumps(value)
+        return value
+    except Exception as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+        notes.append(f"{where} ({type(value).__name__}) could not be pickled and was replaced by a placeholder: {reason}")
+        try:
+            value_repr = _truncate(repr(value), 200)
+        except Exception:
+            value_repr = f"<{type(value).__name__} object>"
+        return UnpicklableValue(exception_type_name(type(value)), value_repr or "", _truncate(reason, 300) or "")
+
+
+def _picklable_record(record: Record) -> Record:
+    """A copy of `record` in which every value dill cannot pickle is replaced by a placeholder."""
+    notes = list(record.notes)
+    memo: dict[int, Any] = {}
+
+    def fix_mapping(mapping: dict | None, label: str) -> dict | None:
+        if mapping is None:
+            return None
+        return {k: _picklable_copy(v, f"{label} {k!r}", notes, memo) for k, v in mapping.items()}
+
+    def fix_sequence(values: tuple | None, label: str) -> tuple | None:
+        if values is None:
+            return None
+        return tuple(_picklable_copy(v, f"{label} {i}", notes, memo) for i, v in enumerate(values))
+
+    return dataclasses.replace(
+        record,
+        closure=fix_sequence(record.closure, "closure value") or (),
+        defaults=fix_sequence(record.defaults, "default"),
+        kwdefaults=fix_mapping(record.kwdefaults, "keyword default"),
+        globals=fix_mapping(record.globals, "global") or {},
+        builtins=fix_mapping(record.builtins, "builtin") or {},
+        args=fix_sequence(record.args, "argument") or (),
+        kwargs=fix_mapping(record.kwargs, "keyword argument") or {},
+        notes=notes,
+    )
+
+
+def dump_record(record: Record) -> bytes:
+    """The bytes of a record file (header and payload) for `record`."""
+    try:
+        payload = dill.dumps(record)
+    except Exception:
+        try:
+            payload = dill.dumps(_picklable_record(record))
+        except Exception as exc:
+            raise RecordError(f"could not pickle the record of {record.qualname}: {type(exc).__name__}: {exc}") from None
+    header = json.dumps(record.header(payload), sort_keys=True).encode("utf-8")
+    return MAGIC + header + b"\n" + payload
+
+
+def write_record(record: Record, debug_dir: str | os.PathLike) -> Path:
+    """Write `record` to <debug_dir>/records/<function>_<ExceptionType>_<firstlineno>[_N].rec (never overwrites)."""
+    data = dump_record(record)
+    debug_dir = Path(debug_dir).expanduser()
+    try:
+        debug_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RecordError(f"cannot create the debug directory {debug_dir}: {exc.strerror or exc}") from None
+    records_dir = debug_dir / "records"
+    _ensure_private_dir(records_dir)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    stem = _file_stem(record)
+    for n in range(_MAX_NAME_SUFFIXES):
+        path = records_dir / f"{stem}{f'_{n}' if n else ''}{RECORD_SUFFIX}"
+        try:
+            fd = os.open(path, flags, 0o600)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise RecordError(f"cannot create the record file {path}: {exc.strerror or exc}") from None
+        try:
+            with os.fdopen(fd, "wb") as out:
+                os.fchmod(out.fileno(), 0o600)
+                out.write(data)
+        except BaseException:
+            path.unlink(missing_ok=True)
+            raise
+        return path
+    raise RecordError(f"too many records named {stem}*{RECORD_SUFFIX} in {records_dir}; clean some up")
+
+
+def try_write_record(record: Record, debug_dir: str | os.PathLike) -> Path | None:
+    """write_record that logs instead of raising: recording must never hide the error being recorded."""
+    try:
+        path = write_record(record, debug_dir)
+    except Exception as exc:
+        log.warning("framejit: could not write an execution record for %s: %s", record.qualname, exc)
+        return None
+    log.info("framejit: wrote execution record %s", path)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading
+
+
+def _read_file(path: Path) -> tuple[bytes, os.stat_result]:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise RecordError(f"no such record file: {path}") from None
+    except OSError as exc:
+        raise RecordError(f"cannot open record file {path}: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise RecordError(f"{path} is not a regular file, so it is not a framejit record")
+        return f.read(), st
+
+
+def _split(data: bytes, path: Path) -> tuple[dict[str, Any], bytes]:
+    if not data.startswith(MAGIC):
+        raise RecordError(f"{path} is not a framejit record (it does not start with the framejit record marker)")
+    end = data.find(b"\n", len(MAGIC))
+    if end < 0:
+        raise RecordError(f"{path} is a corrupt framejit record: its header line is incomplete")
+    try:
+        header = json.loads(data[len(MAGIC):end].decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise RecordError(f"{path} is a corrupt framejit record: its header is not valid JSON") from None
+    required = ("format_version", "python_version", "torch_version", "payload_sha256")
+    if not isinstance(header, dict) or any(k not in header for k in required):
+        raise RecordError(f"{path} is a corrupt framejit record: its header lacks {', '.join(required)}")
+    return header, data[end + 1:]
+
+
+def read_record_header(path: str | os.PathLike) -> dict[str, Any]:
+    """The JSON header of a record file, read without unpickling anything (so safe on any file)."""
+    path = Path(path)
+    data, _ = _read_file(path)
+    return _split(data, path)[0]
+
+
+def _check_trusted(path: Path, st: os.stat_result) -> None:
+    if not hasattr(os, "getuid"):
+        return
+    uid = os.getuid()
+    if st.st_uid != uid:
+        raise RecordError(
+            f"refusing to load {path}: it is owned by user id {st.st_uid}, not by you (user id {uid}). "
+            "Loading a record unpickles it, which can run arbitrary code; pass trust=True (--trust) "
+            "only if you trust where it came from"
+        )
+    if stat.S_IMODE(st.st_mode) & 0o022:
+        raise RecordError(
+            f"refusing to load {path}: other users can write to it (mode {stat.S_IMODE(st.st_mode):o}). "
+            f"Loading a record unpickles it, which can run arbitrary code; `chmod 600 {path}` or pass "
+            "trust=True (--trust) if you trust it"
+        )
+
+
+def _python_major_minor(version: str) -> str:
+    return ".".join(str(version).split(".")[:2])
+
+
+def _check_versions(header: dict[str, Any], path: Path) -> None:
+    if header["format_version"] != FORMAT_VERSION:
+        raise RecordError(
+            f"{path} uses record format version {header['format_version']!r}, but this framejit "
+            f"({framejit_version()}) reads format version {FORMAT_VERSION}"
+        )
+    recorded_python = str(header["python_version"])
+    here = platform.python_version()
+    if _python_major_minor(recorded_python) != _python_major_minor(here):
+        raise RecordError(
+            f"{path} was recorded with Python {recorded_python}, but this is Python {here}: code objects "
+            f"only replay on the same Python major.minor version ({_python_major_minor(recorded_python)})"
+        )
+    if str(header["torch_version"]) != torch.__version__:
+        warnings.warn(
+            f"{path} was recorded with torch {header['torch_version']}, this is torch {torch.__version__}; "
+            "the replay may behave differently",
+            RecordVersionWarning,
+            stacklevel=3,
+        )
+
+
+def _unpickle(payload: bytes, path: Path) -> Any:
+    try:
+        return dill.loads(payload)
+    except ModuleNotFoundError as exc:
+        raise RecordError(
+            f"{path} refers to the module {exc.name!r}, which cannot be imported here. Records store "
+            "importable functions and classes by name; replay from where that module is importable "
+            "(e.g. the project's directory, or with it on PYTHONPATH)"
+        ) from None
+    except Exception as exc:
+        raise RecordError(
+            f"could not load the contents of {path} ({type(exc).__name__}: {_truncate(str(exc), 300)}); "
+            "the file may be damaged or refer to code that changed since it was recorded"
+        ) from None
+
+
+def load_record(path: str | os.PathLike, *, trust: bool = False) -> Record:
+    """Read and check a record file, then unpickle it. Raises RecordError for anything wrong."""
+    path = Path(path)
+    data, st = _read_file(path)
+    if not trust:
+        _check_trusted(path, st)
+    header, payload = _split(data, path)
+    _check_versions(header, path)
+    if len(payload) != header.get("payload_size", len(payload)) or (
+        hashlib.sha256(payload).hexdigest() != header["payload_sha256"]
+    ):
+        raise RecordError(
+            f"{path} is a corrupt framejit record: its contents do not match the digest in its header "
+            "(truncated or modified)"
+        )
+    record = _unpickle(payload, path)
+    if not isinstance(record, Record):
+        raise RecordError(f"{path} is a corrupt framejit record: it holds a {type(record).__name__}, not a Record")
+    return record
+
+
+def replay(path_or_record: "Record | str | os.PathLike", *, run: bool = False, trust: bool = False) -> "ReplayResult":
+    """Load (if given a path) and replay a record; see framejit.replay for what a replay does."""
+    from framejit.replay import replay_record  # framejit.replay imports this module
+
+    if isinstance(path_or_record, Record):
+        record = path_or_record
+    else:
+        record = load_record(path_or_record, trust=trust)
+    return replay_record(record, run=run)
+
+
+__all__ = [
+    "EMPTY_CELL",
+    "ExecutionRecorder",
+    "FORMAT_VERSION",
+    "MAGIC",
+    "Record",
+    "RecordError",
+    "RecordVersionWarning",
+    "RecordedModule",
+    "UnpicklableValue",
+    "dump_record",
+    "exception_type_name",
+    "load_record",
+    "read_record_header",
+    "replay",
+    "try_write_record",
+    "write_record",
+]
+
