@@ -1,0 +1,82 @@
+"""Snapshot and compare the global torch/Python state a conversion must leave untouched.
+
+Why this exists: converting a frame runs framejit's own code (fake tensor
+propagation, backend compilers) inside the user's process. If that code flips
+grad mode, consumes random numbers or changes matmul precision, the user's
+program silently changes behaviour. The converter takes a snapshot before a
+conversion and checks it afterwards (in tests, or with debug on):
+
+    before = global_state_snapshot()
+    convert(...)
+    changed = check_global_state(before)   # [] when nothing changed, else one line per change
+
+Comparisons are cheap: a few flag reads, random.getstate() tuple equality and
+one torch.equal on the ~5 KB CPU generator state.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+
+@dataclass(frozen=True, eq=False)
+class GlobalStateSnapshot:
+    """The global state at one moment (compare with `check_global_state`)."""
+
+    grad_enabled: bool
+    inference_mode: bool
+    deterministic_algorithms: bool
+    deterministic_warn_only: bool
+    cudnn_deterministic: bool
+    cudnn_benchmark: bool
+    float32_matmul_precision: str
+    default_dtype: torch.dtype
+    python_rng_state: Any
+    torch_rng_state: torch.Tensor
+
+    def flags(self) -> dict[str, Any]:
+        """The flag-like fields (everything but the RNG states), by name."""
+        return {
+            "grad mode": self.grad_enabled,
+            "inference mode": self.inference_mode,
+            "deterministic algorithms": self.deterministic_algorithms,
+            "deterministic algorithms warn_only": self.deterministic_warn_only,
+            "cudnn.deterministic": self.cudnn_deterministic,
+            "cudnn.benchmark": self.cudnn_benchmark,
+            "float32 matmul precision": self.float32_matmul_precision,
+            "default dtype": self.default_dtype,
+        }
+
+
+def global_state_snapshot() -> GlobalStateSnapshot:
+    return GlobalStateSnapshot(
+        grad_enabled=torch.is_grad_enabled(),
+        inference_mode=torch.is_inference_mode_enabled(),
+        deterministic_algorithms=torch.are_deterministic_algorithms_enabled(),
+        deterministic_warn_only=torch.is_deterministic_algorithms_warn_only_enabled(),
+        cudnn_deterministic=bool(torch.backends.cudnn.deterministic),
+        cudnn_benchmark=bool(torch.backends.cudnn.benchmark),
+        float32_matmul_precision=torch.get_float32_matmul_precision(),
+        default_dtype=torch.get_default_dtype(),
+        python_rng_state=random.getstate(),
+        torch_rng_state=torch.get_rng_state(),
+    )
+
+
+def check_global_state(before: GlobalStateSnapshot) -> list[str]:
+    """What changed since `before`, one readable line per change (empty list: nothing changed)."""
+    now = global_state_snapshot()
+    changes = [
+        f"{name} changed: {old!r} -> {new!r}"
+        for (name, old), new in zip(before.flags().items(), now.flags().values())
+        if old != new
+    ]
+    if before.python_rng_state != now.python_rng_state:
+        changes.append("Python random module state changed (random numbers were drawn or the seed was set)")
+    if not torch.equal(before.torch_rng_state, now.torch_rng_state):
+        changes.append("torch CPU RNG state changed (random numbers were drawn or the seed was set)")
+    return changes
