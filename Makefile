@@ -1,0 +1,25 @@
+# Two entry points for a fresh machine: `make demo` and `make test`.
+# Each creates .venv (pinned versions, torch 2.13.0 CPU) if it is missing or stale.
+PY := .venv/bin/python
+STAMP := .venv/.framejit-installed
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml requirements.txt
+	test -x $(PY) || python3.11 -m venv .venv || python3 -m venv .venv
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m framejit demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q -n 2 -p no:cacheprovider tests
+
+bench: $(STAMP)
+	$(PY) bench/overhead.py
+
+clean:
+	rm -rf .venv build *.egg-info

@@ -1,0 +1,16 @@
+"""framejit: a Python-level JIT frontend for PyTorch.
+
+It reads the CPython bytecode of ordinary PyTorch functions and nn.Modules, turns their tensor work
+into torch.fx graphs, compiles each graph with a backend and runs it behind guards, with a cache per
+code object. What it cannot put in a graph runs as plain Python at a graph break.
+"""
+from .api import compile, disable, reset
+from .backends import CompileCounter, register_backend
+from .config import Config
+from .errors import Unsupported
+from .explain import explain
+from .metrics import clear_metrics, compile_times, metrics
+
+__all__ = ["compile", "disable", "reset", "explain", "Unsupported", "register_backend", "CompileCounter",
+           "Config", "metrics", "clear_metrics", "compile_times"]
+__version__ = "0.1.0"

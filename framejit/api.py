@@ -1,0 +1,237 @@
+"""The public entry points: compile(), disable(), reset(), explain().
+
+`compile(fn)` returns a plain Python function with fn's signature semantics whose body is the fast
+path: try each cached entry (generated code: guards, then the compiled graph) and return the first
+hit; on a miss, convert the frame under the cache lock (convert.py). `compile(module)` returns a module
+of a subclass of the module's own class sharing the original's __dict__ (same parameters, buffers,
+state_dict keys, train/eval), whose forward is the compiled forward.
+"""
+import functools
+import inspect
+import time
+import types
+import warnings
+import weakref
+
+import torch
+
+from . import cache
+from .backends import lookup_backend
+from .codegen import MISS
+from .config import Config
+from .convert import ConvertResult, Options, convert_frame
+from .errors import GraphBreak, Unsupported
+
+_DISABLED = weakref.WeakSet()
+
+
+def compile(fn=None, *, backend="eager", fullgraph=False, config=None, **config_overrides):
+    """Compile a function or nn.Module with framejit.
+
+        @framejit.compile                      # or framejit.compile(fn), framejit.compile(backend="eager")(fn)
+        def f(x, y): ...
+        model = framejit.compile(model)         # an nn.Module that behaves like the original
+    """
+    backend_fn = lookup_backend(backend)
+    if not isinstance(fullgraph, bool):
+        raise TypeError(f"fullgraph must be a bool, got {type(fullgraph).__name__}")
+    if config is None:
+        config = Config.from_env(**config_overrides)
+    elif not isinstance(config, Config):
+        raise TypeError(f"config must be a framejit.Config, got {type(config).__name__}")
+    elif config_overrides:
+        import dataclasses
+        config = dataclasses.replace(config, **config_overrides)
+    if fn is None:
+        return lambda f: compile(f, backend=backend, fullgraph=fullgraph, config=config)
+    return _compile(fn, backend_fn, fullgraph, config, observer=None)
+
+
+def _compile(fn, backend_fn, fullgraph, config, observer):
+    if isinstance(fn, torch.nn.Module):
+        return _compile_module(fn, backend_fn, fullgraph, config, observer)
+    if getattr(fn, "_framejit_fn", None) is not None:
+        fn = fn._framejit_fn
+    if isinstance(fn, types.MethodType):
+        inner = _compile(fn.__func__, backend_fn, fullgraph, config, observer)
+        return types.MethodType(inner, fn.__self__)
+    if not isinstance(fn, types.FunctionType):
+        if callable(fn):
+            raise TypeError(f"framejit.compile expects a Python function, method or nn.Module; "
+                            f"{type(fn).__name__} objects are not supported")
+        raise TypeError(f"framejit.compile expects a callable, got {type(fn).__name__}")
+    if fn in _DISABLED:
+        return fn
+    return _compile_function(fn, backend_fn, fullgraph, config, observer)
+
+
+def _compile_function(fn, backend_fn, fullgraph, config, observer):
+    code = fn.__code__
+    state = cache.state_for(code, (backend_fn, fullgraph, config, observer))
+    entries = state.entries
+    signature = inspect.signature(fn)
+
+    def wrap(resume_fn):
+        return _compile_function(resume_fn, backend_fn, fullgraph, config, observer)
+
+    opts = Options(backend_fn, config, fullgraph, wrap, observer)
+
+    def on_miss(args, kwargs):
+        return _on_miss(fn, signature, state, opts, args, kwargs)
+
+    if code.co_freevars:
+        closure = fn.__closure__
+
+        def framejit_wrapper(*args, **kwargs):
+            for entry in entries:
+                out = entry(closure, *args, **kwargs)
+                if out is not MISS:
+                    return out
+            return on_miss(args, kwargs)
+    else:
+        def framejit_wrapper(*args, **kwargs):
+            for entry in entries:
+                out = entry(*args, **kwargs)
+                if out is not MISS:
+                    return out
+            return on_miss(args, kwargs)
+
+    functools.update_wrapper(framejit_wrapper, fn)
+    framejit_wrapper._framejit_fn = fn
+    framejit_wrapper._framejit_state = state
+    return framejit_wrapper
+
+
+def _call_entry(fn, entry, args, kwargs):
+    if fn.__code__.co_freevars:
+        return entry(fn.__closure__, *args, **kwargs)
+    return entry(*args, **kwargs)
+
+
+def _on_miss(fn, signature, state, opts, args, kwargs):
+    with cache.LOCK:
+        for entry in state.entries:          # another thread may have converted meanwhile
+            out = _call_entry(fn, entry, args, kwargs)
+            if out is not MISS:
+                return out
+        if state.eager_reason is not None:
+            result = None
+        elif len(state.entries) >= opts.config.recompile_limit:
+            _hit_limit(fn, state, opts, args, kwargs)
+            result = None
+        else:
+            if state.entries:
+                reason = _recompile_reason(fn, state, signature, args, kwargs)
+                state.recompile_reasons.append(reason)
+            result = _convert(fn, signature, state, opts, args, kwargs)
+    if result is not None and result.kind == "entry":
+        out = _call_entry(fn, result.entry, args, kwargs)
+        if out is not MISS:
+            return out
+    return fn(*args, **kwargs)
+
+
+def _convert(fn, signature, state, opts, args, kwargs):
+    from .failures import handle_internal_failure
+    start = time.perf_counter()
+    state.conversions += 1
+    try:
+        result = convert_frame(fn, signature, args, kwargs, opts)
+    except Unsupported:
+        raise
+    except Exception as e:                     # a framejit bug or a backend failure
+        result = handle_internal_failure(fn, args, kwargs, opts, e)
+    elapsed = time.perf_counter() - start
+    if result.kind == "entry":
+        state.entries.append(result.entry)
+        state.results.append(result)
+    elif result.kind == "eager":
+        state.eager_reason = result.reason
+        state.results.append(result)
+    if opts.observer is not None:
+        opts.observer(fn, result, elapsed)
+    from .observe import record_conversion
+    record_conversion(fn, state, result, elapsed)
+    return result
+
+
+def _recompile_reason(fn, state, signature, args, kwargs):
+    try:
+        bound = dict(signature.bind(*args, **kwargs).arguments)
+    except TypeError:
+        return f"recompiled {fn.__qualname__}: the arguments changed"
+    reasons = []
+    for result in state.results:
+        if result.kind != "entry":
+            continue
+        env = dict(result.ns.env)
+        env.update(bound)
+        if fn.__code__.co_freevars:
+            env["__fj_cl"] = fn.__closure__
+        for g in result.guards.guards:
+            why = g.explain_miss(env)
+            if why is not None:
+                reasons.append(why)
+                break
+    detail = reasons[-1] if reasons else "a guard failed"
+    return f"recompiled {fn.__qualname__}: {detail}"
+
+
+def _hit_limit(fn, state, opts, args, kwargs):
+    last = state.recompile_reasons[-1] if state.recompile_reasons else "guards kept failing"
+    state.eager_reason = (f"recompile limit ({opts.config.recompile_limit}) reached; the last guard that "
+                          f"failed: {last}")
+    if not state.warned_limit:
+        state.warned_limit = True
+        warnings.warn(f"framejit: {fn.__qualname__} hit the recompile limit of {opts.config.recompile_limit} "
+                      f"and now runs eagerly. Last recompile: {last}", RuntimeWarning, stacklevel=4)
+
+
+# ---- modules ------------------------------------------------------------------------------------
+
+def _compile_module(mod, backend_fn, fullgraph, config, observer):
+    cls = type(mod)
+    if getattr(cls, "_framejit_compiled", False):
+        mod = cls._framejit_original
+        cls = type(mod)
+    if "forward" in mod.__dict__:
+        raise TypeError("framejit.compile: modules with an instance-level `forward` attribute are not supported")
+    forward = cls.forward
+    compiled_forward = _compile(forward, backend_fn, fullgraph, config, observer)
+    sub = type(cls.__name__, (cls,), {
+        "forward": compiled_forward, "__module__": cls.__module__, "__qualname__": cls.__qualname__,
+        "_framejit_compiled": True, "_framejit_original": mod, "__doc__": cls.__doc__,
+        "__reduce_ex__": lambda self, protocol: self._framejit_original.__reduce_ex__(protocol),
+    })
+    new = object.__new__(sub)
+    object.__setattr__(new, "__dict__", mod.__dict__)
+    return new
+
+
+# ---- disable / reset --------------------------------------------------------------------------
+
+def disable(fn=None):
+    """Mark a function never to be compiled: framejit.compile returns it unchanged, and a compiled
+    function calling it runs the call as plain Python (a graph break)."""
+    if fn is None:
+        return disable
+    target = getattr(fn, "_framejit_fn", fn)
+    if not callable(target):
+        raise TypeError(f"framejit.disable expects a function, got {type(fn).__name__}")
+    try:
+        _DISABLED.add(target)
+    except TypeError:
+        raise TypeError(f"framejit.disable cannot mark {type(fn).__name__} objects")
+    return target
+
+
+def is_disabled(fn):
+    try:
+        return fn in _DISABLED
+    except TypeError:
+        return False
+
+
+def reset():
+    """Clear every compile cache; compiled functions convert again on their next call."""
+    cache.reset()

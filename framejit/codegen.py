@@ -1,0 +1,208 @@
+"""Codegen: the generated entry function of one cache entry, as readable Python source.
+
+An entry has the compiled function's own signature (so the fast path never re-binds arguments):
+
+    def __fj_entry(x, y, *, scale=None):
+        try:
+            if not (<guards>):
+                return __fj_MISS
+        except Exception:
+            return __fj_MISS
+        __fj_o = __fj_graph(x, y, __fj_g['w'])         # graph inputs, loaded by their Sources
+        __fj_g['calls'] = __fj_c0                        # side effects, in program order
+        return (__fj_o[0], [__fj_o[1], 3])               # the return value, rebuilt exactly
+
+On a graph break the last line instead calls the break function (see resume.py) with the live stack
+and locals. The source text is kept on the entry for reports ("transformed code").
+"""
+import builtins
+
+import torch
+
+from .errors import GraphBreak
+from .translate.cells import CellValue
+from .translate.functions import FunctionValue
+from .translate.values import (Const, DictValue, IteratorValue, MethodValue, NullValue, ObjectValue,
+                               SeqValue, SetValue, TensorValue)
+from .translate.context import is_namedtuple_class, is_structseq_class
+
+MISS = object()
+_LITERAL_TYPES = (bool, int, type(None), str)
+
+
+class Namespace:
+    """Names bound into the generated code's globals; constants go in by name, never as text."""
+
+    def __init__(self, f_globals):
+        b = f_globals.get("__builtins__", builtins)
+        self.env = {"__fj_g": f_globals, "__fj_b": b if isinstance(b, dict) else b.__dict__,
+                    "__fj_MISS": MISS, "__fj_grad_enabled": torch.is_grad_enabled,
+                    "getattr": getattr, "type": type, "len": len, "tuple": tuple, "Exception": Exception}
+        self._ids = {}
+
+    def bind(self, obj):
+        if type(obj) in _LITERAL_TYPES and (type(obj) is not int or -1000 < obj < 1000) and \
+                (type(obj) is not str or len(obj) < 40):
+            return repr(obj)
+        key = id(obj)
+        name = self._ids.get(key)
+        if name is None:
+            name = self._ids[key] = f"__fj_c{len(self._ids)}"
+            self.env[name] = obj
+        return name
+
+
+class Rebuilder:
+    """Python expressions that rebuild symbolic values as real objects after the graph ran."""
+
+    def __init__(self, ns, output_index):
+        self.ns = ns
+        self.output_index = output_index     # fx Node -> index into __fj_o
+        self.prelude = []                    # statements creating shared mutable objects
+        self._memo = {}
+        self._counts = {}
+
+    def count(self, v):
+        """First pass: count references so shared mutable values are built once (identity)."""
+        self._counts[id(v)] = self._counts.get(id(v), 0) + 1
+        if self._counts[id(v)] > 1:
+            return
+        for child in _children(v):
+            self.count(child)
+
+    def expr(self, v):
+        memo = self._memo.get(id(v))
+        if memo is not None:
+            return memo
+        e = self._expr(v)
+        if isinstance(v, (SeqValue, DictValue, SetValue)) and v.source is None and self._counts.get(id(v), 0) > 1 \
+                and not (isinstance(v, SeqValue) and v.kind is tuple):
+            name = f"__fj_v{len(self.prelude)}"
+            self.prelude.append(f"{name} = {e}")
+            e = name
+        self._memo[id(v)] = e
+        return e
+
+    def _expr(self, v):
+        if isinstance(v, Const):
+            return self.ns.bind(v.value)
+        if isinstance(v, TensorValue):
+            if v.node.op == "placeholder" and v.source is not None:
+                return v.source.expr()
+            return f"__fj_o[{self.output_index[v.node]}]"
+        if v.source is not None and isinstance(v, (SeqValue, DictValue, ObjectValue)):
+            return v.source.expr()
+        if isinstance(v, SeqValue):
+            items = [self.expr(i) for i in v.items]
+            if v.kind is tuple:
+                return "(" + "".join(f"{i}, " for i in items) + ")"
+            if v.kind is list:
+                return "[" + ", ".join(items) + "]"
+            if is_namedtuple_class(v.kind):
+                return f"{self.ns.bind(v.kind)}({', '.join(items)})"
+            return f"{self.ns.bind(v.kind)}(({''.join(f'{i}, ' for i in items)}))"
+        if isinstance(v, DictValue):
+            body = ", ".join(f"{self.ns.bind(k)}: {self.expr(x)}" for k, x in v.items.items())
+            d = "{" + body + "}"
+            return d if v.kind is dict else f"{self.ns.bind(v.kind)}({d})"
+        if isinstance(v, SetValue):
+            return ("{" + ", ".join(self.expr(i) for i in v.items) + "}") if v.items else "set()"
+        if isinstance(v, ObjectValue):
+            return self.ns.bind(v.obj)
+        if isinstance(v, MethodValue):
+            return f"getattr({self.expr(v.receiver)}, {v.name!r})"
+        raise GraphBreak("reconstruct", f"{type(v).__name__} cannot be rebuilt as a real object after the graph")
+
+
+def _children(v):
+    if isinstance(v, SeqValue) or isinstance(v, SetValue):
+        return v.items
+    if isinstance(v, DictValue):
+        return list(v.items.values())
+    if isinstance(v, MethodValue):
+        return [v.receiver]
+    return []
+
+
+def tensors_in(values):
+    """Graph tensors (not untouched inputs) reachable from values, in first-seen order."""
+    out, seen, stack = [], set(), list(reversed(values))
+    visited = set()
+    while stack:
+        v = stack.pop()
+        if id(v) in visited:
+            continue
+        visited.add(id(v))
+        if isinstance(v, TensorValue):
+            if not (v.node.op == "placeholder" and v.source is not None) and v.node not in seen:
+                seen.add(v.node)
+                out.append(v)
+        elif isinstance(v, (SeqValue, DictValue, SetValue, MethodValue)) and not (v.source is not None and isinstance(v, ObjectValue)):
+            stack.extend(reversed(_children(v)))
+    return out
+
+
+def side_effect_lines(effects, rb):
+    lines = []
+    for e in effects:
+        if e.kind == "global":
+            lines.append(f"__fj_g[{e.key!r}] = {rb.expr(e.value)}")
+        elif e.kind == "attr":
+            lines.append(f"setattr({e.target.expr()}, {e.key!r}, {rb.expr(e.value)})")
+        elif e.kind == "cell":
+            lines.append(f"{e.target.expr()} = {rb.expr(e.value)}")
+        elif e.kind == "list":
+            items = ", ".join(rb.expr(i) for i in e.value.items)
+            lines.append(f"{e.target.expr()}[:] = [{items}]")
+        elif e.kind == "dict":
+            body = ", ".join(f"{rb.ns.bind(k)}: {rb.expr(x)}" for k, x in e.value.items.items())
+            lines.append(f"__fj_d = {e.target.expr()}; __fj_d.clear(); __fj_d.update({{{body}}})")
+    return lines
+
+
+def signature_source(code, with_closure):
+    """Parameter list text of a code object (defaults are attached to the function afterwards)."""
+    names = code.co_varnames
+    nargs, nposonly, nkwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+    params = ["__fj_cl"] if with_closure else []
+    for i in range(nargs):
+        params.append(names[i])
+        if nposonly and i == nposonly - 1:
+            params.append("/")
+    i = nargs + nkwonly
+    if code.co_flags & 0x04:
+        params.append("*" + names[i])
+        i += 1
+    elif nkwonly:
+        params.append("*")
+    params.extend(names[nargs:nargs + nkwonly])
+    if code.co_flags & 0x08:
+        params.append("**" + names[i])
+    return ", ".join(params)
+
+
+def graph_call_source(input_sources):
+    return f"__fj_o = __fj_graph({', '.join(s.expr() for s in input_sources)})"
+
+
+def build_entry(fn_code, f_globals, defaults, kwdefaults, with_closure, guard_expr_fn, body_fn):
+    """Assemble and exec the entry function. `guard_expr_fn(ns)` and `body_fn(ns)` give source text."""
+    ns = Namespace(f_globals)
+    guard_expr = guard_expr_fn(ns)
+    body = body_fn(ns)
+    src = [f"def __fj_entry({signature_source(fn_code, with_closure)}):"]
+    if guard_expr != "True":
+        src += ["    try:", f"        if not ({guard_expr}):", "            return __fj_MISS",
+                "    except Exception:", "        return __fj_MISS"]
+    src += ["    " + line for line in body]
+    text = "\n".join(src) + "\n"
+    filename = f"<framejit entry {fn_code.co_name}>"
+    exec(compile(text, filename, "exec"), ns.env)
+    entry = ns.env["__fj_entry"]
+    entry.__defaults__ = _shifted_defaults(defaults, with_closure)
+    entry.__kwdefaults__ = kwdefaults
+    return entry, text, ns
+
+
+def _shifted_defaults(defaults, with_closure):
+    return defaults

@@ -1,0 +1,315 @@
+"""Convert one frame: translate, compile the graph, generate the entry, or fall back to eager.
+
+`convert_frame` is the slow path behind every cache miss. It binds the call's arguments, runs the
+Translator over the function's code (restarting once per inlined call that breaks, so that call is
+made through a compiled wrapper instead), hands the graph to the backend and generates the entry
+function (codegen.py) — either returning the result, or running the breaking instruction and calling
+the compiled resume function (resume.py).
+
+Outcomes, as a ConvertResult:
+  entry      a generated entry to add to the cache (graph and guards)
+  eager      the frame runs as plain Python from now on (an unsupported construct that no split can
+             isolate: a break inside a loop, try or with block, a generator...), with the reason
+  once       run this call eagerly but do not cache (the call raises in Python, or its arguments do
+             not bind): the next call converts again
+Internal failures (a bug in framejit or a backend error) write an execution record and fall back to
+eager with a warning; they never reach the user's program as framejit's exception.
+"""
+import dis
+import inspect
+import time
+import traceback
+import types
+import warnings
+
+import torch
+
+from . import codegen, resume
+from .errors import BackendError, GraphBreak, Unsupported
+from .translate.builtins_table import truth  # noqa: F401
+from .translate.context import ConversionContext
+from .translate.source import ClosureSource, LocalSource
+from .translate.translator import Translator, format_position
+from .translate.values import NULL, NullValue, TensorValue
+
+NON_FRAME_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+USER_ERROR_KINDS = {"constant op raised", "bad call", "key error", "index error", "value error", "name error",
+                    "unbound local", "attribute error", "StopIteration", "constant call raised", "raise"}
+
+# How many stack items each splittable instruction consumes (NULL positions below stay put).
+def _popped(inst, jump):
+    op, arg = inst.opname, inst.arg or 0
+    if op == "CALL":
+        return arg + 2
+    if op == "CALL_FUNCTION_EX":
+        return 4 if arg & 1 else 3
+    if op.startswith("POP_JUMP"):
+        return 1
+    if op in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"):
+        return 0 if jump else 1
+    return SPLIT_POPS.get(op)
+
+
+SPLIT_POPS = {"BINARY_SUBSCR": 2, "STORE_SUBSCR": 3, "DELETE_SUBSCR": 2, "STORE_ATTR": 2, "LOAD_ATTR": 1,
+              "BINARY_OP": 2, "COMPARE_OP": 2, "CONTAINS_OP": 2, "UNARY_NEGATIVE": 1, "UNARY_POSITIVE": 1,
+              "UNARY_INVERT": 1, "UNARY_NOT": 1, "UNPACK_SEQUENCE": 1, "UNPACK_EX": 1, "GET_ITER": 1,
+              "RAISE_VARARGS": None}
+
+
+class BreakInfo:
+    """One graph break, as explain() shows it."""
+
+    def __init__(self, kind, reason, where, fn_name, hint=None):
+        self.kind = kind
+        self.reason = reason
+        self.where = where
+        self.fn_name = fn_name
+        self.hint = hint
+
+    @property
+    def line(self):
+        return self.where
+
+    def __str__(self):
+        text = f"{self.reason}\n{self.where}" if self.where else self.reason
+        return text + (f"\n    hint: {self.hint}" if self.hint else "")
+
+    def __repr__(self):
+        return f"BreakInfo({self.kind!r}, {self.reason!r})"
+
+
+class ConvertResult:
+    def __init__(self, kind, entry=None, reason=None, guards=None, graph=None, source_text=None, breaks=(),
+                 ns=None, op_count=0):
+        self.kind = kind              # "entry" | "eager" | "once"
+        self.entry = entry
+        self.reason = reason
+        self.guards = guards
+        self.graph = graph
+        self.source_text = source_text
+        self.breaks = list(breaks)
+        self.ns = ns
+        self.op_count = op_count
+
+
+class Options:
+    """What a compiled function was compiled with: backend callable, config, fullgraph, and `wrap`,
+    which compiles generated resume functions with the same options."""
+
+    def __init__(self, backend, config, fullgraph, wrap, observer=None):
+        self.backend = backend
+        self.config = config
+        self.fullgraph = fullgraph
+        self.wrap = wrap
+        self.observer = observer      # called with (code, ConvertResult, seconds) after each conversion
+
+
+def bind_frame_args(fn, signature, args, kwargs):
+    ba = signature.bind(*args, **kwargs)
+    ba.apply_defaults()
+    return dict(ba.arguments)
+
+
+def convert_frame(fn, signature, args, kwargs, opts):
+    code = fn.__code__
+    if code.co_flags & NON_FRAME_FLAGS:
+        return ConvertResult("eager", reason="generator and coroutine functions run as plain Python")
+    try:
+        bound = bind_frame_args(fn, signature, args, kwargs)
+    except TypeError as e:
+        return ConvertResult("once", reason=f"the arguments do not bind: {e}")
+    break_at = set()
+    for _attempt in range(8):
+        ctx = ConversionContext(opts.config, fn.__globals__, frozenset(break_at))
+        closure = tuple(ctx.real_cell(cell, ClosureSource(i, name))
+                        for i, (cell, name) in enumerate(zip(fn.__closure__ or (), code.co_freevars)))
+        tx = Translator(ctx, code, ctx.decode(code), fn.__globals__, args=bound, closure=closure)
+        try:
+            rv = tx.run()
+        except GraphBreak as gb:
+            index = tx.snapshot.index
+            inst = tx.instructions[index]
+            if gb.inlined and inst.opname in ("CALL", "CALL_FUNCTION_EX") and index not in break_at:
+                break_at.add(index)
+                continue
+            return _finish_break(fn, ctx, tx, gb, opts)
+        return _finish_return(fn, ctx, rv, opts)
+    raise RuntimeError("framejit: too many restarts while converting " + code.co_qualname)
+
+
+# ---- a frame that returns ----------------------------------------------------------------------
+
+def _finish_return(fn, ctx, rv, opts):
+    effects = ctx.side_effects.effects
+    outputs = codegen.tensors_in([rv] + [e.value for e in effects])
+    compiled, gm = _compile_graph(ctx, outputs, opts)
+
+    def body(ns):
+        rb = codegen.Rebuilder(ns, {v.node: i for i, v in enumerate(outputs)})
+        for v in [rv] + [e.value for e in effects]:
+            rb.count(v)
+        lines = []
+        if compiled is not None:
+            ns.env["__fj_graph"] = compiled
+            lines.append(codegen.graph_call_source([s for s, _, _ in ctx.graph.inputs]))
+        effect_lines = codegen.side_effect_lines(effects, rb)
+        ret = rb.expr(rv)
+        return lines + rb.prelude + effect_lines + [f"return {ret}"]
+
+    return _make_entry(fn, ctx, compiled, gm, body, opts, breaks=())
+
+
+def _compile_graph(ctx, outputs, opts):
+    if ctx.graph.op_count() == 0 and not outputs:
+        return None, None
+    ctx.guards.add("GRAD_MODE", None, torch.is_grad_enabled())
+    gm, example_inputs = ctx.graph.finish(outputs)
+    try:
+        compiled = opts.backend(gm, example_inputs)
+    except Exception as e:
+        err = BackendError(f"backend {getattr(opts.backend, '__name__', opts.backend)!r} failed: "
+                           f"{type(e).__name__}: {e}", gm)
+        raise err from e
+    return compiled, gm
+
+
+def _make_entry(fn, ctx, compiled, gm, body, opts, breaks):
+    code = fn.__code__
+    try:
+        entry, text, ns = codegen.build_entry(code, fn.__globals__, fn.__defaults__, fn.__kwdefaults__,
+                                              bool(code.co_freevars), lambda ns: ctx.guards.render(ns.bind), body)
+    except GraphBreak as gb:
+        return ConvertResult("eager", reason=f"the result cannot be rebuilt: {gb.reason}", breaks=breaks)
+    return ConvertResult("entry", entry=entry, guards=ctx.guards, graph=gm, source_text=text, breaks=breaks,
+                         ns=ns, op_count=ctx.graph.op_count())
+
+
+# ---- a frame that breaks ------------------------------------------------------------------------
+
+def _finish_break(fn, ctx, tx, gb, opts):
+    code = fn.__code__
+    snap = tx.snapshot
+    inst = tx.instructions[snap.index]
+    info = BreakInfo(gb.kind, gb.reason, gb.where or format_position(code, inst), code.co_qualname, gb.hint)
+    if opts.fullgraph:
+        raise Unsupported(f"{gb.reason} (fullgraph=True)\n{info.where}")
+    why_not = _why_not_splittable(code, tx, inst, snap)
+    if why_not is not None:
+        kind = "once" if gb.kind in USER_ERROR_KINDS else "eager"
+        return ConvertResult(kind, reason=f"{gb.reason}; {why_not}", breaks=[info])
+    ctx.graph.rollback(snap.graph_mark)
+    ctx.side_effects.rollback(snap.effects_mark)
+
+    stack = snap.stack
+    nulls = [v is NULL for v in stack]
+    live = _live_locals(code, tx, snap)
+    local_values = [snap.locals[n] if n in snap.locals else None for n in live]
+
+    orig_code, _ = resume.original_position(code, snap.index)
+    offset = snap.index - resume.original_position(code, snap.index)[1] if orig_code is not code else 0
+
+    def orig_index(i):
+        return i - offset
+
+    successors = []
+    if inst.opname == "RAISE_VARARGS":
+        pass
+    elif inst.opname.startswith(("POP_JUMP", "JUMP_IF")):
+        for jump, idx in ((False, snap.index + 1), (True, tx.index[inst.target])):
+            successors.append((jump, idx))
+    else:
+        successors.append((None, snap.index + 1))
+
+    resume_tails = []
+    for jump, idx in successors:
+        popped = _popped(inst, bool(jump))
+        depth_after = len(stack) + dis.stack_effect(dis.opmap[inst.opname], inst.arg, jump=bool(jump)) \
+            if inst.opname != "CALL" else len(stack) - inst.arg - 1
+        keep = len(stack) - popped
+        nulls_after = nulls[:keep] + [False] * (depth_after - keep)
+        fn_resume = resume.make_resume_function(orig_code, fn.__globals__, fn.__closure__, orig_index(idx),
+                                                nulls_after, live, opts.wrap)
+        resume_tails.append((jump, fn_resume, nulls_after))
+
+    break_instrs = _break_instructions(tx, snap)
+    break_fn = resume.make_break_function(orig_code, fn.__globals__, fn.__closure__, break_instrs, nulls, live,
+                                          resume_tails)
+
+    values = [v for v in stack if v is not NULL] + [v for v in local_values if v is not None]
+    effects = ctx.side_effects.effects
+    outputs = codegen.tensors_in(values + [e.value for e in effects])
+    compiled, gm = _compile_graph(ctx, outputs, opts)
+
+    def body(ns):
+        rb = codegen.Rebuilder(ns, {v.node: i for i, v in enumerate(outputs)})
+        for v in values + [e.value for e in effects]:
+            rb.count(v)
+        lines = []
+        if compiled is not None:
+            ns.env["__fj_graph"] = compiled
+            lines.append(codegen.graph_call_source([s for s, _, _ in ctx.graph.inputs]))
+        effect_lines = codegen.side_effect_lines(effects, rb)
+        args = [rb.expr(v) for v in stack if v is not NULL]
+        args += [rb.expr(v) if v is not None else n for n, v in zip(live, local_values)]
+        ns.env["__fj_break"] = break_fn
+        return lines + rb.prelude + effect_lines + [f"return __fj_break({', '.join(args)})"]
+
+    return _make_entry(fn, ctx, compiled, gm, body, opts, breaks=[info])
+
+
+def _why_not_splittable(code, tx, inst, snap):
+    if code.co_cellvars:
+        return "the function has variables captured by inner functions, so it runs as plain Python"
+    if inst.exn is not None:
+        return "the break is inside a try or with block, so the function runs as plain Python"
+    if inst.opname not in SPLIT_POPS and not inst.opname.startswith(("CALL", "POP_JUMP", "JUMP_IF")):
+        return f"framejit cannot split the graph at {inst.opname}, so the function runs as plain Python"
+    if inst.opname == "CALL_FUNCTION_EX":
+        pass
+    i = snap.index
+    for j, other in enumerate(tx.instructions):
+        t = other.target
+        if t is not None and j > i and "BACKWARD" in other.opname and tx.index[t] <= i:
+            return "the break is inside a loop, so the function runs as plain Python"
+    for v in snap.stack:
+        if v is not NULL and not _rebuildable(v):
+            return f"a value on the stack ({type(v).__name__}) cannot be rebuilt, so the function runs as plain Python"
+    for n, v in snap.locals.items():
+        if not _rebuildable(v):
+            return f"local {n!r} ({type(v).__name__}) cannot be rebuilt, so the function runs as plain Python"
+    return None
+
+
+def _rebuildable(v):
+    from .translate.values import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue
+    if isinstance(v, (Const, TensorValue, ObjectValue)):
+        return True
+    if isinstance(v, (SeqValue, SetValue)):
+        return all(_rebuildable(i) for i in v.items)
+    if isinstance(v, DictValue):
+        return all(_rebuildable(i) for i in v.items.values())
+    if isinstance(v, MethodValue):
+        return _rebuildable(v.receiver)
+    return False
+
+
+def _live_locals(code, tx, snap):
+    out = []
+    for name in code.co_varnames:
+        if name in snap.locals or (name in tx.frame_args and name not in tx.deleted):
+            out.append(name)
+    return out
+
+
+def _break_instructions(tx, snap):
+    inst = tx.instructions[snap.index]
+    out = []
+    if inst.opname == "CALL":
+        from .bytecode import make
+        if snap.kw_names:
+            out.append(make("KW_NAMES", snap.kw_names))
+        out.append(make("PRECALL", inst.arg))
+        for x in out:
+            x.positions = inst.positions
+    out.append(inst)
+    return out

@@ -1,0 +1,151 @@
+"""Guards: checks on Sources that must hold for a cache entry to be reused.
+
+The translator adds a Guard for every Source whose value the graph or the Python result depends on.
+`GuardSet.render` turns them into one Python boolean expression over the frame's arguments (with
+constants bound by name, never spliced in as text), which codegen puts at the top of the generated
+entry function. The same list gives readable strings for explain() and names the failing guard when
+an entry keeps missing ("x.shape changed (8, 4) -> (16, 4)").
+"""
+from dataclasses import dataclass, field
+
+import torch
+
+
+@dataclass(frozen=True)
+class TensorMeta:
+    type: type
+    dtype: torch.dtype
+    device: torch.device
+    shape: tuple
+    stride: tuple
+    requires_grad: bool
+
+    @staticmethod
+    def of(t):
+        return TensorMeta(type(t), t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad)
+
+
+@dataclass
+class Guard:
+    kind: str            # TENSOR_MATCH | CONST_MATCH | ID_MATCH | TYPE_MATCH | LEN_MATCH | DICT_KEYS | GRAD_MODE
+    source: object       # Source, or None for global-state guards
+    expected: object
+    origin: str = ""     # user source line that created it (for reports)
+
+    def describe(self):
+        name = self.source.name() if self.source is not None else ""
+        if self.kind == "TENSOR_MATCH":
+            m = self.expected
+            return (f"{name}: Tensor {m.type.__name__} {str(m.dtype).replace('torch.', '')} "
+                    f"{m.device} shape={list(m.shape)} stride={list(m.stride)} requires_grad={m.requires_grad}")
+        if self.kind == "CONST_MATCH":
+            return f"{name} == {self.expected!r}"
+        if self.kind == "ID_MATCH":
+            return f"{name} is {_short(self.expected)}"
+        if self.kind == "TYPE_MATCH":
+            return f"type({name}) is {self.expected.__name__}"
+        if self.kind == "LEN_MATCH":
+            return f"len({name}) == {self.expected}"
+        if self.kind == "DICT_KEYS":
+            return f"list({name}.keys()) == {list(self.expected)!r}"
+        if self.kind == "GRAD_MODE":
+            return f"torch.is_grad_enabled() is {self.expected}"
+        return f"{self.kind} {name}"
+
+    def explain_miss(self, env):
+        """Plain words for why this guard failed given the generated code's environment, or None."""
+        try:
+            actual = eval(self.source.expr(), env) if self.source is not None else torch.is_grad_enabled()
+        except Exception as e:
+            return f"{self.source.name()} could not be read ({type(e).__name__})"
+        name = self.source.name() if self.source is not None else "grad mode"
+        if self.kind == "TENSOR_MATCH":
+            if not isinstance(actual, torch.Tensor):
+                return f"{name} is no longer a tensor (got {type(actual).__name__})"
+            now, was = TensorMeta.of(actual), self.expected
+            for f in ("type", "dtype", "device", "shape", "stride", "requires_grad"):
+                a, b = getattr(was, f), getattr(now, f)
+                if a != b:
+                    a, b = (a.__name__, b.__name__) if f == "type" else (a, b)
+                    if f == "shape" and len(a) == len(b):
+                        for i, (p, q) in enumerate(zip(a, b)):
+                            if p != q:
+                                return f"{name}.shape[{i}] changed {p} -> {q}"
+                    return f"{name}.{f} changed {a} -> {b}"
+            return None
+        if self.kind == "CONST_MATCH":
+            ok = type(actual) is type(self.expected) and actual == self.expected
+            return None if ok else f"{name} changed {self.expected!r} -> {actual!r}"
+        if self.kind == "ID_MATCH":
+            return None if actual is self.expected else f"{name} is a different object now ({_short(actual)})"
+        if self.kind == "TYPE_MATCH":
+            return None if type(actual) is self.expected else f"type of {name} changed {self.expected.__name__} -> {type(actual).__name__}"
+        if self.kind == "LEN_MATCH":
+            return None if len(actual) == self.expected else f"len({name}) changed {self.expected} -> {len(actual)}"
+        if self.kind == "DICT_KEYS":
+            return None if tuple(actual.keys()) == self.expected else f"keys of {name} changed {list(self.expected)} -> {list(actual.keys())}"
+        if self.kind == "GRAD_MODE":
+            return None if actual is self.expected else f"grad mode changed {self.expected} -> {actual}"
+        return None
+
+
+def _short(obj):
+    r = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    if r is None:
+        r = type(obj).__name__ + " object"
+    return f"<{r}>"
+
+
+class GuardSet:
+    """Ordered, de-duplicated guards of one conversion."""
+
+    def __init__(self):
+        self.guards = []
+        self._seen = set()
+
+    def add(self, kind, source, expected, origin=""):
+        key = (kind, source)
+        if key in self._seen:
+            return
+        self._seen.add(key)
+        self.guards.append(Guard(kind, source, expected, origin))
+
+    def __len__(self):
+        return len(self.guards)
+
+    def describe(self):
+        return [g.describe() for g in self.guards]
+
+    def render(self, bind):
+        """One boolean expression; `bind(obj) -> name` binds a constant into the generated namespace."""
+        parts = []
+        for g in self.guards:
+            parts.append(_render(g, bind))
+        return " and ".join(p for p in parts if p) or "True"
+
+
+def _render(g, bind):
+    e = g.source.expr() if g.source is not None else None
+    if g.kind == "TENSOR_MATCH":
+        m = g.expected
+        v = e if e.isidentifier() else "__fj_t"
+        head = f"type({v}) is {bind(m.type)}" if v == e else f"type(__fj_t := {e}) is {bind(m.type)}"
+        return (f"{head} and {v}.dtype is {bind(m.dtype)} and {v}.device == {bind(m.device)}"
+                f" and {v}.shape == {bind(torch.Size(m.shape))} and {v}.stride() == {bind(m.stride)}"
+                f" and {v}.requires_grad is {m.requires_grad}")
+    if g.kind == "CONST_MATCH":
+        x = g.expected
+        if x is None or x is True or x is False:
+            return f"{e} is {x!r}"
+        return f"type({e}) is {bind(type(x))} and {e} == {bind(x)}"
+    if g.kind == "ID_MATCH":
+        return f"{e} is {bind(g.expected)}"
+    if g.kind == "TYPE_MATCH":
+        return f"type({e}) is {bind(g.expected)}"
+    if g.kind == "LEN_MATCH":
+        return f"len({e}) == {int(g.expected)}"
+    if g.kind == "DICT_KEYS":
+        return f"tuple({e}.keys()) == {bind(tuple(g.expected))}"
+    if g.kind == "GRAD_MODE":
+        return f"__fj_grad_enabled() is {g.expected}"
+    raise ValueError(g.kind)

@@ -1,0 +1,147 @@
+"""Break functions and resume functions: how a graph break continues as plain Python and then resumes.
+
+At a graph break before original instruction N (stack S, live locals L):
+
+  entry (codegen.py)  runs the graph, replays side effects, then calls
+  break function      __fj_break_N(*S_without_NULLs, *L): pushes S back (NULLs by PUSH_NULL), runs the
+                      breaking instruction(s) for real (e.g. KW_NAMES/PRECALL/CALL of `print(x)`), and for
+                      each successor K calls the compiled resume function with the new stack and L;
+  resume function     __fj_resume_at_K(*S', *L): a copy of the whole original code with a prologue that
+                      pushes S' and jumps to K. It is wrapped by framejit.compile, so the code after the
+                      break gets its own graphs through the same cache and guards.
+
+Resume functions are made from the *original* code (a break inside a resume function maps back to the
+original instruction), so a chain of breaks never nests copies. They are cached per original code.
+"""
+import dis
+import types
+import weakref
+
+from .bytecode import assemble, copy_instructions, decode, make
+
+CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
+
+# resume code -> (original code, number of prologue instructions)
+RESUME_ORIGIN = weakref.WeakKeyDictionary()
+# original code -> {(K, null layout, locals): compiled resume wrapper}
+_RESUME_CACHE = weakref.WeakKeyDictionary()
+
+
+def original_position(code, index):
+    """(original code, original instruction index) for instruction `index` of `code`."""
+    origin = RESUME_ORIGIN.get(code)
+    if origin is None:
+        return code, index
+    orig_code, prologue = origin
+    return orig_code, index - prologue
+
+
+def _prologue(code, stack_nulls, positions):
+    out = []
+    if code.co_freevars:
+        out.append(make("COPY_FREE_VARS", len(code.co_freevars)))
+    out.append(make("RESUME", 0))
+    k = 0
+    for is_null in stack_nulls:
+        if is_null:
+            out.append(make("PUSH_NULL"))
+        else:
+            out.append(make("LOAD_FAST", f"__fj_s{k}"))
+            k += 1
+    for ins in out:
+        ins.positions = positions
+    return out
+
+
+def _argnames(stack_nulls, live_locals):
+    n = sum(1 for x in stack_nulls if not x)
+    return [f"__fj_s{i}" for i in range(n)] + list(live_locals)
+
+
+def _varnames(code, argnames):
+    rest = [v for v in code.co_varnames if v not in argnames]
+    return tuple(argnames) + tuple(rest)
+
+
+def make_resume_function(orig_code, f_globals, closure, k_index, stack_nulls, live_locals, wrap):
+    """The compiled resume function continuing `orig_code` at instruction `k_index`."""
+    per_code = _RESUME_CACHE.setdefault(orig_code, {})
+    key = (k_index, tuple(stack_nulls), tuple(live_locals), id(f_globals))
+    hit = per_code.get(key)
+    if hit is not None:
+        return hit
+    original = copy_instructions(decode(orig_code))
+    target = original[k_index]
+    prologue = _prologue(orig_code, stack_nulls, target.positions)
+    jump = make("JUMP_FORWARD", target=target)
+    jump.positions = target.positions
+    instrs = prologue + [jump] + original
+    argnames = _argnames(stack_nulls, live_locals)
+    name = f"__fj_resume_at_{target.offset}_{orig_code.co_name}"
+    code = assemble(instrs, orig_code, co_varnames=_varnames(orig_code, argnames), co_argcount=len(argnames),
+                    co_posonlyargcount=0, co_kwonlyargcount=0,
+                    co_flags=orig_code.co_flags & ~(CO_VARARGS | CO_VARKEYWORDS),
+                    co_name=name, co_qualname=name)
+    RESUME_ORIGIN[code] = (orig_code, len(prologue) + 1)
+    fn = types.FunctionType(code, f_globals, name, None, closure)
+    compiled = wrap(fn)
+    per_code[key] = compiled
+    return compiled
+
+
+def make_break_function(orig_code, f_globals, closure, break_instrs, stack_nulls, live_locals, successors):
+    """A plain function that pushes the stack back, runs `break_instrs` and calls the resume functions.
+
+    successors: list of (jump_taken: bool | None, resume_fn, stack_nulls_after). For a conditional jump
+    the first is the fall-through (False) and the second the jump (True); None for straight-line.
+    """
+    body = [copy for copy in copy_instructions(break_instrs)]
+    for ins in body:
+        ins.exn = None
+    positions = body[-1].positions
+    prologue = _prologue(orig_code, stack_nulls, positions)
+    tails = []
+    for _, resume_fn, nulls_after in successors:
+        tails.append(_call_resume_tail(resume_fn, nulls_after, live_locals, positions))
+    last = body[-1]
+    instrs = prologue + body
+    if len(successors) == 2:
+        last.target = tails[1][0]
+        instrs += tails[0] + tails[1]
+    elif len(successors) == 1:
+        instrs += tails[0]
+    # no successor: the instruction raises or returns
+    argnames = _argnames(stack_nulls, live_locals)
+    temp_count = max((len(n) for _, _, n in successors), default=0)
+    varnames = tuple(argnames) + tuple(f"__fj_r{i}" for i in range(temp_count))
+    name = f"__fj_break_{break_instrs[-1].offset}_{orig_code.co_name}"
+    code = assemble(instrs, orig_code, co_varnames=varnames, co_argcount=len(argnames), co_posonlyargcount=0,
+                    co_kwonlyargcount=0, co_flags=orig_code.co_flags & ~(CO_VARARGS | CO_VARKEYWORDS),
+                    co_cellvars=(), co_name=name, co_qualname=name)
+    return types.FunctionType(code, f_globals, name, None, closure)
+
+
+def _call_resume_tail(resume_fn, stack_nulls, live_locals, positions):
+    out = []
+    for i in reversed(range(len(stack_nulls))):
+        out.append(make("POP_TOP") if stack_nulls[i] else make("STORE_FAST", f"__fj_r{i}"))
+    out.append(make("PUSH_NULL"))
+    out.append(make("LOAD_CONST", resume_fn))
+    n = 0
+    for i, is_null in enumerate(stack_nulls):
+        if not is_null:
+            out.append(make("LOAD_FAST", f"__fj_r{i}"))
+            n += 1
+    for name in live_locals:
+        out.append(make("LOAD_FAST", name))
+    n += len(live_locals)
+    out.append(make("PRECALL", n))
+    out.append(make("CALL", n))
+    out.append(make("RETURN_VALUE"))
+    for ins in out:
+        ins.positions = positions
+    return out
+
+
+def stack_after(opname, arg, depth_before, jump):
+    return depth_before + dis.stack_effect(dis.opmap[opname], arg, jump=jump)

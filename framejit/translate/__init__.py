@@ -1,0 +1,1 @@
+"""Symbolic execution of one frame's bytecode into a torch.fx graph (see translator.py)."""

@@ -1,0 +1,106 @@
+"""Attribute reads and writes on symbolic values (LOAD_ATTR, LOAD_METHOD, STORE_ATTR).
+
+Tensor metadata (.shape, .dtype, .device, .ndim, ...) folds to constants: every input tensor is guarded
+on exactly these, and every graph tensor's metadata comes from its fake tensor. Attributes of real
+objects are read for real (modules, classes, nn.Modules, plain objects with a __dict__) and wrapped with
+an AttrSource; data descriptors written in Python (properties) are inlined by the caller.
+"""
+import inspect
+import types
+
+import torch
+
+from ..errors import GraphBreak
+from .context import is_namedtuple_class, is_structseq_class, wrap_unsourced
+from .source import AttrSource
+from .values import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+
+TENSOR_CONST_ATTRS = {
+    "shape": lambda f: torch.Size(f.shape),
+    "dtype": lambda f: f.dtype,
+    "device": lambda f: f.device,
+    "ndim": lambda f: f.ndim,
+    "requires_grad": lambda f: f.requires_grad,
+    "is_cuda": lambda f: f.is_cuda,
+    "is_sparse": lambda f: f.is_sparse,
+    "is_quantized": lambda f: f.is_quantized,
+    "is_meta": lambda f: False,
+    "layout": lambda f: f.layout,
+    "is_leaf": None,                   # depends on autograd history: handled below
+    "itemsize": lambda f: f.itemsize,
+}
+TENSOR_VIEW_ATTRS = {"T", "mT", "H", "mH", "real", "imag"}
+
+
+def load_attr(tx, obj, name):
+    """Value of `obj.name` (no method binding)."""
+    if isinstance(obj, TensorValue):
+        return tensor_attr(tx, obj, name)
+    if isinstance(obj, Const):
+        try:
+            real = getattr(obj.value, name)
+        except AttributeError as e:
+            raise GraphBreak("attribute error", str(e))
+        if callable(real) and not isinstance(real, type):
+            return MethodValue(obj, name)
+        return wrap_unsourced(real)
+    if isinstance(obj, SeqValue):
+        if is_namedtuple_class(obj.kind) and name in obj.kind._fields:
+            return obj.items[obj.kind._fields.index(name)]
+        if is_structseq_class(obj.kind) and name in obj.kind.__match_args__:
+            return obj.items[obj.kind.__match_args__.index(name)]
+        return MethodValue(obj, name)
+    if isinstance(obj, (DictValue, SetValue)):
+        return MethodValue(obj, name)
+    if isinstance(obj, ObjectValue):
+        return object_attr(tx, obj, name)
+    if hasattr(obj, "load_attr"):
+        return obj.load_attr(tx, name)
+    raise GraphBreak("attribute", f"attribute {name!r} of {obj!r} is not supported")
+
+
+def tensor_attr(tx, t, name):
+    fold = TENSOR_CONST_ATTRS.get(name)
+    if fold is not None:
+        return Const(fold(t.fake))
+    if name == "is_leaf":
+        return Const(t.fake.is_leaf if t.source is not None else not t.fake.requires_grad)
+    if name in TENSOR_VIEW_ATTRS:
+        return tx.ctx.graph.call_function(getattr, (t, Const(name)), {})
+    if name == "data":
+        return tx.ctx.graph.call_method("detach", (t,), {})
+    if name in ("grad", "grad_fn", "_version", "_base"):
+        raise GraphBreak("tensor attribute", f"reading tensor.{name} is not supported in a graph")
+    if callable(getattr(torch.Tensor, name, None)):
+        return MethodValue(t, name)
+    raise GraphBreak("tensor attribute", f"tensor attribute {name!r} is not supported")
+
+
+def object_attr(tx, obj, name):
+    real_obj = obj.obj
+    pending = tx.ctx.side_effects.attrs.get((id(real_obj), name))
+    if pending is not None:
+        return pending
+    try:
+        static = inspect.getattr_static(real_obj, name)
+    except AttributeError:
+        static = None
+    if isinstance(static, property) and not isinstance(real_obj, type):
+        return PropertyCall(obj, static)
+    if isinstance(static, (types.FunctionType, staticmethod, classmethod)) and not isinstance(real_obj, (type, types.ModuleType)):
+        return MethodValue(obj, name)
+    try:
+        real = getattr(real_obj, name)
+    except Exception as e:
+        raise GraphBreak("attribute error", f"{type(e).__name__}: {e}")
+    if tx.ctx.recorder is not None and isinstance(real_obj, types.ModuleType):
+        tx.ctx.recorder.record_module_attr(real_obj, name, real)
+    return tx.ctx.wrap_attr(real_obj, obj.source, name, real)
+
+
+class PropertyCall:
+    """Marker: reading this attribute means calling a Python property getter (inlined by the caller)."""
+
+    def __init__(self, owner, prop):
+        self.owner = owner
+        self.prop = prop

@@ -1,0 +1,291 @@
+"""Calls: what happens when the frame calls something.
+
+`call_value` decides, in this order, by explicit tables:
+  1. lookasides (builtins, operator, math): symbolic stand-ins;
+  2. "is a compiler tracing?" predicates: answer True;
+  3. torch callables: a graph node (tensor args or factories), or a constant (CONSTANT_FUNCTIONS);
+  4. tensor / container / constant methods;
+  5. Python functions, bound methods, properties, nn.Modules: inlined (a child Translator);
+  6. anything else (C functions, opaque callables): a graph break at the call.
+"""
+import functools
+import inspect
+import types
+
+import torch
+
+from ..errors import GraphBreak
+from .attrs import PropertyCall, load_attr
+from .builtins_table import LOOKASIDES, as_python, unpack_iterable
+from .containers import call_container_method
+from .source import AttrSource, ItemSource
+from .torch_table import (COMPILING_PREDICATES, CONSTANT_FUNCTIONS, FACTORY_FUNCTIONS, TENSOR_BREAK_METHODS,
+                          TENSOR_CONST_METHODS, is_graph_op, is_tensor_method_descriptor)
+from .values import (Const, DictValue, IteratorValue, MethodValue, NULL, ObjectValue, SeqValue,
+                     SetValue, TensorValue, Value)
+from . import operators  # noqa: F401  (installs operator lookasides)
+
+# Python modules whose functions are never inlined: calling them is a graph break (an opaque call).
+NEVER_INLINE_PREFIXES = ("torch._", "torch.autograd", "torch.utils", "torch.distributed", "torch.fx",
+                         "importlib", "logging", "threading", "multiprocessing", "subprocess", "os", "sys",
+                         "inspect", "abc", "copy", "pickle", "io", "warnings", "traceback", "weakref")
+
+
+def call_value(tx, fn, args, kwargs):
+    if isinstance(fn, MethodValue):
+        return call_method(tx, fn.receiver, fn.name, args, kwargs)
+    if isinstance(fn, (ObjectValue, Const)):
+        obj = fn.obj if isinstance(fn, ObjectValue) else fn.value
+        return call_object(tx, fn, obj, args, kwargs)
+    if hasattr(fn, "call"):
+        return fn.call(tx, args, kwargs)
+    raise GraphBreak("call", f"calling {fn!r} is not supported")
+
+
+def _hashable(obj):
+    try:
+        hash(obj)
+        return True
+    except TypeError:
+        return False
+
+
+def call_object(tx, fn_value, obj, args, kwargs):
+    hashable = _hashable(obj)
+    if hashable:
+        impl = LOOKASIDES.get(obj)
+        if impl is not None:
+            return impl(tx, args, kwargs)
+        if obj in COMPILING_PREDICATES:
+            return Const(True)
+        if obj in CONSTANT_FUNCTIONS:
+            return _const_call(tx, obj, args, kwargs)
+    if is_tensor_method_descriptor(obj) and args and isinstance(args[0], TensorValue):
+        return call_method(tx, args[0], obj.__name__, args[1:], kwargs)
+    if hashable and is_graph_op(obj):
+        if any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values()) or \
+                obj in FACTORY_FUNCTIONS:
+            return tx.ctx.graph.call_function(obj, tuple(args), kwargs)
+        return _const_call(tx, obj, args, kwargs)
+    special = tx.ctx.special_calls.get(obj) if hashable else None
+    if special is not None:
+        return special(tx, args, kwargs)
+    if isinstance(obj, types.FunctionType):
+        return inline_function(tx, obj, fn_value.source, args, kwargs)
+    if isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
+        self_source = AttrSource(fn_value.source, "__self__") if fn_value.source is not None else None
+        self_value = tx.ctx.wrap(obj.__self__, self_source) if self_source is not None else ObjectValue(obj.__self__)
+        return inline_function(tx, obj.__func__, None, [self_value, *args], kwargs)
+    if isinstance(obj, functools.partial):
+        src = fn_value.source
+        pargs = [tx.ctx.wrap(a, ItemSource(AttrSource(src, "args"), i)) if src else ObjectValue(a) for i, a in enumerate(obj.args)]
+        pkw = {k: (tx.ctx.wrap(v, ItemSource(AttrSource(src, "keywords"), k)) if src else ObjectValue(v)) for k, v in obj.keywords.items()}
+        inner = tx.ctx.wrap(obj.func, AttrSource(src, "func")) if src else ObjectValue(obj.func)
+        return call_value(tx, inner, [*pargs, *args], {**pkw, **kwargs})
+    if isinstance(obj, torch.nn.Module):
+        return tx.ctx.call_module(tx, fn_value, args, kwargs)
+    if isinstance(obj, type):
+        return tx.ctx.construct(tx, fn_value, obj, args, kwargs)
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
+    raise GraphBreak("call", f"call to {name} cannot be put in a graph (not a torch op and not Python code "
+                     "framejit can inline)")
+
+
+def _has_tensor(v):
+    if isinstance(v, TensorValue):
+        return True
+    if isinstance(v, SeqValue):
+        return any(_has_tensor(i) for i in v.items)
+    if isinstance(v, DictValue):
+        return any(_has_tensor(i) for i in v.items.values())
+    return False
+
+
+def _const_call(tx, fn, args, kwargs):
+    if fn in (torch.is_tensor,):
+        return Const(isinstance(args[0], TensorValue))
+    if fn in (torch.is_floating_point, torch.is_complex, torch.numel) and args and isinstance(args[0], TensorValue):
+        return Const(fn(args[0].fake))
+    if any(_has_tensor(a) for a in args):
+        raise GraphBreak("call", f"{fn.__name__} on a tensor is not supported")
+    try:
+        out = fn(*[as_python(a) for a in args], **{k: as_python(v) for k, v in kwargs.items()})
+    except GraphBreak:
+        raise
+    except Exception as e:
+        raise GraphBreak("constant call raised", f"{getattr(fn, '__name__', fn)} raised {type(e).__name__}: {e}")
+    from .context import wrap_unsourced
+    return wrap_unsourced(out)
+
+
+# ---- methods ------------------------------------------------------------------------------------
+
+def call_method(tx, recv, name, args, kwargs):
+    if isinstance(recv, TensorValue):
+        return call_tensor_method(tx, recv, name, args, kwargs)
+    if isinstance(recv, (SeqValue, DictValue, SetValue)):
+        return call_container_method(tx, recv, name, args, kwargs)
+    if isinstance(recv, Const):
+        if any(not isinstance(a, Const) for a in args) or any(not isinstance(v, Const) for v in kwargs.values()):
+            if isinstance(recv.value, str) and name == "join":
+                return Const(recv.value.join(as_python(x) for x in unpack_iterable(tx, args[0])))
+            if isinstance(recv.value, str) and name == "format":
+                raise GraphBreak("format", "str.format of non-constant values")
+            raise GraphBreak("method", f"{type(recv.value).__name__}.{name} with non-constant arguments")
+        try:
+            out = getattr(recv.value, name)(*[a.value for a in args], **{k: v.value for k, v in kwargs.items()})
+        except Exception as e:
+            raise GraphBreak("constant op raised", f"{type(recv.value).__name__}.{name} raised {type(e).__name__}: {e}")
+        from .context import wrap_unsourced
+        return wrap_unsourced(out)
+    if isinstance(recv, ObjectValue):
+        return call_object_method(tx, recv, name, args, kwargs)
+    if hasattr(recv, "call_method"):
+        return recv.call_method(tx, name, args, kwargs)
+    raise GraphBreak("method", f"method {name} of {recv!r}")
+
+
+def call_tensor_method(tx, t, name, args, kwargs):
+    if name in TENSOR_CONST_METHODS:
+        if any(not isinstance(a, Const) for a in args):
+            raise GraphBreak("method", f"tensor.{name} with non-constant arguments")
+        out = getattr(t.fake, name)(*[a.value for a in args], **{k: v.value for k, v in kwargs.items()})
+        return Const(tuple(out) if isinstance(out, list) else out)
+    if name in TENSOR_BREAK_METHODS:
+        raise GraphBreak("data-dependent", f"tensor.{name}() needs the tensor's data, which a graph does not have")
+    if name in ("requires_grad_",) and t.source is not None:
+        raise GraphBreak("method", "requires_grad_ on an input tensor")
+    out = tx.ctx.graph.call_method(name, (t, *args), kwargs)
+    if name.endswith("_") and not name.endswith("__") and isinstance(out, TensorValue):
+        return t          # in-place: the same tensor object
+    return out
+
+
+def call_object_method(tx, recv, name, args, kwargs):
+    obj = recv.obj
+    try:
+        static = inspect.getattr_static(type(obj), name)
+    except AttributeError:
+        static = None
+    if isinstance(static, staticmethod):
+        return call_value(tx, ObjectValue(static.__func__), args, kwargs)
+    if isinstance(static, classmethod):
+        return inline_function(tx, static.__func__, None, [ObjectValue(type(obj)), *args], kwargs)
+    if isinstance(static, types.FunctionType):
+        return inline_function(tx, static, None, [recv, *args], kwargs)
+    attr = load_attr(tx, recv, name)
+    if isinstance(attr, MethodValue) and attr.receiver is recv:
+        raise GraphBreak("method", f"{type(obj).__name__}.{name} is not supported")
+    return call_value(tx, attr, args, kwargs)
+
+
+def call_property(tx, pc):
+    return inline_function(tx, pc.prop.fget, None, [pc.owner], {})
+
+
+# ---- inlining -----------------------------------------------------------------------------------
+
+def inline_function(tx, fn, fn_source, args, kwargs, *, closure_values=None, defaults=None, kwdefaults=None):
+    """Run a Python function's code symbolically in a child translator and return its value."""
+    from .translator import Translator
+    code = fn.__code__ if fn is not None else None
+    module = getattr(fn, "__module__", "") or ""
+    if module.startswith(NEVER_INLINE_PREFIXES) and not module.startswith("torch.nn"):
+        raise GraphBreak("call", f"call to {fn.__qualname__} (module {module}) is not inlined")
+    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
+        raise GraphBreak("generator", f"{fn.__qualname__} is a generator or coroutine function")
+    if tx.depth >= tx.ctx.config.inline_depth:
+        raise GraphBreak("recursion", f"inlining deeper than {tx.ctx.config.inline_depth} calls")
+    if fn in getattr(tx.ctx, "disabled", ()):
+        raise GraphBreak("disabled", f"{fn.__qualname__} is marked framejit.disable")
+    defaults = fn.__defaults__ if defaults is None else defaults
+    kwdefaults = fn.__kwdefaults__ if kwdefaults is None else kwdefaults
+    bound = bind_arguments(code, fn.__qualname__, args, kwargs, _wrap_defaults(tx, fn, fn_source, defaults, kwdefaults))
+    if closure_values is None:
+        closure_values = _closure_values(tx, fn, fn_source)
+    globals_source = None
+    if fn.__globals__ is not tx.ctx.f_globals:
+        if fn_source is None:
+            globals_source = ("unsourced", fn.__globals__)
+        else:
+            globals_source = AttrSource(fn_source, "__globals__")
+    instructions = tx.ctx.decode(code)
+    child = Translator(tx.ctx, code, instructions, fn.__globals__, locals_=bound, closure=closure_values,
+                       globals_source=globals_source, parent=tx, fn_name=fn.__qualname__)
+    if tx.ctx.recorder is not None:
+        tx.ctx.recorder.record_code(code)
+    return child.run()
+
+
+def _wrap_defaults(tx, fn, fn_source, defaults, kwdefaults):
+    from .source import DefaultSource
+    pos = []
+    for i, d in enumerate(defaults or ()):
+        pos.append(d if isinstance(d, Value) else (tx.ctx.wrap(d, DefaultSource(fn_source, i)) if fn_source else _unsourced(d)))
+    kw = {}
+    for k, d in (kwdefaults or {}).items():
+        kw[k] = d if isinstance(d, Value) else (tx.ctx.wrap(d, DefaultSource(fn_source, k)) if fn_source else _unsourced(d))
+    return pos, kw
+
+
+def _unsourced(obj):
+    from .context import wrap_unsourced
+    return wrap_unsourced(obj)
+
+
+def _closure_values(tx, fn, fn_source):
+    from .cells import CellValue
+    if not fn.__closure__:
+        return ()
+    out = []
+    for i, cell in enumerate(fn.__closure__):
+        src = ItemSource(AttrSource(fn_source, "__closure__"), i) if fn_source is not None else None
+        out.append(tx.ctx.real_cell(cell, src))
+    return tuple(out)
+
+
+def bind_arguments(code, qualname, args, kwargs, defaults):
+    """Map call arguments to the callee's parameter names, as CPython does (TypeErrors break)."""
+    pos_defaults, kw_defaults = defaults
+    nargs, nposonly, nkwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+    names = code.co_varnames
+    has_varargs = bool(code.co_flags & inspect.CO_VARARGS)
+    has_varkw = bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    bound = {}
+    for i, v in enumerate(args[:nargs]):
+        bound[names[i]] = v
+    extra = list(args[nargs:])
+    if extra and not has_varargs:
+        raise GraphBreak("bad call", f"TypeError: {qualname}() takes {nargs} positional arguments but {len(args)} were given")
+    varkw = {}
+    kwonly_names = names[nargs:nargs + nkwonly]
+    for k, v in kwargs.items():
+        if k in names[nposonly:nargs] or k in kwonly_names:
+            if k in bound:
+                raise GraphBreak("bad call", f"TypeError: {qualname}() got multiple values for argument {k!r}")
+            bound[k] = v
+        elif has_varkw:
+            varkw[k] = v
+        else:
+            raise GraphBreak("bad call", f"TypeError: {qualname}() got an unexpected keyword argument {k!r}")
+    first_default = nargs - len(pos_defaults)
+    for i in range(nargs):
+        n = names[i]
+        if n not in bound:
+            if i >= first_default:
+                bound[n] = pos_defaults[i - first_default]
+            else:
+                raise GraphBreak("bad call", f"TypeError: {qualname}() missing required argument {n!r}")
+    for n in kwonly_names:
+        if n not in bound:
+            if n in kw_defaults:
+                bound[n] = kw_defaults[n]
+            else:
+                raise GraphBreak("bad call", f"TypeError: {qualname}() missing keyword-only argument {n!r}")
+    i = nargs + nkwonly
+    if has_varargs:
+        bound[names[i]] = SeqValue(tuple, extra)
+        i += 1
+    if has_varkw:
+        bound[names[i]] = DictValue(varkw)
+    return bound

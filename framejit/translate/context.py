@@ -1,0 +1,163 @@
+"""ConversionContext: the state shared by every translator of one conversion.
+
+It owns the GraphBuilder, the GuardSet, the SideEffects and the config, and turns real Python objects
+read from a Source into symbolic Values (`wrap`), adding the guard each kind of value needs:
+tensors by type/dtype/device/shape/stride/requires_grad, constants by value, containers by type and
+length (then their items), everything else by identity.
+"""
+import enum
+import types
+
+import torch
+
+from ..guards import GuardSet, TensorMeta
+from .graph import GraphBuilder
+from .side_effects import SideEffects
+from ..bytecode import decode as decode_cached
+from ..errors import GraphBreak
+from .source import AttrSource, BuiltinSource, ItemSource
+from .values import Const, DictValue, ObjectValue, SeqValue, TensorValue
+
+CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
+               torch.dtype, torch.device, torch.layout, torch.memory_format)
+
+# Modules whose attributes are trusted not to be monkey-patched between calls: reading `torch.relu`
+# guards the global `torch` by identity but not the attribute itself (a guard per op would be paid on
+# every call).
+TRUSTED_MODULES = {"torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.linalg", "torch.fft",
+                   "torch.special", "torch.nn.modules", "math", "operator", "functools", "itertools",
+                   "collections", "builtins", "typing", "warnings", "numbers", "enum", "dataclasses"}
+
+
+def is_namedtuple_class(cls):
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields") and cls is not tuple
+
+
+def is_structseq_class(cls):
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "n_sequence_fields")
+
+
+class ConversionContext:
+    def __init__(self, config, f_globals, break_at=frozenset()):
+        self.config = config
+        self.graph = GraphBuilder()
+        self.guards = GuardSet()
+        self.side_effects = SideEffects()
+        self.f_globals = f_globals
+        self.break_at = break_at
+        self.wrapped = {}            # Source -> Value (one Value per source: aliasing and mutation)
+        self.recorder = None         # ExecutionRecorder when recording
+        self.restart_reasons = []
+        self.special_calls = {}      # callable -> fn(tx, args, kwargs): per-conversion lookasides
+        self.disabled = set()
+        self.instruction_count = 0
+        self._decoded = {}
+        self._local_objects = set()
+
+    # ---- helpers used by handlers -------------------------------------------------------------
+    def decode(self, code):
+        instrs = self._decoded.get(code)
+        if instrs is None:
+            instrs = self._decoded[code] = decode_cached(code)
+        return instrs
+
+    def count_backedge(self, tx):
+        self.instruction_count += 1
+        if self.instruction_count > 100_000:
+            raise GraphBreak("loop", "the loop runs too many iterations to unroll")
+
+    def builtin_value(self, name, obj):
+        # Builtins are not guarded: a global defined later with a builtin's name is not noticed.
+        return ObjectValue(obj, BuiltinSource(name))
+
+    def wrap_foreign_global(self, obj):
+        return wrap_unsourced(obj) if not isinstance(obj, torch.Tensor) else _raise(
+            GraphBreak("global", "a tensor global of a module framejit cannot reach"))
+
+    def real_cell(self, cell, contents_source):
+        from .cells import CellValue
+        return CellValue(real=cell, contents_source=AttrSource(contents_source, "cell_contents")
+                         if contents_source is not None else None)
+
+    def is_local_object(self, value):
+        return id(value) in self._local_objects
+
+    def store_object_attr(self, tx, obj, name, value):
+        if isinstance(obj.obj, torch.nn.Module) and isinstance(value, TensorValue):
+            raise GraphBreak("store attr", f"assigning a tensor to module attribute .{name}")
+        self.side_effects.store_attr(obj.obj, obj.source, name, value)
+
+    def call_module(self, tx, fn_value, args, kwargs):
+        from .modules import call_module
+        return call_module(tx, fn_value, args, kwargs)
+
+    def construct(self, tx, cls_value, cls, args, kwargs):
+        from .classes import construct
+        return construct(tx, cls_value, cls, args, kwargs)
+
+    def wrap(self, obj, source, guard=True):
+        known = self.wrapped.get(source)
+        if known is not None:
+            return known
+        value = self._wrap(obj, source, guard)
+        self.wrapped[source] = value
+        return value
+
+    def _wrap(self, obj, source, guard):
+        g = self.guards
+        t = type(obj)
+        if isinstance(obj, torch.Tensor):
+            if t not in (torch.Tensor, torch.nn.Parameter) and not isinstance(obj, torch.nn.Parameter):
+                g.add("ID_MATCH", source, obj)
+                return ObjectValue(obj, source)
+            g.add("TENSOR_MATCH", source, TensorMeta.of(obj))
+            return self.graph.add_input(obj, source)
+        if t in CONST_TYPES or isinstance(obj, enum.Enum):
+            if guard:
+                g.add("CONST_MATCH" if t in CONST_TYPES else "ID_MATCH", source, obj)
+            return Const(obj, source)
+        if t is torch.Size:
+            if guard:
+                g.add("CONST_MATCH", source, obj)
+            return Const(obj, source)
+        if t is tuple or t is list or is_namedtuple_class(t):
+            if guard:
+                g.add("TYPE_MATCH", source, t)
+                g.add("LEN_MATCH", source, len(obj))
+            items = [self.wrap(x, ItemSource(source, i), guard) for i, x in enumerate(obj)]
+            if t is tuple and all(isinstance(i, Const) for i in items):
+                return Const(obj, source)
+            return SeqValue(t, items, source)
+        if t is dict and all(type(k) in (str, int) for k in obj):
+            if guard:
+                g.add("TYPE_MATCH", source, t)
+                g.add("DICT_KEYS", source, tuple(obj.keys()))
+            return DictValue({k: self.wrap(v, ItemSource(source, k), guard) for k, v in obj.items()}, source)
+        if t is slice or t is range:
+            if guard:
+                g.add("CONST_MATCH", source, obj) if t is range else g.add("ID_MATCH", source, obj)
+            return Const(obj, source)
+        if guard:
+            g.add("ID_MATCH", source, obj)
+        return ObjectValue(obj, source)
+
+    def wrap_attr(self, owner, owner_source, name, obj):
+        """Wrap owner.name; attributes of trusted modules are not guarded (see TRUSTED_MODULES)."""
+        source = AttrSource(owner_source, name) if owner_source is not None else None
+        trusted = isinstance(owner, types.ModuleType) and owner.__name__ in TRUSTED_MODULES
+        if source is None:
+            return wrap_unsourced(obj)
+        return self.wrap(obj, source, guard=not trusted)
+
+
+def wrap_unsourced(obj):
+    """A real object reached without a Source (e.g. attribute of a constant): only constants are safe."""
+    if type(obj) in CONST_TYPES or type(obj) is torch.Size:
+        return Const(obj)
+    if isinstance(obj, tuple) and all(type(x) in CONST_TYPES for x in obj):
+        return Const(obj)
+    return ObjectValue(obj)
+
+
+def _raise(e):
+    raise e

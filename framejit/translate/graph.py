@@ -1,0 +1,162 @@
+"""GraphBuilder: the torch.fx.Graph one frame's tensor work is recorded into.
+
+Every tensor operation the translator meets becomes an fx node. Its output metadata (shape, dtype,
+device, strides) comes from running the same operation on fake tensors under one FakeTensorMode per
+conversion: no real compute happens at capture time. Real tensors reached from the frame (arguments,
+globals, module parameters) become placeholders, remembered with their Source so codegen can load
+them and guards can check them.
+
+The builder can roll back to a mark (nodes created by an instruction that then graph-breaks are
+erased), and `finish` returns a linted GraphModule whose outputs are the requested values.
+"""
+import operator
+
+import torch
+import torch.fx as fx
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+from .values import Const, DictValue, NULL, ObjectValue, SeqValue, SetValue, TensorValue, Value
+from ..errors import GraphBreak
+
+
+def _placeholder_name(source_name):
+    out = "".join(c if c.isalnum() else "_" for c in source_name).strip("_") or "input"
+    return ("l_" + out) if not out[0].isalpha() else out
+
+
+class GraphBuilder:
+    def __init__(self):
+        self.graph = fx.Graph()
+        self.fake_mode = FakeTensorMode(shape_env=None, allow_non_fake_inputs=False)
+        self.inputs = []              # [(source, real tensor, placeholder node)]
+        self.input_by_id = {}         # id(real tensor) -> TensorValue (aliases share one placeholder)
+        self.created = []             # nodes in creation order, for rollback
+        self.current_stack_trace = None
+
+    # ---- inputs -------------------------------------------------------------------------------
+    def add_input(self, tensor, source):
+        known = self.input_by_id.get(id(tensor))
+        if known is not None:
+            return known
+        fake = self.fake_mode.from_tensor(tensor, static_shapes=True)
+        if self.inputs:
+            with self.graph.inserting_after(self.inputs[-1][2]):
+                node = self.graph.placeholder(_placeholder_name(source.name()))
+        else:
+            with self.graph.inserting_before(next(iter(self.graph.nodes), None)):
+                node = self.graph.placeholder(_placeholder_name(source.name()))
+        node.meta["example_value"] = fake
+        node.meta["source"] = source.name()
+        if isinstance(tensor, torch.nn.Parameter):
+            node.meta["is_param"] = True
+        value = TensorValue(node, fake, source)
+        self.inputs.append((source, tensor, node))
+        self.input_by_id[id(tensor)] = value
+        return value
+
+    # ---- operations ---------------------------------------------------------------------------
+    def call_function(self, target, args, kwargs):
+        return self._record("call_function", target, args, kwargs)
+
+    def call_method(self, name, args, kwargs):
+        return self._record("call_method", name, args, kwargs)
+
+    def _record(self, op, target, args, kwargs):
+        fx_args = tuple(_to_fx(a) for a in args)
+        fx_kwargs = {k: _to_fx(v) for k, v in kwargs.items()}
+        fake_args = tuple(_to_fake(a) for a in args)
+        fake_kwargs = {k: _to_fake(v) for k, v in kwargs.items()}
+        try:
+            with self.fake_mode:
+                if op == "call_method":
+                    out = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
+                else:
+                    out = target(*fake_args, **fake_kwargs)
+        except (torch._subclasses.fake_tensor.DataDependentOutputException,
+                torch._subclasses.fake_tensor.DynamicOutputShapeException) as e:
+            raise GraphBreak("data-dependent op", f"{_target_name(target)} has a data-dependent output ({type(e).__name__})")
+        except torch._subclasses.fake_tensor.UnsupportedFakeTensorException as e:
+            raise GraphBreak("fake tensor", f"{_target_name(target)} cannot run on fake tensors: {e}")
+        node = self.graph.create_node(op, target, fx_args, fx_kwargs)
+        self.created.append(node)
+        if self.current_stack_trace:
+            node.meta["stack_trace"] = self.current_stack_trace
+        return self._wrap(node, out, target)
+
+    def _wrap(self, node, out, target):
+        if isinstance(out, torch.Tensor):
+            node.meta["example_value"] = out
+            return TensorValue(node, out)
+        if isinstance(out, (tuple, list)) and all(isinstance(o, torch.Tensor) for o in out):
+            node.meta["example_value"] = out
+            items = []
+            for i, o in enumerate(out):
+                item = self.graph.create_node("call_function", operator.getitem, (node, i), {})
+                item.meta["example_value"] = o
+                self.created.append(item)
+                items.append(TensorValue(item, o))
+            return SeqValue(type(out), items)
+        if out is None or isinstance(out, (int, float, bool, torch.Size, torch.dtype, torch.device)):
+            # ops that mutate and return nothing, or metadata queries: keep the node (it may be impure)
+            node.meta["example_value"] = out
+            return Const(out)
+        raise GraphBreak("unsupported output", f"{_target_name(target)} returned {type(out).__name__}")
+
+    # ---- rollback / finish --------------------------------------------------------------------
+    def mark(self):
+        return len(self.created)
+
+    def rollback(self, mark):
+        while len(self.created) > mark:
+            node = self.created.pop()
+            self.graph.erase_node(node)
+
+    def finish(self, output_values):
+        """Set the graph's outputs and return a GraphModule plus the list of real example inputs."""
+        self.graph.output(tuple(v.node for v in output_values))
+        gm = fx.GraphModule(torch.nn.Module(), self.graph)
+        gm.graph.lint()
+        return gm, [t for _, t, _ in self.inputs]
+
+    def op_count(self):
+        return sum(1 for n in self.graph.nodes if n.op in ("call_function", "call_method", "call_module")
+                   and n.target is not operator.getitem)
+
+
+def _target_name(target):
+    return target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+
+
+def _to_fx(v):
+    if isinstance(v, TensorValue):
+        return v.node
+    if isinstance(v, Const):
+        return v.value
+    if isinstance(v, SeqValue):
+        items = [_to_fx(i) for i in v.items]
+        return items if v.kind is list else tuple(items)
+    if isinstance(v, DictValue):
+        return {k: _to_fx(x) for k, x in v.items.items()}
+    if isinstance(v, ObjectValue) and _graphable_object(v.obj):
+        return v.obj
+    raise GraphBreak("graph argument", f"cannot pass {v!r} into a graph op")
+
+
+def _to_fake(v):
+    if isinstance(v, TensorValue):
+        return v.fake
+    if isinstance(v, Const):
+        return v.value
+    if isinstance(v, SeqValue):
+        items = [_to_fake(i) for i in v.items]
+        return items if v.kind is list else tuple(items)
+    if isinstance(v, DictValue):
+        return {k: _to_fake(x) for k, x in v.items.items()}
+    if isinstance(v, ObjectValue):
+        return v.obj
+    raise GraphBreak("graph argument", f"cannot pass {v!r} into a graph op")
+
+
+def _graphable_object(obj):
+    return isinstance(obj, (torch.dtype, torch.device, torch.memory_format, torch.layout, type(Ellipsis), slice))

@@ -1,0 +1,174 @@
+"""Handlers: building and unpacking tuples/lists/dicts/sets/slices/strings, subscripts."""
+from ..errors import GraphBreak
+from .builtins_table import as_python, unpack_iterable
+from .containers import delitem, getitem, setitem
+from .dispatch import handler
+from .values import Const, DictValue, SeqValue, SetValue, TensorValue
+
+
+@handler("BUILD_TUPLE")
+def build_tuple(tx, inst):
+    items = tx.popn(inst.arg)
+    if all(isinstance(i, Const) for i in items):
+        tx.push(Const(tuple(i.value for i in items)))
+    else:
+        tx.push(SeqValue(tuple, items))
+
+
+@handler("BUILD_LIST")
+def build_list(tx, inst):
+    tx.push(SeqValue(list, tx.popn(inst.arg)))
+
+
+@handler("BUILD_SET")
+def build_set(tx, inst):
+    items = tx.popn(inst.arg)
+    out = []
+    for i in items:
+        key = as_python(i)
+        if all(o.value != key or type(o.value) is not type(key) for o in out):
+            out.append(Const(key))
+    tx.push(SetValue(out))
+
+
+@handler("BUILD_MAP")
+def build_map(tx, inst):
+    items = tx.popn(2 * inst.arg)
+    tx.push(DictValue({as_python(items[i]): items[i + 1] for i in range(0, len(items), 2)}))
+
+
+@handler("BUILD_CONST_KEY_MAP")
+def build_const_key_map(tx, inst):
+    keys = tx.pop().value
+    values = tx.popn(inst.arg)
+    tx.push(DictValue(dict(zip(keys, values))))
+
+
+@handler("BUILD_SLICE")
+def build_slice(tx, inst):
+    parts = tx.popn(inst.arg)
+    if any(isinstance(p, TensorValue) for p in parts):
+        raise GraphBreak("data-dependent", "slice bounds taken from a tensor")
+    tx.push(Const(slice(*[as_python(p) for p in parts])))
+
+
+@handler("BUILD_STRING")
+def build_string(tx, inst):
+    parts = tx.popn(inst.arg)
+    tx.push(Const("".join(as_python(p) for p in parts)))
+
+
+@handler("FORMAT_VALUE")
+def format_value(tx, inst):
+    spec = tx.pop() if inst.arg & 0x04 else Const("")
+    value = tx.pop()
+    if not isinstance(value, Const):
+        raise GraphBreak("format", f"formatting {value!r} into a string needs its real value")
+    conv = inst.arg & 0x03
+    v = value.value
+    v = str(v) if conv == 1 else repr(v) if conv == 2 else ascii(v) if conv == 3 else v
+    tx.push(Const(format(v, spec.value)))
+
+
+@handler("LIST_APPEND")
+def list_append(tx, inst):
+    v = tx.pop()
+    tx.peek(inst.arg).items.append(v)
+
+
+@handler("SET_ADD")
+def set_add(tx, inst):
+    v = tx.pop()
+    s = tx.peek(inst.arg)
+    key = as_python(v)
+    if all(o.value != key for o in s.items):
+        s.items.append(Const(key))
+
+
+@handler("MAP_ADD")
+def map_add(tx, inst):
+    value = tx.pop()
+    key = tx.pop()
+    tx.peek(inst.arg).items[as_python(key)] = value
+
+
+@handler("LIST_EXTEND")
+def list_extend(tx, inst):
+    v = tx.pop()
+    tx.peek(inst.arg).items.extend(unpack_iterable(tx, v))
+
+
+@handler("SET_UPDATE")
+def set_update(tx, inst):
+    v = tx.pop()
+    s = tx.peek(inst.arg)
+    for item in unpack_iterable(tx, v):
+        key = as_python(item)
+        if all(o.value != key for o in s.items):
+            s.items.append(Const(key))
+
+
+@handler("DICT_UPDATE", "DICT_MERGE")
+def dict_update(tx, inst):
+    v = tx.pop()
+    d = tx.peek(inst.arg)
+    if not isinstance(v, DictValue):
+        if isinstance(v, Const) and isinstance(v.value, dict):
+            v = DictValue({k: Const(x) for k, x in v.value.items()})
+        else:
+            raise GraphBreak("dict update", f"** of {v!r}")
+    if inst.opname == "DICT_MERGE":
+        dup = set(d.items) & set(v.items)
+        if dup:
+            raise GraphBreak("bad call", f"TypeError: got multiple values for keyword argument {dup.pop()!r}")
+    d.items.update(v.items)
+
+
+@handler("LIST_TO_TUPLE")
+def list_to_tuple(tx, inst):
+    v = tx.pop()
+    tx.push(SeqValue(tuple, v.items))
+
+
+@handler("BINARY_SUBSCR")
+def binary_subscr(tx, inst):
+    index = tx.pop()
+    obj = tx.pop()
+    tx.push(getitem(tx, obj, index))
+
+
+@handler("STORE_SUBSCR")
+def store_subscr(tx, inst):
+    index = tx.pop()
+    obj = tx.pop()
+    value = tx.pop()
+    setitem(tx, obj, index, value)
+
+
+@handler("DELETE_SUBSCR")
+def delete_subscr(tx, inst):
+    index = tx.pop()
+    obj = tx.pop()
+    delitem(tx, obj, index)
+
+
+@handler("UNPACK_SEQUENCE")
+def unpack_sequence(tx, inst):
+    v = tx.pop()
+    items = unpack_iterable(tx, v)
+    if len(items) != inst.arg:
+        raise GraphBreak("value error", f"ValueError: expected {inst.arg} values to unpack, got {len(items)}")
+    for item in reversed(items):
+        tx.push(item)
+
+
+@handler("UNPACK_EX")
+def unpack_ex(tx, inst):
+    before, after = inst.arg & 0xFF, inst.arg >> 8
+    items = unpack_iterable(tx, tx.pop())
+    if len(items) < before + after:
+        raise GraphBreak("value error", "ValueError: not enough values to unpack")
+    middle = items[before:len(items) - after]
+    out = items[:before] + [SeqValue(list, middle)] + items[len(items) - after:]
+    for item in reversed(out):
+        tx.push(item)

@@ -1,0 +1,117 @@
+"""Sources: where a value came from, as a path from the frame.
+
+A Source is frozen and chained (local `x`, then `.weight`, then `[0]`). It gives both the Python
+expression that reloads the value inside generated code (`expr`) and a readable name for reports
+(`name`). Guards are built from Sources only; user strings reach generated code only through repr().
+
+Generated code runs with these names bound: the frame's arguments by their own names, `__fj_g` (the
+function's globals dict), `__fj_b` (its builtins dict), `__fj_cl` (its closure tuple).
+"""
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Source:
+    def expr(self) -> str:
+        raise NotImplementedError
+
+    def name(self) -> str:
+        return self.expr()
+
+    def root(self) -> "Source":
+        return self
+
+
+@dataclass(frozen=True)
+class LocalSource(Source):
+    local: str
+
+    def expr(self):
+        return self.local
+
+    def name(self):
+        return self.local
+
+
+@dataclass(frozen=True)
+class GlobalSource(Source):
+    global_name: str
+
+    def expr(self):
+        return f"__fj_g[{self.global_name!r}]"
+
+    def name(self):
+        return self.global_name
+
+
+@dataclass(frozen=True)
+class BuiltinSource(Source):
+    builtin: str
+
+    def expr(self):
+        return f"__fj_b[{self.builtin!r}]"
+
+    def name(self):
+        return self.builtin
+
+
+@dataclass(frozen=True)
+class ClosureSource(Source):
+    index: int
+    var: str
+
+    def expr(self):
+        return f"__fj_cl[{self.index}].cell_contents"
+
+    def name(self):
+        return self.var
+
+
+@dataclass(frozen=True)
+class AttrSource(Source):
+    base: Source
+    attr: str
+
+    def expr(self):
+        if self.attr.isidentifier() and not self.attr.startswith("__"):
+            return f"{self.base.expr()}.{self.attr}"
+        return f"getattr({self.base.expr()}, {self.attr!r})"
+
+    def name(self):
+        return f"{self.base.name()}.{self.attr}"
+
+    def root(self):
+        return self.base.root()
+
+
+@dataclass(frozen=True)
+class ItemSource(Source):
+    base: Source
+    index: object  # int or str or other constant key
+
+    def expr(self):
+        return f"{self.base.expr()}[{self.index!r}]"
+
+    def name(self):
+        return f"{self.base.name()}[{self.index!r}]"
+
+    def root(self):
+        return self.base.root()
+
+
+@dataclass(frozen=True)
+class DefaultSource(Source):
+    """A function's default argument value (fn.__defaults__[i] or __kwdefaults__[name])."""
+    fn_source: Source
+    key: object
+
+    def expr(self):
+        if isinstance(self.key, int):
+            return f"{self.fn_source.expr()}.__defaults__[{self.key}]"
+        return f"{self.fn_source.expr()}.__kwdefaults__[{self.key!r}]"
+
+    def name(self):
+        return f"{self.fn_source.name()}(default {self.key!r})"
+
+    def root(self):
+        return self.fn_source.root()

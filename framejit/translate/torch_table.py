@@ -1,0 +1,70 @@
+"""Which torch callables become graph nodes, which fold to constants, and which must break.
+
+Explicit tables, not heuristics spread through the translator:
+  - a callable defined in one of GRAPH_OP_MODULES (torch, torch.nn.functional, torch.linalg, ...) is a
+    graph op when any argument is a tensor, or when it is a factory (creates a tensor from constants);
+  - CONSTANT_FUNCTIONS are called for real at translation time on constant arguments;
+  - TENSOR_CONST_METHODS read metadata and fold to constants;
+  - TENSOR_BREAK_METHODS need real data (.item(), .tolist(), ...) and cause a graph break.
+"""
+import builtins
+import math
+import operator
+
+import torch
+import torch.nn.functional as F
+
+GRAPH_OP_MODULES = ("torch", "torch.functional", "torch.nn.functional", "torch.linalg", "torch.fft",
+                    "torch.special", "torch._C._nn", "torch._C._linalg", "torch._C._fft",
+                    "torch._C._special", "torch._C._VariableFunctions", "torch.nn.modules.utils")
+
+FACTORY_FUNCTIONS = {torch.zeros, torch.ones, torch.empty, torch.full, torch.arange, torch.eye,
+                     torch.linspace, torch.logspace, torch.tensor, torch.as_tensor, torch.randn,
+                     torch.rand, torch.randint, torch.randperm, torch.zeros_like, torch.ones_like,
+                     torch.empty_like, torch.full_like, torch.rand_like, torch.randn_like, torch.scalar_tensor,
+                     torch.triu_indices, torch.tril_indices, torch.normal}
+
+CONSTANT_FUNCTIONS = {torch.is_grad_enabled, torch.get_default_dtype, torch.finfo, torch.iinfo,
+                      torch.is_inference_mode_enabled, torch.is_autocast_enabled, torch.device,
+                      torch.Size, torch.is_floating_point, torch.is_complex, torch.promote_types,
+                      torch.result_type, torch.can_cast, torch.is_tensor, torch.numel,
+                      torch.is_nonzero, torch.get_autocast_gpu_dtype if hasattr(torch, "get_autocast_gpu_dtype") else torch.is_tensor,
+                      torch.jit.is_scripting, torch.jit.is_tracing, torch._C._get_tracing_state,
+                      torch.are_deterministic_algorithms_enabled}
+# Functions that answer "is a compiler tracing me?": True during translation, as under torch.compile,
+# so libraries take their compile-friendly paths. Recognised by identity.
+COMPILING_PREDICATES = set()
+for _mod, _name in ((torch.compiler, "is_compiling"), (torch.compiler, "is_dynamo_compiling"),
+                    (torch.compiler, "is_exporting")):
+    _f = getattr(_mod, _name, None)
+    if _f is not None:
+        COMPILING_PREDICATES.add(_f)
+
+TENSOR_CONST_METHODS = {"size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous",
+                        "is_floating_point", "is_complex", "element_size", "get_device", "type_as_dtype",
+                        "has_names", "is_signed", "storage_offset", "is_inference"}
+TENSOR_BREAK_METHODS = {"item", "tolist", "numpy", "data_ptr", "__bool__", "__int__", "__float__",
+                        "__index__", "backward", "untyped_storage", "storage", "nonzero_static_check",
+                        "register_hook", "retain_grad", "__len__", "__iter__", "cpu_numpy", "__array__"}
+
+# Python operators on tensors, by name used in BINARY_OP / COMPARE_OP, map to these fx targets.
+OPERATOR_NAMES = {getattr(operator, n) for n in dir(operator) if not n.startswith("_")}
+
+
+def is_graph_op(fn):
+    if fn in FACTORY_FUNCTIONS:
+        return True
+    mod = getattr(fn, "__module__", None)
+    if mod in GRAPH_OP_MODULES:
+        return True
+    if mod is None and isinstance(fn, type(torch.add)):
+        self_obj = getattr(fn, "__self__", None)
+        name = getattr(self_obj, "__name__", "")
+        return name.startswith("torch")
+    return False
+
+
+def is_tensor_method_descriptor(fn):
+    """An unbound torch.Tensor method, e.g. torch.Tensor.add."""
+    name = getattr(fn, "__name__", None)
+    return name is not None and getattr(torch.Tensor, name, None) is fn

@@ -1,0 +1,159 @@
+"""Translator: symbolic execution of one frame (and the frames it inlines).
+
+The translator walks the frame's decoded instructions, keeping a stack and locals of symbolic Values.
+Tensor work goes into the shared GraphBuilder, every Source read gets a Guard, mutations of Python
+state go into SideEffects. A handler that cannot continue raises GraphBreak; the root translator keeps a
+snapshot of its state from before each instruction so the converter can split the graph exactly there.
+
+Inlining: calling a Python function creates a child Translator over the callee's code that shares the
+graph, guards and side effects; its return value is pushed on the caller's stack. A break inside a
+callee propagates to the root, which then restarts and stops at the call instead (the callee is then
+called through a compiled wrapper at run time).
+"""
+import builtins
+import linecache
+
+from ..errors import GraphBreak
+from .dispatch import HANDLERS, RETURN
+from .source import LocalSource
+from .values import Value
+from . import ops_load_store, ops_calls, ops_operators, ops_control, ops_containers, ops_exceptions  # noqa: F401  (register handlers)
+
+
+class Snapshot:
+    __slots__ = ("index", "stack", "locals", "kw_names", "graph_mark", "effects_mark")
+
+    def __init__(self, index, stack, locals_, kw_names, graph_mark, effects_mark):
+        self.index = index
+        self.stack = stack
+        self.locals = locals_
+        self.kw_names = kw_names
+        self.graph_mark = graph_mark
+        self.effects_mark = effects_mark
+
+
+class Translator:
+    def __init__(self, ctx, code, instructions, f_globals, *, args=None, locals_=None, closure=(),
+                 closure_sources=None, globals_source=None, parent=None, fn_name=None):
+        self.ctx = ctx                      # ConversionContext: graph, guards, side effects, config
+        self.code = code
+        self.instructions = instructions
+        self.index = {inst: i for i, inst in enumerate(instructions)}
+        self.f_globals = f_globals
+        self.globals_source = globals_source   # None: same globals as the root frame
+        self.closure = closure               # tuple of Values (CellValue) for inlined, real cells for root
+        self.closure_sources = closure_sources
+        self.parent = parent
+        self.depth = 0 if parent is None else parent.depth + 1
+        self.fn_name = fn_name or code.co_name
+        self.stack = []
+        self.locals = dict(locals_ or {})
+        self.frame_args = args or {}         # root only: real argument values, wrapped lazily
+        self.cells = {}                      # cellvar name -> CellValue
+        self.kw_names = None
+        self.inst = None
+        self.return_value = None
+        self.snapshot = None
+        self.break_at = ctx.break_at if parent is None else ()
+        self.deleted = set()                 # root args deleted with `del`
+
+    # ---- stack helpers ------------------------------------------------------------------------
+    def push(self, v):
+        assert isinstance(v, Value), v
+        self.stack.append(v)
+
+    def pop(self):
+        return self.stack.pop()
+
+    def popn(self, n):
+        if n == 0:
+            return []
+        items = self.stack[-n:]
+        del self.stack[-n:]
+        return items
+
+    def peek(self, k=1):
+        return self.stack[-k]
+
+    # ---- running ------------------------------------------------------------------------------
+    def run(self, start=0):
+        instructions = self.instructions
+        i = start
+        root = self.parent is None
+        graph = self.ctx.graph
+        while True:
+            inst = instructions[i]
+            self.inst = inst
+            if root:
+                self.snapshot = Snapshot(i, list(self.stack), dict(self.locals), self.kw_names,
+                                         graph.mark(), self.ctx.side_effects.mark())
+                if i in self.break_at:
+                    raise self.graph_break("call", "the called function has a graph break inside; it is "
+                                           "called through a compiled wrapper")
+            graph.current_stack_trace = None
+            handler = HANDLERS.get(inst.opname)
+            if handler is None:
+                raise self.graph_break("opcode", f"the instruction {inst.opname} is not supported")
+            try:
+                nxt = handler(self, inst)
+            except GraphBreak as gb:
+                if gb.where is None:
+                    gb.where = self.where(inst)
+                if not root:
+                    gb.inlined = True
+                raise
+            if nxt is None:
+                i += 1
+            elif nxt is RETURN:
+                return self.return_value
+            else:
+                i = self.index[nxt]
+
+    def graph_break(self, kind, reason, hint=None):
+        gb = GraphBreak(kind, reason, hint)
+        gb.where = self.where(self.inst)
+        return gb
+
+    # ---- source positions ---------------------------------------------------------------------
+    def where(self, inst):
+        """`File "f.py", line 12, in fn` plus the source line with a caret under the expression."""
+        return format_position(self.code, inst)
+
+    def line_of(self, inst):
+        pos = inst.positions if inst is not None else None
+        return pos.lineno if pos is not None and pos.lineno is not None else self.code.co_firstlineno
+
+    # ---- locals -------------------------------------------------------------------------------
+    def load_local(self, name):
+        v = self.locals.get(name)
+        if v is None:
+            if name in self.frame_args and name not in self.deleted:
+                v = self.ctx.wrap(self.frame_args[name], LocalSource(name))
+                self.locals[name] = v
+            else:
+                raise self.graph_break("unbound local", f"local variable {name!r} referenced before assignment")
+        return v
+
+    def lookup_builtin(self, name):
+        b = self.f_globals.get("__builtins__", builtins)
+        b = b if isinstance(b, dict) else b.__dict__
+        if name not in b:
+            raise self.graph_break("name error", f"name {name!r} is not defined")
+        return b[name]
+
+
+def format_position(code, inst):
+    pos = getattr(inst, "positions", None)
+    lineno = pos.lineno if pos is not None and pos.lineno is not None else code.co_firstlineno
+    head = f'  File "{code.co_filename}", line {lineno}, in {code.co_name}'
+    text = linecache.getline(code.co_filename, lineno).rstrip("\n")
+    if not text:
+        return head
+    stripped = text.lstrip()
+    indent = len(text) - len(stripped)
+    out = f"{head}\n    {stripped}"
+    if pos is not None and pos.col_offset is not None and pos.end_col_offset is not None and pos.end_lineno == lineno:
+        start = max(pos.col_offset - indent, 0)
+        width = max(pos.end_col_offset - pos.col_offset, 1)
+        out += "\n    " + " " * start + "^" * width
+    return out
