@@ -76,8 +76,16 @@ def const_key(value):
 
 def assemble(instrs: list[Instruction], template: types.CodeType, **replace) -> types.CodeType:
     """Build a code object from `instrs`, taking everything not computed here from
-    `template` unless given in `replace` (see REPLACEABLE).  Does not modify
-    `instrs`."""
+    `template` unless given in `replace` (see REPLACEABLE).
+
+    co_consts and co_names start from the template's (or the `replace` seed) so that
+    indices, and a function's docstring in co_consts[0], are kept; new values are
+    appended.  co_varnames is the template's / given tuple (arguments first) plus any
+    local the instructions use that it lacks.  Line information comes only from
+    `positions` (None -> "no location"); `arg`, `offset`, `starts_line` and a jump's
+    `argval` are ignored.  Does not modify `instrs`.  Raises AssemblyError for lists
+    that cannot be valid bytecode (unknown names for derefs, jump targets outside
+    the list, inconsistent or negative stack depths)."""
     unknown = replace.keys() - REPLACEABLE
     if unknown:
         raise TypeError(f"assemble() cannot set {sorted(unknown)}")
@@ -117,6 +125,11 @@ def assemble(instrs: list[Instruction], template: types.CodeType, **replace) -> 
             key = const_key(argval)
             arg = const_index.get(key)
             if arg is None:
+                if not consts and type(argval) is str:
+                    # A function's co_consts[0] is its docstring (or None): never let
+                    # a string the code merely loads become one.
+                    const_index[const_key(None)] = 0
+                    consts.append(None)
                 arg = const_index[key] = len(consts)
                 consts.append(argval)
         elif kind == _KIND_NAME or kind == _KIND_GLOBAL:
@@ -151,15 +164,17 @@ def assemble(instrs: list[Instruction], template: types.CodeType, **replace) -> 
             derefs.append(i)
             arg = 0
         elif kind == _KIND_COMPARE:
-            arg = py311.COMPARE_INDEX[argval] if type(argval) is str else argval
+            arg = py311.COMPARE_INDEX.get(argval) if type(argval) is str else argval
+            if type(arg) is not int:
+                raise AssemblyError(f"#{i}: unknown comparison {argval!r}")
         elif kind == _KIND_FREE_COUNT:
             arg = len(freevars)
         else:
             arg = ins.arg if argval is None else argval
             if kind == _KIND_BINARY_OP and type(arg) is str:
-                arg = py311.BINARY_OP_INDEX[arg]
-            if type(arg) is not int and not isinstance(arg, int):
-                raise AssemblyError(f"#{i}: {ins.opname} needs an int arg, got {arg!r}")
+                arg = py311.BINARY_OP_INDEX.get(arg, arg)
+            if not isinstance(arg, int) or arg < 0:
+                raise AssemblyError(f"#{i}: {ins.opname} needs an int arg >= 0, got {arg!r}")
         ops[i] = op
         args[i] = arg
 

@@ -484,3 +484,20 @@ def test_jump_target_outside_list_is_reported():
     first(instrs, "FOR_ITER").target = Instruction("NOP")
     with pytest.raises(AssemblyError, match="not in the list"):
         assemble(instrs, _looping.__code__)
+
+
+def test_bad_arguments_are_reported():
+    base = [make("RESUME", 0), make("LOAD_FAST", "n"), make("LOAD_FAST", "n")]
+    tail = [make("RETURN_VALUE")]
+    for bad in (make("COMPARE_OP", "<=>"), make("BINARY_OP", "+++"), make("BUILD_TUPLE", -1)):
+        with pytest.raises(AssemblyError):
+            assemble(base + [bad] + tail, _template.__code__)
+    with pytest.raises(AssemblyError, match="empty stack"):
+        assemble([make("RESUME", 0), make("POP_TOP"), make("LOAD_CONST", 1), make("RETURN_VALUE")],
+                 _template.__code__)
+
+
+def test_empty_consts_seed_never_makes_a_docstring():
+    instrs = [make("RESUME", 0), make("LOAD_CONST", "not a doc"), make("RETURN_VALUE")]
+    fn = build(_template, instrs, co_consts=())
+    assert fn(0) == "not a doc" and fn.__doc__ is None
