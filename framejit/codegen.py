@@ -111,6 +111,8 @@ class Rebuilder:
             return self.ns.bind(v.obj)
         if isinstance(v, MethodValue):
             return f"getattr({self.expr(v.receiver)}, {v.name!r})"
+        if hasattr(v, "rebuild"):            # value kinds that know how to rebuild themselves
+            return v.rebuild(self)
         raise GraphBreak("reconstruct", f"{type(v).__name__} cannot be rebuilt as a real object after the graph")
 
 
@@ -121,6 +123,8 @@ def _children(v):
         return list(v.items.values())
     if isinstance(v, MethodValue):
         return [v.receiver]
+    if hasattr(v, "children"):
+        return v.children()
     return []
 
 
@@ -137,7 +141,7 @@ def tensors_in(values):
             if not (v.node.op == "placeholder" and v.source is not None) and v.node not in seen:
                 seen.add(v.node)
                 out.append(v)
-        elif isinstance(v, (SeqValue, DictValue, SetValue, MethodValue)) and not (v.source is not None and isinstance(v, ObjectValue)):
+        else:
             stack.extend(reversed(_children(v)))
     return out
 

@@ -34,7 +34,8 @@ from .translate.values import NULL, NullValue, TensorValue
 
 NON_FRAME_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 USER_ERROR_KINDS = {"constant op raised", "bad call", "key error", "index error", "value error", "name error",
-                    "unbound local", "attribute error", "StopIteration", "constant call raised", "raise"}
+                    "unbound local", "attribute error", "StopIteration", "constant call raised", "raise",
+                    "op raised"}
 
 # How many stack items each splittable instruction consumes (NULL positions below stay put).
 def _popped(inst, jump):
@@ -290,6 +291,8 @@ def _rebuildable(v):
         return all(_rebuildable(i) for i in v.items.values())
     if isinstance(v, MethodValue):
         return _rebuildable(v.receiver)
+    if hasattr(v, "rebuild"):
+        return all(_rebuildable(c) for c in (v.children() if hasattr(v, "children") else ()))
     return False
 
 

@@ -19,17 +19,20 @@ runs on the per-call fast path, only during conversion):
     record = recorder.to_record(exception)  # exception=None for a successful conversion
     path = try_write_record(record, config.debug_dir)  # never raises; None if it could not write
 
-The module rule: every module object that the recorded function can reach
-(global, builtin, closure cell, or a recorded module attribute) becomes a
-`RecordedModule` stand-in holding only the attributes the translator reported
-through `record_module_attr`, with module-valued attributes nested as stand-ins
-(`torch.nn.functional` reached via `torch` ends up as
-`record.globals["torch"].nn.functional`). Modules are never re-imported by name
-for the stand-ins themselves. The attribute *values* (functions, classes,
-tensors) are pickled by dill with its usual rule: functions and classes that are
-importable by name (torch.relu, math.sqrt, your package's helpers) are stored
-by reference and imported on load; those defined in __main__ are stored by
-value. So replaying a record that refers to your own package needs that package
+The module rule. A module whose attributes the translator reported reading
+(through `record_module_attr`) becomes a `RecordedModule` stand-in holding just
+those attributes, with module-valued attributes nested as stand-ins:
+`torch.nn.functional` reached via `torch` ends up as
+`record.globals["torch"].nn.functional`, and reading an attribute that was not
+recorded fails with an AttributeError saying so. A module with no recorded
+attribute reads (e.g. a global recorded by name only) is stored by name and
+re-imported on load, when it is importable: it is sys.modules[its __name__]
+and not __main__; otherwise it becomes an (empty) stand-in too. Modules are
+never pickled by value. The attribute *values* (functions, classes, tensors)
+are pickled by dill with its usual rule: functions and classes importable by
+name (torch.relu, math.sqrt, your package's helpers) are stored by reference
+and imported on load; those defined in __main__ are stored by value. So
+replaying a record that refers to your own package needs that package
 importable; load_record says so clearly when it is not.
 
 Arguments: dense tensors (also inside tuples/lists/dicts) are copied when
@@ -54,13 +57,16 @@ import copy
 import dataclasses
 import datetime
 import hashlib
+import importlib
 import importlib.metadata
+import io
 import json
 import logging
 import os
 import platform
 import re
 import stat
+import sys
 import traceback
 import types
 import warnings
@@ -326,13 +332,38 @@ class ExecutionRecorder:
         standin = standins.get(id(value))
         if standin is not None:
             return standin
+        _, attrs = self._module_attrs.get(id(value), (None, {}))
+        if not attrs and (isinstance(value, RecordedModule) or _importable_by_name(value)):
+            return value  # an importable module goes by name; a stand-in (a replay re-recorded) as it is
         name = value.__dict__.get("__name__")
         standin = RecordedModule(name if isinstance(name, str) else "<module>")
         standins[id(value)] = standin
-        _, attrs = self._module_attrs.get(id(value), (None, {}))
         for attr, attr_value in attrs.items():
             standin.__dict__[attr] = self._standin_or_value(attr_value, standins)
         return standin
+
+
+def _importable_by_name(module: types.ModuleType) -> bool:
+    """A real module that `importlib.import_module(module.__name__)` gives back (and not __main__)."""
+    if isinstance(module, RecordedModule):
+        return False
+    name = module.__dict__.get("__name__")
+    return isinstance(name, str) and name != "__main__" and sys.modules.get(name) is module
+
+
+class _RecordPickler(dill.Pickler):
+    """dill, except that importable modules are always pickled by name (dill pickles some by value)."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if isinstance(obj, types.ModuleType) and _importable_by_name(obj):
+            return (importlib.import_module, (obj.__name__,))
+        return NotImplemented
+
+
+def _dumps(obj: Any) -> bytes:
+    buffer = io.BytesIO()
+    _RecordPickler(buffer).dump(obj)
+    return buffer.getvalue()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -378,7 +409,7 @@ def _picklable_copy(value: Any, where: str, notes: list[str], memo: dict[int, An
             copied.__dict__[attr] = _picklable_copy(attr_value, f"{where}.{attr}", notes, memo)
         return copied
     try:
-        dill.dumps(value)
+        _dumps(value)
         return value
     except Exception as exc:
         reason = f"{type(exc).__name__}: {exc}"
@@ -421,10 +452,10 @@ def _picklable_record(record: Record) -> Record:
 def dump_record(record: Record) -> bytes:
     """The bytes of a record file (header and payload) for `record`."""
     try:
-        payload = dill.dumps(record)
+        payload = _dumps(record)
     except Exception:
         try:
-            payload = dill.dumps(_picklable_record(record))
+            payload = _dumps(_picklable_record(record))
         except Exception as exc:
             raise RecordError(f"could not pickle the record of {record.qualname}: {type(exc).__name__}: {exc}") from None
     header = json.dumps(record.header(payload), sort_keys=True).encode("utf-8")

@@ -108,6 +108,8 @@ def assemble(instrs: list[Instruction], template: types.CodeType, **replace) -> 
 
     n = len(instrs)
     position_of = {id(ins): i for i, ins in enumerate(instrs)}
+    if len(position_of) != n:
+        raise AssemblyError("the same Instruction object appears more than once")
     ops = [0] * n
     args = [0] * n
     jump_targets: list[tuple[int, int]] = []

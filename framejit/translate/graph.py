@@ -78,6 +78,10 @@ class GraphBuilder:
             raise GraphBreak("data-dependent op", f"{_target_name(target)} has a data-dependent output ({type(e).__name__})")
         except torch._subclasses.fake_tensor.UnsupportedFakeTensorException as e:
             raise GraphBreak("fake tensor", f"{_target_name(target)} cannot run on fake tensors: {e}")
+        except (RuntimeError, TypeError, ValueError, IndexError) as e:
+            # the op itself fails on these inputs (shape mismatch, bad argument): eagerly it raises too,
+            # so it runs as plain Python at a break and raises there, exactly as eagerly
+            raise GraphBreak("op raised", f"{_target_name(target)} raises {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
         node = self.graph.create_node(op, target, fx_args, fx_kwargs)
         self.created.append(node)
         if self.current_stack_trace:
