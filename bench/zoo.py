@@ -30,6 +30,8 @@ SEQ = 8
 VOCAB = 128
 IMAGE = 32
 NUM_LABELS = 3
+MEL_BINS = 8
+AUDIO_FRAMES = 16  # Whisper's stride-2 conv turns these into AUDIO_FRAMES // 2 positions
 WEIGHT_SEED = 0
 INPUT_SEED = 1
 
@@ -98,6 +100,14 @@ def _encoder_decoder_inputs() -> dict[str, torch.Tensor]:
     return {
         "input_ids": _token_ids(gen),
         "attention_mask": _padded_mask(),
+        "decoder_input_ids": _token_ids(gen),
+    }
+
+
+def _audio_inputs() -> dict[str, torch.Tensor]:
+    gen = _generator()
+    return {
+        "input_features": torch.randn(BATCH, MEL_BINS, AUDIO_FRAMES, generator=gen),
         "decoder_input_ids": _token_ids(gen),
     }
 
@@ -280,6 +290,39 @@ ZOO: list[ZooModel] = [
         _decoder_inputs,
         _token_cross_entropy,
     ),
+    ZooModel(
+        "bloom",  # ALiBi position bias instead of position embeddings
+        "decoder",
+        _attention_model(
+            transformers.BloomConfig,
+            transformers.BloomForCausalLM,
+            vocab_size=VOCAB,
+            hidden_size=32,
+            n_layer=2,
+            n_head=4,
+            hidden_dropout=0.0,
+            attention_dropout=0.0,
+        ),
+        _decoder_inputs,
+        _token_cross_entropy,
+    ),
+    ZooModel(
+        # Mixture of experts with the reference ("eager") expert loop: it iterates over
+        # `nonzero()` of the routing mask, i.e. data-dependent shapes and control flow.
+        "mixtral",
+        "decoder",
+        _attention_model(
+            transformers.MixtralConfig,
+            transformers.MixtralForCausalLM,
+            num_local_experts=4,
+            num_experts_per_tok=2,
+            router_jitter_noise=0.0,
+            experts_implementation="eager",
+            **_LLAMA_LIKE,
+        ),
+        _decoder_inputs,
+        _token_cross_entropy,
+    ),
     # ------------------------------------------------------------ encoders
     ZooModel(
         "bert",
@@ -346,6 +389,20 @@ ZOO: list[ZooModel] = [
         _encoder_inputs,
         _token_cross_entropy,
     ),
+    ZooModel(
+        "deberta_v2",  # disentangled relative-position attention
+        "encoder",
+        _attention_model(
+            transformers.DebertaV2Config,
+            transformers.DebertaV2Model,
+            relative_attention=True,
+            position_buckets=8,
+            pos_att_type=["p2c", "c2p"],
+            **_BERT_LIKE,
+        ),
+        _encoder_inputs,
+        _hidden_probe,
+    ),
     # ------------------------------------------------------------ encoder-decoders
     ZooModel(
         "t5",
@@ -393,6 +450,36 @@ ZOO: list[ZooModel] = [
         _encoder_decoder_inputs,
         _token_cross_entropy,
     ),
+    ZooModel(
+        "whisper",  # speech: conv front end over mel features, then a text decoder
+        "encoder-decoder",
+        _attention_model(
+            transformers.WhisperConfig,
+            transformers.WhisperForConditionalGeneration,
+            vocab_size=VOCAB,
+            d_model=32,
+            encoder_layers=2,
+            decoder_layers=2,
+            encoder_attention_heads=2,
+            decoder_attention_heads=2,
+            encoder_ffn_dim=64,
+            decoder_ffn_dim=64,
+            num_mel_bins=MEL_BINS,
+            max_source_positions=AUDIO_FRAMES // 2,
+            max_target_positions=16,
+            dropout=0.0,
+            attention_dropout=0.0,
+            activation_dropout=0.0,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+            decoder_start_token_id=1,
+            begin_suppress_tokens=None,
+            suppress_tokens=None,
+        ),
+        _audio_inputs,
+        _token_cross_entropy,
+    ),
     # ------------------------------------------------------------ vision
     ZooModel(
         "vit",
@@ -409,6 +496,26 @@ ZOO: list[ZooModel] = [
             intermediate_size=64,
             hidden_dropout_prob=0.0,
             attention_probs_dropout_prob=0.0,
+            num_labels=NUM_LABELS,
+        ),
+        _image_inputs,
+        _class_cross_entropy,
+    ),
+    ZooModel(
+        "swin",  # shifted-window attention: window partition/roll reshapes
+        "vision",
+        _attention_model(
+            transformers.SwinConfig,
+            transformers.SwinForImageClassification,
+            image_size=IMAGE,
+            patch_size=4,
+            embed_dim=16,
+            depths=[2, 1],  # the second block of stage one uses shifted windows
+            num_heads=[2, 2],
+            window_size=4,
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+            drop_path_rate=0.0,
             num_labels=NUM_LABELS,
         ),
         _image_inputs,
