@@ -184,6 +184,40 @@ def test_a_module_reached_two_ways_is_one_stand_in(debug_dir):
     torch.testing.assert_close(loaded.build_function()(x), uses_alias(x))
 
 
+def test_modules_without_recorded_reads_are_stored_by_name(debug_dir):
+    this_module = sys.modules[__name__]  # importable, but outside site-packages
+    unimportable = types.ModuleType("made_up_module_for_framejit_tests")
+    unimportable.value = 7
+    recorder = ExecutionRecorder()
+    recorder.record_function(failing)
+    recorder.record_global("math", math)
+    recorder.record_global("this_module", this_module)
+    recorder.record_global("made_up", unimportable)
+    recorder.record_global("made_up_read", unimportable)
+    recorder.record_global("F", F)
+    recorder.record_module_attr(F, "relu", F.relu)
+    record = recorder.to_record()
+    assert record.globals["math"] is math and record.globals["this_module"] is this_module
+    loaded = load_record(write_record(record, debug_dir))
+    assert loaded.globals["math"] is math
+    assert loaded.globals["this_module"] is this_module
+    assert isinstance(loaded.globals["F"], RecordedModule)
+    assert isinstance(loaded.globals["made_up"], RecordedModule)
+    assert loaded.globals["made_up"].recorded_attributes() == {}
+    with pytest.raises(AttributeError, match="no recorded attribute 'value'"):
+        loaded.globals["made_up"].value
+
+
+def test_re_recording_a_replayed_function_keeps_its_stand_ins(debug_dir):
+    _, _, _, record = full_record()
+    loaded = load_record(write_record(record, debug_dir))
+    rebuilt = loaded.build_function()
+    again = simulate_translation(rebuilt, loaded.rebuild_args()[0], {"k": 2}, globals_read=("torch", "math"))
+    assert again.globals["torch"] is loaded.globals["torch"]
+    reloaded = load_record(write_record(again, debug_dir))
+    assert reloaded.globals["torch"].nn.functional.relu is F.relu
+
+
 def test_tensor_arguments_keep_values_dtype_layout_and_grad(debug_dir):
     _, (x, model), _, record = full_record()
     loaded = load_record(write_record(record, debug_dir))
@@ -430,11 +464,21 @@ def test_file_writable_by_others_is_refused_unless_trusted(debug_dir):
 # --- replay ---------------------------------------------------------------------------------------
 
 
+def _convert_module():
+    try:
+        import framejit.convert as convert_module
+    except ImportError:  # the core's converter is not importable (yet): stand in for it
+        convert_module = types.ModuleType("framejit.convert")
+        sys.modules["framejit.convert"] = convert_module
+    return convert_module
+
+
 def install_hook(monkeypatch, hook):
-    stub = types.ModuleType("framejit.convert")
-    stub.replay_conversion = hook
-    monkeypatch.setitem(sys.modules, "framejit.convert", stub)
-    return stub
+    monkeypatch.setattr(_convert_module(), "replay_conversion", hook, raising=False)
+
+
+def remove_hook(monkeypatch):
+    monkeypatch.delattr(_convert_module(), "replay_conversion", raising=False)
 
 
 def run_eagerly(fn, args, kwargs):
@@ -495,7 +539,7 @@ def test_replay_run_detects_wrong_output(monkeypatch):
 
 
 def test_replay_falls_back_to_framejit_compile(monkeypatch):
-    monkeypatch.setitem(sys.modules, "framejit.convert", None)  # as if convert.py did not exist
+    remove_hook(monkeypatch)
     seen = []
 
     def fake_compile(fn, backend):
@@ -511,7 +555,7 @@ def test_replay_falls_back_to_framejit_compile(monkeypatch):
 
 
 def test_replay_without_any_converter(monkeypatch):
-    monkeypatch.setitem(sys.modules, "framejit.convert", None)
+    remove_hook(monkeypatch)
     monkeypatch.delattr(framejit, "compile", raising=False)
     result = replay(failing_record())
     assert result.harness_error and "nothing can convert" in result.harness_error
@@ -522,12 +566,14 @@ def test_replay_without_any_converter(monkeypatch):
 
 STUB_CLI = """
 import sys, types
-stub = types.ModuleType("framejit.convert")
+try:
+    import framejit.convert as convert_module
+except ImportError:
+    convert_module = sys.modules["framejit.convert"] = types.ModuleType("framejit.convert")
 def replay_conversion(fn, args, kwargs):
     fn(*args, **kwargs)
     return fn
-stub.replay_conversion = replay_conversion
-sys.modules["framejit.convert"] = stub
+convert_module.replay_conversion = replay_conversion
 from framejit.cli import main
 sys.exit(main(sys.argv[1:]))
 """
