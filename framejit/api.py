@@ -69,7 +69,7 @@ def _compile_function(fn, backend_fn, fullgraph, config, observer):
     code = fn.__code__
     state = cache.state_for(code, (backend_fn, fullgraph, config, observer))
     entries = state.entries
-    signature = inspect.signature(fn)
+    signature = inspect.signature(fn, follow_wrapped=False)   # the code that runs, not __wrapped__
 
     def wrap(resume_fn):
         return _compile_function(resume_fn, backend_fn, fullgraph, config, observer)
