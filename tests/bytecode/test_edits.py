@@ -432,7 +432,7 @@ def test_constants_stay_distinct_by_type_and_sign():
         if isinstance(want, tuple):
             assert [type(v) for v in have] == [type(v) for v in want]
     # equal values of the same type still share one slot
-    again = build(_template, instrs + instrs[1:3], co_consts=(None,))
+    again = build(_template, instrs + copy_instructions(instrs[1:3]), co_consts=(None,))
     assert len(again.__code__.co_consts) == len(fn.__code__.co_consts)
 
 
@@ -501,3 +501,9 @@ def test_empty_consts_seed_never_makes_a_docstring():
     instrs = [make("RESUME", 0), make("LOAD_CONST", "not a doc"), make("RETURN_VALUE")]
     fn = build(_template, instrs, co_consts=())
     assert fn(0) == "not a doc" and fn.__doc__ is None
+
+
+def test_same_instruction_twice_is_reported():
+    ret = make("RETURN_VALUE")
+    with pytest.raises(AssemblyError, match="more than once"):
+        assemble([make("RESUME", 0), make("LOAD_FAST", "n"), ret, ret], _template.__code__)

@@ -42,7 +42,7 @@ def positions(draw):
                          draw(st.one_of(cols, st.integers(0, 90))))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.lists(positions(), min_size=12, max_size=12), st.integers(1, 5000))
 def test_location_table_roundtrip(pos_list, firstlineno):
     instrs = _body()
