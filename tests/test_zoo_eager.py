@@ -6,15 +6,11 @@ deterministic (seeded weights and inputs, no live dropout) and gives finite grad
 """
 
 import math
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # so `bench` imports under any runner
-
-from bench import zoo  # noqa: E402
+from bench import zoo
 
 
 def output_tensors(output) -> list[torch.Tensor]:
