@@ -93,16 +93,26 @@ for _cond in ("TRUE", "FALSE", "NONE", "NOT_NONE"):
 FORWARD_ONLY_JUMP_OPNAMES: frozenset[str] = frozenset(
     {"FOR_ITER", "SEND", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"})
 
-# Indexed by opcode: the opcode to use when the target lies after / before the jump.
-# -1 means "this jump cannot go that way".
-FORWARD_VARIANT: tuple[int, ...] = tuple(
-    (OPMAP[_FORWARD_OF.get(OPNAMES[op], OPNAMES[op])]
-     if OPNAMES[op] not in BACKWARD_JUMP_OPNAMES or OPNAMES[op] in _FORWARD_OF else -1)
-    if ARG_KIND[op] == KIND_JUMP else -1 for op in range(256))
-BACKWARD_VARIANT: tuple[int, ...] = tuple(
-    (OPMAP[_BACKWARD_OF[OPNAMES[op]]] if OPNAMES[op] in _BACKWARD_OF
-     else op if OPNAMES[op] in BACKWARD_JUMP_OPNAMES else -1)
-    if ARG_KIND[op] == KIND_JUMP else -1 for op in range(256))
+
+
+def _variant_table(renames: dict[str, str], keeps_own_name) -> tuple[int, ...]:
+    table = [-1] * 256
+    for name in JUMP_OPNAMES:
+        if name in renames:
+            table[OPMAP[name]] = OPMAP[renames[name]]
+        elif keeps_own_name(name):
+            table[OPMAP[name]] = OPMAP[name]
+    return tuple(table)
+
+
+# Indexed by opcode: the opcode to use when the target lies after / at-or-before the
+# jump; -1 where 3.11 has no such form (FOR_ITER, SEND, *_OR_POP cannot go back).
+FORWARD_VARIANT: tuple[int, ...] = _variant_table(
+    _FORWARD_OF, lambda name: name not in BACKWARD_JUMP_OPNAMES)
+BACKWARD_VARIANT: tuple[int, ...] = _variant_table(
+    _BACKWARD_OF, lambda name: name in BACKWARD_JUMP_OPNAMES)
+assert FORWARD_ONLY_JUMP_OPNAMES == {name for name in JUMP_OPNAMES
+                                     if BACKWARD_VARIANT[OPMAP[name]] < 0}
 IS_BACKWARD_JUMP: tuple[bool, ...] = tuple(OPNAMES[op] in BACKWARD_JUMP_OPNAMES
                                            for op in range(256))
 assert all(CACHE_COUNT[OPMAP[name]] == 0 for name in JUMP_OPNAMES)
