@@ -130,7 +130,8 @@ def _render(g, bind):
         m = g.expected
         v = e if e.isidentifier() else "__fj_t"
         head = f"type({v}) is {bind(m.type)}" if v == e else f"type(__fj_t := {e}) is {bind(m.type)}"
-        return (f"{head} and {v}.dtype is {bind(m.dtype)} and {v}.device == {bind(m.device)}"
+        device = f"{v}.is_cpu" if m.device.type == "cpu" else f"{v}.device == {bind(m.device)}"
+        return (f"{head} and {v}.dtype is {bind(m.dtype)} and {device}"
                 f" and {v}.shape == {bind(torch.Size(m.shape))} and {v}.stride() == {bind(m.stride)}"
                 f" and {v}.requires_grad is {m.requires_grad}")
     if g.kind == "CONST_MATCH":

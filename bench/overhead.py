@@ -1,0 +1,68 @@
+"""Per-call overhead of framejit vs torch.compile on a 3-op function, side by side in one run.
+
+    .venv/bin/python bench/overhead.py
+
+Prints the median time per call of: eager, the captured graph called directly (the floor), framejit
+(eager backend) and torch.compile(backend="eager"), and framejit's overhead over eager as a fraction of
+torch.compile's overhead over eager (target: at most 0.10).
+"""
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import torch  # noqa: E402
+
+import framejit  # noqa: E402
+
+
+def fn(x, y):
+    return torch.relu(x * y + 1.0)
+
+
+def bench(f, *args, number=2000, repeat=15):
+    for _ in range(200):
+        f(*args)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            f(*args)
+        times.append((time.perf_counter() - t0) / number)
+    return statistics.median(times)
+
+
+def main():
+    torch.set_num_threads(1)
+    x, y = torch.randn(8, 8), torch.randn(8, 8)
+    counter = framejit.CompileCounter()
+    fj = framejit.compile(fn, backend=counter)
+    tc = torch.compile(fn, backend="eager")
+    fj(x, y)
+    tc(x, y)
+    assert counter.frame_count == 1
+    graph = counter.graphs[0].forward
+    # interleave rounds so drift hits all candidates alike
+    results = {"eager": [], "graph (floor)": [], "framejit": [], "torch.compile": []}
+    for _ in range(3):
+        results["eager"].append(bench(fn, x, y))
+        results["graph (floor)"].append(bench(graph, x, y))
+        results["framejit"].append(bench(fj, x, y))
+        results["torch.compile"].append(bench(tc, x, y))
+    med = {k: statistics.median(v) for k, v in results.items()}
+    print(f"3-op function on 8x8 tensors, torch {torch.__version__}, 1 thread")
+    for k, v in med.items():
+        print(f"  {k:<15} {v * 1e6:8.2f} us/call")
+    fj_over = med["framejit"] - med["eager"]
+    tc_over = med["torch.compile"] - med["eager"]
+    print(f"  framejit overhead over eager:      {fj_over * 1e6:6.2f} us")
+    print(f"  torch.compile overhead over eager: {tc_over * 1e6:6.2f} us")
+    ratio = fj_over / tc_over if tc_over > 0 else float("nan")
+    print(f"  ratio (framejit / torch.compile overhead): {ratio:.3f}  (target <= 0.10)")
+    return ratio
+
+
+if __name__ == "__main__":
+    main()
