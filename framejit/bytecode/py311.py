@@ -94,7 +94,6 @@ FORWARD_ONLY_JUMP_OPNAMES: frozenset[str] = frozenset(
     {"FOR_ITER", "SEND", "JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"})
 
 
-
 def _variant_table(renames: dict[str, str], keeps_own_name) -> tuple[int, ...]:
     table = [-1] * 256
     for name in JUMP_OPNAMES:
@@ -116,6 +115,7 @@ assert FORWARD_ONLY_JUMP_OPNAMES == {name for name in JUMP_OPNAMES
 IS_BACKWARD_JUMP: tuple[bool, ...] = tuple(OPNAMES[op] in BACKWARD_JUMP_OPNAMES
                                            for op in range(256))
 assert all(CACHE_COUNT[OPMAP[name]] == 0 for name in JUMP_OPNAMES)
+del _kinds, _op, _i, _name, _sym, _cond
 
 
 def is_jump(opname: str) -> bool:
