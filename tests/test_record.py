@@ -33,7 +33,8 @@ from framejit.record import (
     replay,
     write_record,
 )
-from framejit.replay import FALLBACK_NAME, HOOK_NAME
+from framejit.cli import main
+from framejit.record_replay import FALLBACK_NAME, HOOK_NAME
 
 REPO = Path(__file__).resolve().parents[1]
 OFFSET = 3.0
@@ -598,31 +599,47 @@ def test_cli_replay_exit_codes(debug_dir):
     assert "NOT reproduced" in not_ok.stdout
 
 
-def test_cli_bad_files_exit_2(tmp_path, debug_dir):
+def test_cli_bad_file_exits_2(tmp_path):
     junk = tmp_path / "junk.rec"
     junk.write_bytes(b"\x00\x01 definitely not a record")
     result = run_cli("replay", str(junk))
     assert result.returncode == 2
     assert "not a framejit record" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# The remaining command-line cases run framejit.cli.main in this process (same code, no start-up cost).
+
+
+def test_cli_version_mismatch_exits_2(debug_dir, capsys):
     path = write_record(failing_record(), debug_dir)
     rewrite_header(path, python_version="3.9.0")
-    result = run_cli("replay", str(path))
-    assert result.returncode == 2 and "3.9.0" in result.stderr and "Traceback" not in result.stderr
+    assert main(["replay", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "3.9.0" in err and platform.python_version() in err
 
 
-def test_cli_refuses_foreign_files_unless_trusted(debug_dir):
+def test_cli_refuses_foreign_files_unless_trusted(monkeypatch, debug_dir, capsys):
+    install_hook(monkeypatch, run_eagerly)
     path = write_record(failing_record(), debug_dir)
     _make_foreign(path)
-    refused = run_cli("replay", str(path), stub=True)
-    assert refused.returncode == 2 and "owned by user id 65534" in refused.stderr
-    trusted = run_cli("replay", str(path), "--trust", stub=True)
-    assert trusted.returncode == 0, trusted.stdout + trusted.stderr
+    assert main(["replay", str(path)]) == 2
+    assert "owned by user id 65534" in capsys.readouterr().err
+    assert main(["replay", str(path), "--trust"]) == 0
 
 
-def test_cli_run_flag(debug_dir):
+def test_cli_run_flag(monkeypatch, debug_dir, capsys):
+    install_hook(monkeypatch, lambda fn, args, kwargs: fn)
     _, _, _, record = full_record()
     path = write_record(record, debug_dir)
-    result = run_cli("replay", str(path), "--run", stub=True)
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "converted output matches eager" in result.stdout
+    assert main(["replay", str(path), "--run"]) == 0
+    out = capsys.readouterr().out
+    assert "converted output matches eager" in out and "reproduced the recorded outcome" in out
+
+
+def test_cli_torch_version_mismatch_warns(monkeypatch, debug_dir, capsys):
+    install_hook(monkeypatch, run_eagerly)
+    path = write_record(failing_record(), debug_dir)
+    rewrite_header(path, torch_version="1.0.0")
+    assert main(["replay", str(path)]) == 0
+    assert "recorded with torch 1.0.0" in capsys.readouterr().err
