@@ -341,7 +341,7 @@ def check(fn, *args, backend=None, fullgraph=False, graphs=None, breaks=None, gr
           atol=1e-6, **kwargs):
     """Run fn eagerly and compiled on fresh copies of the inputs; assert they behave identically.
 
-    backend:  None (a framejit.backends.CompileCounter) or a callable backend (wrapped to count).
+    backend:  None (CompileCounter over eager), a backend name, or a callable; always counted.
     graphs:   when given, the number of graphs compiled by the first call.
     breaks:   when given, the graph-break count reported by framejit.explain.
     grads:    backward() through the summed float outputs and compare every input leaf's .grad.
@@ -351,10 +351,10 @@ def check(fn, *args, backend=None, fullgraph=False, graphs=None, breaks=None, gr
     fj.reset()
     if backend is None:
         counter = fj.backends.CompileCounter()
-    elif callable(backend):
-        counter = _CountingBackend(backend)
+    elif isinstance(backend, str):
+        counter = fj.backends.CompileCounter(backend)
     else:
-        raise TypeError("check(backend=...) takes a callable; named backends cannot be counted")
+        counter = _CountingBackend(backend)
     compiled_fn = fj.compile(fn, backend=counter, fullgraph=fullgraph)
     watch = _StateWatch(fn)
 
@@ -392,11 +392,16 @@ def check(fn, *args, backend=None, fullgraph=False, graphs=None, breaks=None, gr
     return first.result
 
 
-def case(fn, *args, kwargs=None, **check_options):
-    """One parametrized differential case: `fn(*args, **kwargs)` checked with check_options."""
+def case(fn, *args, kwargs=None, name=None, xfail=None, **check_options):
+    """One parametrized differential case: `fn(*args, **kwargs)` checked with check_options.
+
+    name:  the test id (default: the function's name).
+    xfail: the missing framejit feature that makes this case fail (marks it xfail, strict).
+    """
     import pytest
 
-    return pytest.param(fn, args, kwargs or {}, check_options, id=fn.__name__)
+    marks = [pytest.mark.xfail(strict=True, reason=f"missing feature: {xfail}")] if xfail else []
+    return pytest.param(fn, args, kwargs or {}, check_options, id=name or fn.__name__, marks=marks)
 
 
 CASE_FIELDS = "fn,args,kwargs,options"

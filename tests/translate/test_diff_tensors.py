@@ -585,6 +585,18 @@ CASES = [
 ]
 
 
+AOT_CASES = [
+    case(grad_through_matmul, g34, gw45, backend="aot_eager", name="aot_grad_through_matmul", **GRAD),
+    case(grad_softmax_layernorm, g34, backend="aot_eager", name="aot_grad_softmax_layernorm", **GRAD),
+    case(conv2d_padded, img, kernel, backend="aot_eager", name="aot_conv2d_padded", **ONE),
+]
+
+
+@pytest.mark.parametrize(CASE_FIELDS, AOT_CASES)
+def test_matches_eager_through_aot_eager(fn, args, kwargs, options):
+    run_case(fn, args, kwargs, options)
+
+
 @pytest.mark.parametrize(CASE_FIELDS, CASES)
 def test_matches_eager(fn, args, kwargs, options):
     run_case(fn, args, kwargs, options)
