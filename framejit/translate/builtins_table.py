@@ -203,11 +203,16 @@ def _dict(tx, args, kwargs):
 
 
 @lookaside(set, frozenset)
-def _set(tx, args, kwargs):
+def _set(tx, args, kwargs, kind=set):
     if not args:
-        return SetValue([])
+        return SetValue([]) if kind is set else Const(frozenset())
     items = unpack_iterable(tx, args[0])
+    if kind is frozenset:                # immutable and made of constants: a constant
+        return Const(frozenset(as_python(i) for i in items))
     return SetValue(_dedupe(items))
+
+
+LOOKASIDES[frozenset] = lambda tx, args, kwargs: _set(tx, args, kwargs, kind=frozenset)
 
 
 def _dedupe(items):

@@ -231,10 +231,22 @@ def _set_method(tx, s, name, args, kwargs):
         _mut(tx, s)
         return Const(None)
     real = set(as_python(i) for i in s.items)
-    out = getattr(real, name)(*[as_python(a) for a in args])
+    try:
+        out = getattr(real, name)(*[as_python(a) for a in args])
+    except (KeyError, TypeError, AttributeError) as e:
+        raise GraphBreak("key error" if isinstance(e, KeyError) else "constant op raised", f"set.{name}: {e!r}")
+    if name in SET_MUTATORS:             # keep the surviving items in order, then the new ones
+        kept = [i for i in s.items if i.value in real]
+        kept_keys = {i.value for i in kept}
+        s.items[:] = kept + [Const(x) for x in real if x not in kept_keys]
+        _mut(tx, s)
     if isinstance(out, set):
         return SetValue([Const(x) for x in out])
     return Const(out)
+
+
+SET_MUTATORS = {"discard", "remove", "pop", "clear", "update", "difference_update", "intersection_update",
+                "symmetric_difference_update"}
 
 
 def build_dict_from_pairs(keys, values):

@@ -15,7 +15,8 @@ from .graph import GraphBuilder
 from .side_effects import SideEffects
 from ..bytecode import decode as decode_cached
 from ..errors import GraphBreak
-from .source import AttrSource, BuiltinSource, ItemSource
+from .identity import IdentityTracker, guard_object
+from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource
 from .values import Const, DictValue, ObjectValue, SeqValue, TensorValue
 
 CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
@@ -53,6 +54,8 @@ class ConversionContext:
         self.instruction_count = 0
         self._decoded = {}
         self._local_objects = set()
+        self._real_cells = {}        # id(real cell) -> CellValue (every inlined call sees the same cell)
+        self.identity = IdentityTracker(self.guards)   # aliasing between mutable inputs (identity.py)
 
     # ---- helpers used by handlers -------------------------------------------------------------
     def decode(self, code):
@@ -74,10 +77,18 @@ class ConversionContext:
         return wrap_unsourced(obj) if not isinstance(obj, torch.Tensor) else _raise(
             GraphBreak("global", "a tensor global of a module framejit cannot reach"))
 
-    def real_cell(self, cell, contents_source):
+    def real_cell(self, cell, cell_source):
+        """The CellValue of a real cell; cell_source reaches the cell (a ClosureSource reaches its contents)."""
         from .cells import CellValue
-        return CellValue(real=cell, contents_source=AttrSource(contents_source, "cell_contents")
-                         if contents_source is not None else None)
+        known = self._real_cells.get(id(cell))
+        if known is not None and known.real is cell:
+            return known
+        if isinstance(cell_source, ClosureSource) or cell_source is None:
+            contents_source = cell_source
+        else:
+            contents_source = AttrSource(cell_source, "cell_contents")
+        value = self._real_cells[id(cell)] = CellValue(real=cell, contents_source=contents_source)
+        return value
 
     def is_local_object(self, value):
         return id(value) in self._local_objects
@@ -99,7 +110,11 @@ class ConversionContext:
         known = self.wrapped.get(source)
         if known is not None:
             return known
-        value = self._wrap(obj, source, guard)
+        value = self.identity.alias(obj, source) if guard else None
+        if value is None:
+            value = self._wrap(obj, source, guard)
+            if guard:
+                self.identity.track(obj, source, value)
         self.wrapped[source] = value
         return value
 
@@ -138,7 +153,7 @@ class ConversionContext:
                 g.add("CONST_MATCH", source, obj) if t is range else g.add("ID_MATCH", source, obj)
             return Const(obj, source)
         if guard:
-            g.add("ID_MATCH", source, obj)
+            guard_object(self, obj, source)
         return ObjectValue(obj, source)
 
     def wrap_attr(self, owner, owner_source, name, obj):

@@ -61,16 +61,24 @@ def binary_op(tx, sym, a, b):
             tx.ctx.side_effects.mutate_container(a)
             return a
         return DictValue({**a.items, **b.items})
-    if isinstance(a, SetValue) and isinstance(b, SetValue):
+    if isinstance(a, SetValue) and isinstance(b, SetValue) or _is_set_operands(a, b):
         return _set_binary(fn, a, b)
     if hasattr(a, "binary_op"):
         return a.binary_op(tx, sym, b)
     raise GraphBreak("operator", f"{sym} on {type(a).__name__} and {type(b).__name__} is not supported")
 
 
+def _is_set_operands(a, b):
+    """A set built in the frame with a constant (frozen)set, either way round."""
+    return any(isinstance(x, SetValue) and isinstance(y, Const) and isinstance(y.value, (set, frozenset))
+               for x, y in ((a, b), (b, a)))
+
+
 def _set_binary(fn, a, b):
     out = fn(as_python(a), as_python(b))
-    if isinstance(out, (set, frozenset)):
+    if isinstance(out, frozenset):
+        return Const(out)
+    if isinstance(out, set):
         return SetValue([Const(x) for x in out])
     return Const(out)
 
