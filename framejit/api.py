@@ -132,16 +132,11 @@ def _on_miss(fn, signature, state, opts, args, kwargs):
 
 
 def _convert(fn, signature, state, opts, args, kwargs):
-    from .failures import handle_internal_failure
-    start = time.perf_counter()
+    from .observe import observed_conversion
     state.conversions += 1
-    try:
-        result = convert_frame(fn, signature, args, kwargs, opts)
-    except Unsupported:
-        raise
-    except Exception as e:                     # a framejit bug or a backend failure
-        result = handle_internal_failure(fn, args, kwargs, opts, e)
-    elapsed = time.perf_counter() - start
+    # metrics, phase times, records, global-state checks, logs; internal failures -> eager (failures.py)
+    result, elapsed = observed_conversion(fn, state, opts, args, kwargs,
+                                          lambda: convert_frame(fn, signature, args, kwargs, opts))
     if result.kind == "entry":
         state.entries.append(result.entry)
         state.results.append(result)
@@ -150,8 +145,6 @@ def _convert(fn, signature, state, opts, args, kwargs):
         state.results.append(result)
     if opts.observer is not None:
         opts.observer(fn, result, elapsed)
-    from .observe import record_conversion
-    record_conversion(fn, state, result, elapsed)
     return result
 
 

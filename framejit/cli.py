@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _replay(args: argparse.Namespace) -> int:
     from framejit.record import RecordError, load_record, read_record_header
-    from framejit.replay import replay_record
+    from framejit.record_replay import replay_record
 
     print(PICKLE_WARNING, file=sys.stderr)
     try:

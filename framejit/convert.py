@@ -26,6 +26,8 @@ import torch
 
 from . import codegen, resume
 from .errors import BackendError, GraphBreak, Unsupported
+from .metrics import phase
+from .observe import current_recorder, note_restart
 from .translate.builtins_table import truth  # noqa: F401
 from .translate.context import ConversionContext
 from .translate.source import ClosureSource, LocalSource
@@ -122,16 +124,21 @@ def convert_frame(fn, signature, args, kwargs, opts):
     break_at = set()
     for _attempt in range(8):
         ctx = ConversionContext(opts.config, fn.__globals__, frozenset(break_at))
+        ctx.recorder = current_recorder()
         closure = tuple(ctx.real_cell(cell, ClosureSource(i, name))
                         for i, (cell, name) in enumerate(zip(fn.__closure__ or (), code.co_freevars)))
-        tx = Translator(ctx, code, ctx.decode(code), fn.__globals__, args=bound, closure=closure)
+        with phase("bytecode_analysis"):
+            instructions = ctx.decode(code)
+        tx = Translator(ctx, code, instructions, fn.__globals__, args=bound, closure=closure)
         try:
-            rv = tx.run()
+            with phase("translate"):
+                rv = tx.run()
         except GraphBreak as gb:
             index = tx.snapshot.index
             inst = tx.instructions[index]
             if gb.inlined and inst.opname in ("CALL", "CALL_FUNCTION_EX") and index not in break_at:
                 break_at.add(index)
+                note_restart(f"{gb.reason} (inside the call at {format_position(code, inst).strip()})")
                 continue
             return _finish_break(fn, ctx, tx, gb, opts)
         return _finish_return(fn, ctx, rv, opts)
@@ -166,7 +173,8 @@ def _compile_graph(ctx, outputs, opts):
     ctx.guards.add("GRAD_MODE", None, torch.is_grad_enabled())
     gm, example_inputs = ctx.graph.finish(outputs)
     try:
-        compiled = opts.backend(gm, example_inputs)
+        with phase("backend_compile"):
+            compiled = opts.backend(gm, example_inputs)
     except Exception as e:
         err = BackendError(f"backend {getattr(opts.backend, '__name__', opts.backend)!r} failed: "
                            f"{type(e).__name__}: {e}", gm)
@@ -177,12 +185,18 @@ def _compile_graph(ctx, outputs, opts):
 def _make_entry(fn, ctx, compiled, gm, body, opts, breaks):
     code = fn.__code__
     try:
-        entry, text, ns = codegen.build_entry(code, fn.__globals__, fn.__defaults__, fn.__kwdefaults__,
-                                              bool(code.co_freevars), lambda ns: ctx.guards.render(ns.bind), body)
+        with phase("codegen"):
+            entry, text, ns = codegen.build_entry(code, fn.__globals__, fn.__defaults__, fn.__kwdefaults__,
+                                                  bool(code.co_freevars), lambda ns: _render_guards(ctx, ns), body)
     except GraphBreak as gb:
         return ConvertResult("eager", reason=f"the result cannot be rebuilt: {gb.reason}", breaks=breaks)
     return ConvertResult("entry", entry=entry, guards=ctx.guards, graph=gm, source_text=text, breaks=breaks,
                          ns=ns, op_count=ctx.graph.op_count())
+
+
+@phase("guard_build")
+def _render_guards(ctx, ns):
+    return ctx.guards.render(ns.bind)
 
 
 # ---- a frame that breaks ------------------------------------------------------------------------
@@ -228,13 +242,15 @@ def _finish_break(fn, ctx, tx, gb, opts):
             if inst.opname != "CALL" else len(stack) - inst.arg - 1
         keep = len(stack) - popped
         nulls_after = nulls[:keep] + [False] * (depth_after - keep)
-        fn_resume = resume.make_resume_function(orig_code, fn.__globals__, fn.__closure__, orig_index(idx),
-                                                nulls_after, live, opts.wrap)
+        with phase("codegen"):
+            fn_resume = resume.make_resume_function(orig_code, fn.__globals__, fn.__closure__, orig_index(idx),
+                                                    nulls_after, live, opts.wrap)
         resume_tails.append((jump, fn_resume, nulls_after))
 
     break_instrs = _break_instructions(tx, snap)
-    break_fn = resume.make_break_function(orig_code, fn.__globals__, fn.__closure__, break_instrs, nulls, live,
-                                          resume_tails)
+    with phase("codegen"):
+        break_fn = resume.make_break_function(orig_code, fn.__globals__, fn.__closure__, break_instrs, nulls,
+                                              live, resume_tails)
 
     values = [v for v in stack if v is not NULL] + [v for v in local_values if v is not None]
     effects = ctx.side_effects.effects
@@ -316,3 +332,29 @@ def _break_instructions(tx, snap):
             x.positions = inst.positions
     out.append(inst)
     return out
+
+
+# ---- replaying a record --------------------------------------------------------------------------
+
+def replay_conversion(fn, args, kwargs, backend="eager", fullgraph=False):
+    """Convert fn's frame for (args, kwargs) as a cache miss would, except that internal failures raise
+    instead of falling back (framejit.replay compares them with the recorded failure). Returns a callable
+    running the converted code (plain fn when the frame would run as plain Python)."""
+    from . import api
+    from .backends import lookup_backend
+    from .config import Config
+    backend_fn = lookup_backend(backend)
+    config = Config.from_env(record_all=False, record_on_failure=False)
+
+    def wrap(resume_fn):
+        return api._compile_function(resume_fn, backend_fn, fullgraph, config, None)
+
+    opts = Options(backend_fn, config, fullgraph, wrap)
+    result = convert_frame(fn, inspect.signature(fn), args, kwargs, opts)
+    if result.kind != "entry":
+        return fn
+
+    def converted(*a, **k):
+        out = api._call_entry(fn, result.entry, a, k)
+        return fn(*a, **k) if out is codegen.MISS else out
+    return converted

@@ -3,8 +3,8 @@
 Why this exists: converting a frame runs framejit's own code (fake tensor
 propagation, backend compilers) inside the user's process. If that code flips
 grad mode, consumes random numbers or changes matmul precision, the user's
-program silently changes behaviour. The converter takes a snapshot before a
-conversion and checks it afterwards (in tests, or with debug on):
+program silently changes behaviour. The converter (observe.py) takes a snapshot before every
+conversion, checks it afterwards and restores it (reporting a framejit bug) if it changed:
 
     before = global_state_snapshot()
     convert(...)
@@ -80,3 +80,19 @@ def check_global_state(before: GlobalStateSnapshot) -> list[str]:
     if not torch.equal(before.torch_rng_state, now.torch_rng_state):
         changes.append("torch CPU RNG state changed (random numbers were drawn or the seed was set)")
     return changes
+
+
+def restore_global_state(before: GlobalStateSnapshot) -> None:
+    """Put back every part of `before` that can be set from Python.
+
+    Inference mode is entered and left only through its context manager, so a conversion that left
+    it on is reported by `check_global_state` but cannot be switched off here.
+    """
+    torch.set_grad_enabled(before.grad_enabled)
+    torch.use_deterministic_algorithms(before.deterministic_algorithms, warn_only=before.deterministic_warn_only)
+    torch.backends.cudnn.deterministic = before.cudnn_deterministic
+    torch.backends.cudnn.benchmark = before.cudnn_benchmark
+    torch.set_float32_matmul_precision(before.float32_matmul_precision)
+    torch.set_default_dtype(before.default_dtype)
+    random.setstate(before.python_rng_state)
+    torch.set_rng_state(before.torch_rng_state)

@@ -79,6 +79,13 @@ class CompilationMetrics:
     has_installed_code: bool = False
     phase_times: dict[str, float] = field(default_factory=dict)
     recompile_reason: str | None = None
+    outcome: str | None = None
+    """'entry' (cached converted code), 'eager' (the frame runs as plain Python) or 'once'."""
+    graph_break_count: int = 0
+    global_state_changes: list[str] = field(default_factory=list)
+    """Global state the conversion changed (a framejit bug; the state was restored)."""
+    record_path: str | None = None
+    profile_path: str | None = None
 
     @classmethod
     def for_code(cls, code: types.CodeType, frame_key: str | None = None, **values: Any) -> "CompilationMetrics":

@@ -12,10 +12,12 @@ runs on the per-call fast path, only during conversion):
     recorder = ExecutionRecorder()
     recorder.record_function(fn)            # code, closure, defaults, module name
     #   or record_code(code) + record_closure(cells)
+    recorder.record_options(backend, fullgraph)   # what the frame was compiled with
     recorder.record_args(args, kwargs)      # tensors copied now (values and layout)
     recorder.record_global(name, value)     # each global the conversion read
     recorder.record_builtin(name, value)    # each builtin it read
     recorder.record_module_attr(module, attr, value)   # each attribute read off a module
+    recorder.record_code(callee_code)       # each inlined function's code (the first code is the frame's)
     record = recorder.to_record(exception)  # exception=None for a successful conversion
     path = try_write_record(record, config.debug_dir)  # never raises; None if it could not write
 
@@ -87,7 +89,7 @@ from framejit.record_values import (
 )
 
 if TYPE_CHECKING:
-    from framejit.replay import ReplayResult
+    from framejit.record_replay import ReplayResult
 
 MAGIC = b"FRAMEJIT-RECORD\n"
 FORMAT_VERSION = 1
@@ -149,6 +151,14 @@ class Record:
     created: str = field(default_factory=lambda: datetime.datetime.now(datetime.timezone.utc).isoformat())
     notes: list[str] = field(default_factory=list)
     """Things the writer had to give up on (e.g. values that could not be pickled)."""
+    inlined: tuple[str, ...] = ()
+    """Qualified names of the functions the conversion inlined (for reading; not needed to replay)."""
+    backend_name: str | None = None
+    """The registered name of the backend the frame was compiled with (None: an unregistered callable)."""
+    backend: Any = None
+    """The backend callable itself (pickled like any value: by reference when importable, by value when
+    defined in __main__), used when backend_name is not registered in the replaying process."""
+    fullgraph: bool = False
 
     @property
     def failed(self) -> bool:
@@ -192,6 +202,7 @@ class Record:
             f"outcome: {self.outcome()}",
             f"recorded {self.created} with framejit {self.framejit_version}, torch {self.torch_version}, "
             f"Python {self.python_version}",
+            f"backend: {self.backend_name or self.backend!r}{' (fullgraph)' if self.fullgraph else ''}",
             f"globals: {', '.join(sorted(self.globals)) or '-'}",
             f"arguments: {len(self.args)} positional, {len(self.kwargs)} keyword",
         ]
@@ -247,11 +258,18 @@ class ExecutionRecorder:
         self._args: tuple = ()
         self._kwargs: dict[str, Any] = {}
         self._storages: dict[int, RecordedStorage] = {}
+        self._inlined: list[types.CodeType] = []
+        self._backend_name: str | None = None
+        self._backend: Any = None
+        self._fullgraph = False
 
     def record_function(self, fn: types.FunctionType) -> None:
         """Record a plain Python function's code, closure, defaults and module name."""
         if not isinstance(fn, types.FunctionType):
             raise TypeError(f"record_function expects a Python function, got {type(fn).__name__}")
+        if self._code is not None and self._code is not fn.__code__ and self._code not in self._inlined:
+            self._inlined.insert(0, self._code)   # an inlined callee was recorded before the frame itself
+        self._code = None
         self.record_code(fn.__code__)
         self.record_closure(fn.__closure__)
         self._defaults = fn.__defaults__
@@ -261,9 +279,25 @@ class ExecutionRecorder:
             self._module_name = module_name
 
     def record_code(self, code: types.CodeType) -> None:
+        """The first code recorded is the frame's own; later ones are the inlined callees' (kept by name)."""
         if not isinstance(code, types.CodeType):
             raise TypeError(f"record_code expects a code object, got {type(code).__name__}")
-        self._code = code
+        if self._code is None:
+            self._code = code
+        elif code is not self._code and code not in self._inlined:
+            self._inlined.append(code)
+
+    def record_options(self, backend: Any, fullgraph: bool = False) -> None:
+        """Record the backend (its registered name, if any, and the callable) and fullgraph."""
+        from framejit.backends import BACKENDS
+
+        if isinstance(backend, str):
+            self._backend_name, self._backend = backend, BACKENDS.get(backend)
+        else:
+            names = [name for name, fn in BACKENDS.items() if fn is backend]
+            self._backend_name = names[0] if names else None
+            self._backend = backend
+        self._fullgraph = bool(fullgraph)
 
     def record_closure(self, cells: tuple | None) -> None:
         """Record closure cells (a function's __closure__); empty cells are kept as EMPTY_CELL."""
@@ -324,6 +358,10 @@ class ExecutionRecorder:
             exception_type=exc_type,
             exception_message=exc_message,
             exception_traceback=exc_traceback,
+            inlined=tuple(c.co_qualname for c in self._inlined),
+            backend_name=self._backend_name,
+            backend=self._backend,
+            fullgraph=self._fullgraph,
         )
 
     def _standin_or_value(self, value: Any, standins: dict[int, RecordedModule]) -> Any:
@@ -445,6 +483,7 @@ def _picklable_record(record: Record) -> Record:
         builtins=fix_mapping(record.builtins, "builtin") or {},
         args=fix_sequence(record.args, "argument") or (),
         kwargs=fix_mapping(record.kwargs, "keyword argument") or {},
+        backend=_picklable_copy(record.backend, "backend", notes, memo),
         notes=notes,
     )
 
@@ -628,7 +667,7 @@ def load_record(path: str | os.PathLike, *, trust: bool = False) -> Record:
 
 def replay(path_or_record: "Record | str | os.PathLike", *, run: bool = False, trust: bool = False) -> "ReplayResult":
     """Load (if given a path) and replay a record; see framejit.replay for what a replay does."""
-    from framejit.replay import replay_record  # framejit.replay imports this module
+    from framejit.record_replay import replay_record  # framejit.record_replay imports this module
 
     if isinstance(path_or_record, Record):
         record = path_or_record

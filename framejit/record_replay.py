@@ -10,7 +10,7 @@ still fails the same way (or, after a fix, that it no longer does).
    __builtins__ dict, name, defaults, closure cells), and fresh copies of the
    recorded arguments;
 2. converts it with `framejit.convert.replay_conversion(fn, args, kwargs)` when
-   that hook exists. Its contract: run framejit's conversion of fn's frame for
+   that hook exists (with backend= and fullgraph= as recorded, if the hook takes them). Its contract: run framejit's conversion of fn's frame for
    those arguments, raise what the conversion raises, and return a callable
    running the converted code (or None). Without the hook, replay falls back to
    `framejit.compile(fn, backend="eager")(*args, **kwargs)`, where conversion
@@ -26,6 +26,7 @@ still fails the same way (or, after a fix, that it no longer does).
 from __future__ import annotations
 
 import importlib
+import inspect
 import random
 import re
 import traceback
@@ -36,6 +37,7 @@ from typing import Any, Callable
 import torch
 
 from framejit.record import Record, exception_type_name
+from framejit.record_values import UnpicklableValue
 
 HOOK_NAME = "framejit.convert.replay_conversion"
 FALLBACK_NAME = 'framejit.compile(fn, backend="eager")'
@@ -135,7 +137,39 @@ class ReplayResult:
 Converter = Callable[[types.FunctionType, tuple, dict], "tuple[Callable | None, Any]"]
 
 
-def _find_converter() -> tuple[str, Converter]:
+def _backend_for(record: Record, notes: list[str]) -> Any:
+    """The backend to replay with: the recorded name if registered here, else the recorded callable."""
+    from framejit.backends import BACKENDS
+
+    if record.backend_name is not None and record.backend_name in BACKENDS:
+        return record.backend_name
+    if callable(record.backend) and not isinstance(record.backend, UnpicklableValue):
+        if record.backend_name is not None:
+            notes.append(f"backend {record.backend_name!r} is not registered here; replayed with the recorded callable")
+        return record.backend
+    if record.backend_name is not None:
+        raise _HarnessError(
+            f"the record was compiled with backend {record.backend_name!r}, which is not registered in this "
+            "process; register it first (e.g. `python -c \"import my_backends; from framejit.cli import main; "
+            "main()\" replay PATH`)"
+        )
+    if record.backend is not None:
+        notes.append(f"the recorded backend could not be restored ({record.backend!r}); replayed with 'eager'")
+    return "eager"
+
+
+def _hook_options(hook: Callable, record: Record, notes: list[str]) -> dict[str, Any]:
+    """backend= and fullgraph= for a conversion hook that accepts them (older hooks take only fn, args, kwargs)."""
+    try:
+        parameters = inspect.signature(hook).parameters
+    except (TypeError, ValueError):
+        return {}
+    if "backend" not in parameters:
+        return {}
+    return {"backend": _backend_for(record, notes), "fullgraph": record.fullgraph}
+
+
+def _find_converter(record: Record, notes: list[str]) -> tuple[str, Converter]:
     try:
         convert_module = importlib.import_module("framejit.convert")
     except ModuleNotFoundError as exc:
@@ -146,8 +180,10 @@ def _find_converter() -> tuple[str, Converter]:
         raise _HarnessError(f"importing framejit.convert failed: {type(exc).__name__}: {exc}") from None
     hook = getattr(convert_module, "replay_conversion", None)
     if hook is not None:
+        options = _hook_options(hook, record, notes)
+
         def via_hook(fn: types.FunctionType, args: tuple, kwargs: dict) -> tuple[Callable | None, Any]:
-            converted = hook(fn, args, kwargs)
+            converted = hook(fn, args, kwargs, **options)
             return (converted if callable(converted) else None), _NOT_RUN
 
         return HOOK_NAME, via_hook
@@ -184,7 +220,7 @@ def replay_record(record: Record, *, run: bool = False) -> ReplayResult:
     fn = record.build_function()
     args, kwargs = record.rebuild_args()
     try:
-        result.converter, convert = _find_converter()
+        result.converter, convert = _find_converter(record, result.notes)
     except _HarnessError as exc:
         result.harness_error = str(exc)
         return result

@@ -18,6 +18,7 @@ from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
 from .values import Const, DictValue, NULL, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from ..errors import GraphBreak
+from ..metrics import phase
 
 
 def _placeholder_name(source_name):
@@ -68,7 +69,7 @@ class GraphBuilder:
         fake_args = tuple(_to_fake(a) for a in args)
         fake_kwargs = {k: _to_fake(v) for k, v in kwargs.items()}
         try:
-            with self.fake_mode:
+            with phase("fake_propagation"), self.fake_mode:
                 if op == "call_method":
                     out = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
                 else:
