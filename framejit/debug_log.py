@@ -2,15 +2,17 @@
 
 Why this exists: with Config.debug (FRAMEJIT_DEBUG=1) a user should get, without
 touching their program, a log file of what framejit did and a table of where
-conversion time went; with Config.report_path (FRAMEJIT_REPORT) a JSON-lines
-metrics report; with Config.profile_conversion a cProfile dump per conversion.
+conversion time went; with Config.report_path (FRAMEJIT_REPORT) the HTML report of
+framejit.report (or a JSON-lines metrics report when the path ends in .jsonl or
+.json); with Config.profile_conversion a cProfile dump per conversion plus a text
+summary of it (the 30 most expensive functions by cumulative time).
 
     install(config)          # call once when a framejit.compile wrapper is created; cheap and idempotent
     with conversion_profile(config, frame_key):   # around one frame's conversion
         ...
 
 Nothing here runs on the per-call fast path. Files: <debug_dir>/framejit/debug.log
-(mode 0600) and <debug_dir>/profiles/*.prof, in directories created 0700.
+(mode 0600) and <debug_dir>/profiles/*.prof (+ .txt), in directories created 0700.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ import contextlib
 import cProfile
 import itertools
 import logging
+import io
 import os
+import pstats
 import re
 import threading
 from pathlib import Path
@@ -36,6 +40,8 @@ _lock = threading.Lock()
 _log_files: set[Path] = set()
 _exit_reports: set[tuple[bool, Path | None]] = set()
 _profile_numbers = itertools.count()
+JSON_SUFFIXES = (".jsonl", ".json")
+PROFILE_SUMMARY_LINES = 30
 
 
 def debug_log_path(config: Config) -> Path:
@@ -43,7 +49,9 @@ def debug_log_path(config: Config) -> Path:
 
 
 def _private_dir(directory: Path) -> None:
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    """Create `directory` and its parent (the debug dir) as 0700 when missing; existing ones are left alone."""
+    directory.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    directory.mkdir(mode=0o700, exist_ok=True)
 
 
 def _open_log_file(path: Path) -> None:
@@ -80,9 +88,13 @@ def exit_report(config: Config) -> None:
         log.info("compile time totals at exit:\n%s", compile_times(aggregate=True))
     if config.report_path is not None:
         try:
-            write_report(config.report_path)
-        except OSError as exc:
-            log.warning("framejit: could not write the metrics report %s: %s", config.report_path, exc)
+            if config.report_path.suffix in JSON_SUFFIXES:
+                write_report(config.report_path)
+            else:
+                from framejit.report import write_html_report
+                write_html_report(config.report_path)
+        except Exception as exc:       # at exit, a failed report must not hide the program's own outcome
+            log.warning("framejit: could not write the report %s: %s", config.report_path, exc)
 
 
 @contextlib.contextmanager
@@ -102,4 +114,14 @@ def conversion_profile(config: Config, frame_key: str) -> Iterator[Path | None]:
     finally:
         profiler.disable()
         profiler.dump_stats(path)
+        write_profile_summary(profiler, path.with_suffix(".txt"), frame_key)
         log.debug("framejit: conversion profile of %s written to %s", frame_key, path)
+
+
+def write_profile_summary(profiler: cProfile.Profile, path: Path, frame_key: str) -> None:
+    """A readable summary of a conversion profile: the most expensive functions by cumulative time."""
+    out = io.StringIO()
+    out.write(f"framejit conversion profile of {frame_key}\n")
+    stats = pstats.Stats(profiler, stream=out)
+    stats.strip_dirs().sort_stats("cumulative").print_stats(PROFILE_SUMMARY_LINES)
+    path.write_text(out.getvalue(), encoding="utf-8")

@@ -329,7 +329,7 @@ def test_debug_log_written_at_exit(tmp_path):
 from framejit.config import Config
 from framejit.debug_log import install
 from framejit.metrics import PhaseTimer
-config = Config(debug_dir={str(tmp_path)!r}, debug=True)
+config = Config(debug_dir={str(tmp_path / "debug")!r}, debug=True)
 print(install(config))
 install(config)  # idempotent
 with PhaseTimer("user_fn (user.py:3)") as timer:
@@ -338,14 +338,15 @@ with PhaseTimer("user_fn (user.py:3)") as timer:
 """
     result = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stderr
-    log_path = debug_log_path(Config(debug_dir=tmp_path))
-    assert log_path == tmp_path / "framejit" / "debug.log"
+    log_path = debug_log_path(Config(debug_dir=tmp_path / "debug"))
+    assert log_path == tmp_path / "debug" / "framejit" / "debug.log"
     assert result.stdout.strip() == str(log_path)
     text = log_path.read_text()
     assert text.count("compile times at exit:") == 1
     assert "user_fn (user.py:3)" in text and "translate" in text
     assert stat.S_IMODE(log_path.stat().st_mode) == 0o600
     assert stat.S_IMODE(log_path.parent.stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "debug").stat().st_mode) == 0o700
 
 
 def test_conversion_profile(tmp_path):
