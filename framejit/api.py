@@ -215,6 +215,10 @@ def disable(fn=None):
         _DISABLED.add(target)
     except TypeError:
         raise TypeError(f"framejit.disable cannot mark {type(fn).__name__} objects")
+    try:
+        target._framejit_disabled = True      # the translator reads this: calls to it are not inlined
+    except (AttributeError, TypeError):
+        pass
     return target
 
 

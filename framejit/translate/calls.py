@@ -19,11 +19,16 @@ from .attrs import PropertyCall, load_attr
 from .builtins_table import LOOKASIDES, as_python, unpack_iterable
 from .containers import call_container_method
 from .source import AttrSource, ItemSource
-from .torch_table import (COMPILING_PREDICATES, CONSTANT_FUNCTIONS, FACTORY_FUNCTIONS, TENSOR_BREAK_METHODS,
+from .torch_table import (compiling_answer, CONSTANT_FUNCTIONS, FACTORY_FUNCTIONS, TENSOR_BREAK_METHODS,
                           TENSOR_CONST_METHODS, is_graph_op, is_tensor_method_descriptor)
 from .values import (Const, DictValue, IteratorValue, MethodValue, NULL, ObjectValue, SeqValue,
                      SetValue, TensorValue, Value)
 from . import operators  # noqa: F401  (installs operator lookasides)
+from . import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
+from .ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
+                           contextmanager_call, torch_decorated_call)
+from .functions import FunctionValue
+from .generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
 
 # Python modules whose functions are never inlined: calling them is a graph break (an opaque call).
 NEVER_INLINE_PREFIXES = ("torch._", "torch.autograd", "torch.utils", "torch.distributed", "torch.fx",
@@ -37,6 +42,8 @@ def call_value(tx, fn, args, kwargs):
     if isinstance(fn, (ObjectValue, Const)):
         obj = fn.obj if isinstance(fn, ObjectValue) else fn.value
         return call_object(tx, fn, obj, args, kwargs)
+    if isinstance(fn, FunctionValue) and fn.code.co_flags & inspect.CO_GENERATOR:
+        return generator_of_function_value(tx, fn, args, kwargs)
     if hasattr(fn, "call"):
         return fn.call(tx, args, kwargs)
     raise GraphBreak("call", f"calling {fn!r} is not supported")
@@ -56,10 +63,14 @@ def call_object(tx, fn_value, obj, args, kwargs):
         impl = LOOKASIDES.get(obj)
         if impl is not None:
             return impl(tx, args, kwargs)
-        if obj in COMPILING_PREDICATES:
-            return Const(True)
+        compiling = compiling_answer(obj)      # torch.compiler.is_compiling() and friends
+        if compiling is not None:
+            return Const(compiling)
         if obj in CONSTANT_FUNCTIONS:
             return _const_call(tx, obj, args, kwargs)
+        make_manager = MANAGER_FACTORIES.get(obj)
+        if make_manager is not None:
+            return make_manager(tx, args, kwargs)
     if is_tensor_method_descriptor(obj) and args and isinstance(args[0], TensorValue):
         return call_method(tx, args[0], obj.__name__, args[1:], kwargs)
     if hashable and is_graph_op(obj):
@@ -67,10 +78,18 @@ def call_object(tx, fn_value, obj, args, kwargs):
                 obj in FACTORY_FUNCTIONS:
             return tx.ctx.graph.call_function(obj, tuple(args), kwargs)
         return _const_call(tx, obj, args, kwargs)
+    inner = getattr(obj, "_framejit_fn", None) if isinstance(obj, types.FunctionType) else None
+    if inner is not None:                 # a framejit.compile wrapper: inline the function it wraps
+        src = AttrSource(fn_value.source, "_framejit_fn") if fn_value.source is not None else None
+        return call_value(tx, tx.ctx.wrap(inner, src) if src is not None else ObjectValue(inner), args, kwargs)
     special = tx.ctx.special_calls.get(obj) if hashable else None
     if special is not None:
         return special(tx, args, kwargs)
     if isinstance(obj, types.FunctionType):
+        if obj.__code__ is CONTEXTMANAGER_HELPER_CODE:
+            return contextmanager_call(tx, fn_value, obj, args, kwargs)
+        if obj.__code__ is TORCH_DECORATOR_CODE:
+            return torch_decorated_call(tx, fn_value, obj, args, kwargs)
         return inline_function(tx, obj, fn_value.source, args, kwargs)
     if isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
         self_source = AttrSource(fn_value.source, "__self__") if fn_value.source is not None else None
@@ -186,18 +205,47 @@ def call_property(tx, pc):
 # ---- inlining -----------------------------------------------------------------------------------
 
 def inline_function(tx, fn, fn_source, args, kwargs, *, closure_values=None, defaults=None, kwdefaults=None):
-    """Run a Python function's code symbolically in a child translator and return its value."""
+    """Run a Python function's code symbolically in a child translator and return its value
+    (for a generator function: a GeneratorValue that runs the code lazily when iterated)."""
+    lookaside = LOOKASIDES.get(fn)          # a stand-in for this Python function (nn.Module.__call__...)
+    if lookaside is not None:
+        return lookaside(tx, args, kwargs)
+    child = _inline_frame(tx, fn, fn_source, args, kwargs, closure_values, defaults, kwdefaults)
+    if fn.__code__.co_flags & inspect.CO_GENERATOR:
+        return make_generator(child, fn.__qualname__)
+    return child.run()
+
+
+def inline_generator(tx, fn, fn_source, args, kwargs):
+    """The GeneratorValue of calling generator function `fn` (GraphBreak if it is not one)."""
+    if not fn.__code__.co_flags & inspect.CO_GENERATOR:
+        raise GraphBreak("call", f"{fn.__qualname__} is not a generator function")
+    return inline_function(tx, fn, fn_source, args, kwargs)
+
+
+def generator_of_function_value(tx, fv, args, kwargs):
+    """Calling a generator function (or genexpr) made in the frame: a lazily run GeneratorValue."""
+    from .translator import Translator
+    if tx.depth >= tx.ctx.config.inline_depth:
+        raise GraphBreak("recursion", f"inlining deeper than {tx.ctx.config.inline_depth} calls")
+    bound = bind_arguments(fv.code, fv.code.co_qualname, args, kwargs, (list(fv.defaults), fv.kwdefaults))
+    child = Translator(tx.ctx, fv.code, tx.ctx.decode(fv.code), fv.f_globals, locals_=bound, closure=fv.closure,
+                       globals_source=fv.globals_source, parent=tx, fn_name=fv.code.co_qualname)
+    return make_generator(child, fv.code.co_qualname)
+
+
+def _inline_frame(tx, fn, fn_source, args, kwargs, closure_values, defaults, kwdefaults):
     from .translator import Translator
     code = fn.__code__ if fn is not None else None
     module = getattr(fn, "__module__", "") or ""
     if module.startswith(NEVER_INLINE_PREFIXES) and not module.startswith("torch.nn"):
         raise GraphBreak("call", f"call to {fn.__qualname__} (module {module}) is not inlined")
-    if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
-        raise GraphBreak("generator", f"{fn.__qualname__} is a generator or coroutine function")
+    if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE):
+        raise GraphBreak("generator", f"{fn.__qualname__} is a coroutine or async generator function")
     if tx.depth >= tx.ctx.config.inline_depth:
         raise GraphBreak("recursion", f"inlining deeper than {tx.ctx.config.inline_depth} calls")
-    if fn in getattr(tx.ctx, "disabled", ()):
-        raise GraphBreak("disabled", f"{fn.__qualname__} is marked framejit.disable")
+    if getattr(fn, "_framejit_disabled", False):
+        raise GraphBreak("disabled", f"{fn.__qualname__} is marked framejit.disable; it runs as plain Python")
     defaults = fn.__defaults__ if defaults is None else defaults
     kwdefaults = fn.__kwdefaults__ if kwdefaults is None else kwdefaults
     bound = bind_arguments(code, fn.__qualname__, args, kwargs, _wrap_defaults(tx, fn, fn_source, defaults, kwdefaults))
@@ -214,7 +262,7 @@ def inline_function(tx, fn, fn_source, args, kwargs, *, closure_values=None, def
                        globals_source=globals_source, parent=tx, fn_name=fn.__qualname__)
     if tx.ctx.recorder is not None:
         tx.ctx.recorder.record_code(code)
-    return child.run()
+    return child
 
 
 def _wrap_defaults(tx, fn, fn_source, defaults, kwdefaults):

@@ -50,7 +50,6 @@ class ConversionContext:
         self.recorder = None         # ExecutionRecorder when recording
         self.restart_reasons = []
         self.special_calls = {}      # callable -> fn(tx, args, kwargs): per-conversion lookasides
-        self.disabled = set()
         self.instruction_count = 0
         self._decoded = {}
         self._local_objects = set()
@@ -154,6 +153,9 @@ class ConversionContext:
             return Const(obj, source)
         if guard:
             guard_object(self, obj, source)
+        if isinstance(obj, torch.nn.Module):
+            from .module_values import ModuleValue
+            return ModuleValue(obj, source)
         return ObjectValue(obj, source)
 
     def wrap_attr(self, owner, owner_source, name, obj):

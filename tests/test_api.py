@@ -1,0 +1,182 @@
+"""The public surface: compile() forms, module wrapper behaviour, disable/reset, bad arguments."""
+import copy
+import threading
+import warnings
+
+import pytest
+import torch
+
+import framejit
+from framejit.examples import MLP, TransformerBlock
+
+
+def add_relu(x, y):
+    """docstring kept"""
+    return torch.relu(x + y)
+
+
+def test_compile_forms_keep_name_doc_and_wrapped():
+    c1 = framejit.compile(add_relu)
+    c2 = framejit.compile(backend="eager")(add_relu)
+
+    @framejit.compile
+    def c3(x, y):
+        return x - y
+
+    x, y = torch.randn(3), torch.randn(3)
+    assert torch.equal(c1(x, y), add_relu(x, y))
+    assert torch.equal(c2(x, y), add_relu(x, y))
+    assert torch.equal(c3(x, y), x - y)
+    assert c1.__name__ == "add_relu" and c1.__doc__ == "docstring kept" and c1.__wrapped__ is add_relu
+
+
+def test_unknown_backend_lists_known_ones():
+    with pytest.raises(ValueError, match="unknown backend 'nope'.*eager"):
+        framejit.compile(add_relu, backend="nope")
+
+
+@pytest.mark.parametrize("bad", [3, "x", None])
+def test_bad_arguments_are_clear(bad):
+    with pytest.raises(TypeError):
+        framejit.compile(bad if bad is not None else 5)
+    with pytest.raises(TypeError, match="fullgraph"):
+        framejit.compile(add_relu, fullgraph="yes")
+    with pytest.raises(TypeError, match="backend"):
+        framejit.compile(add_relu, backend=42)
+
+
+def test_bad_config_value():
+    with pytest.raises((ValueError, TypeError)):
+        framejit.compile(add_relu, recompile_limit=0)
+
+
+def test_user_callable_backend_and_register_backend():
+    seen = []
+
+    def mine(gm, example_inputs):
+        seen.append(len(example_inputs))
+        return gm.forward
+
+    framejit.register_backend("test_mine", mine)
+    x, y = torch.randn(2), torch.randn(2)
+    assert torch.equal(framejit.compile(add_relu, backend="test_mine")(x, y), add_relu(x, y))
+    assert seen == [2]
+    with pytest.raises(TypeError):
+        framejit.register_backend("bad", 3)
+
+
+def test_module_wrapper_behaves_like_the_original():
+    torch.manual_seed(0)
+    m = MLP()
+    cm = framejit.compile(m)
+    x = torch.randn(4, 32)
+    assert isinstance(cm, MLP) and type(cm).__name__ == "MLP"
+    assert torch.allclose(cm(x), m(x))
+    assert list(cm.state_dict()) == list(m.state_dict())
+    assert cm.fc1 is m.fc1 and cm.fc1.weight is m.fc1.weight
+    assert [p is q for p, q in zip(cm.parameters(), m.parameters())] == [True] * 4
+    cm.eval()
+    assert m.training is False          # one shared state
+    cm.train()
+    assert m.training is True
+    cm.extra = 5
+    assert m.extra == 5
+    with torch.no_grad():
+        m.fc2.bias.add_(1.0)
+    assert torch.allclose(cm(x), m(x))  # in-place parameter updates are seen, no recompile needed
+
+
+def test_module_parameter_replaced_recompiles():
+    m = MLP()
+    counter = framejit.CompileCounter()
+    cm = framejit.compile(m, backend=counter)
+    x = torch.randn(4, 32)
+    cm(x)
+    cm(x)
+    assert counter.frame_count == 1
+    m.fc1.weight = torch.nn.Parameter(torch.randn(64, 32))
+    assert torch.allclose(cm(x), m(x))
+    m.fc1.weight.requires_grad_(False)
+    assert torch.allclose(cm(x), m(x))
+    assert counter.frame_count >= 2
+
+
+def test_deepcopy_of_compiled_module_works():
+    cm = framejit.compile(MLP())
+    x = torch.randn(2, 32)
+    cm(x)
+    other = copy.deepcopy(cm)
+    assert torch.allclose(other(x), cm(x))
+
+
+def test_disable():
+    @framejit.disable
+    def helper(x):
+        return x * 2
+
+    assert framejit.compile(helper) is helper
+
+    def caller(x):
+        return helper(x) + 1
+
+    out = framejit.explain(caller)(torch.ones(2))
+    assert torch.equal(out.result, torch.full((2,), 3.0))
+    assert out.graph_break_count == 1
+
+
+def test_reset_recompiles():
+    counter = framejit.CompileCounter()
+    f = framejit.compile(add_relu, backend=counter)
+    x = torch.randn(3)
+    f(x, x)
+    framejit.reset()
+    f(x, x)
+    assert counter.frame_count == 2
+
+
+def test_fullgraph_raises_unsupported_with_source_line():
+    def f(x):
+        y = x + 1
+        print("no")
+        return y
+
+    with pytest.raises(framejit.Unsupported, match=r"print\(\)(.|\n)*line \d+, in f(.|\n)*print\(\"no\"\)(.|\n)*\^\^\^"):
+        framejit.compile(f, fullgraph=True)(torch.ones(1))
+
+
+def test_threads_share_one_conversion_and_agree():
+    counter = framejit.CompileCounter()
+    f = framejit.compile(add_relu, backend=counter)
+    x, y = torch.randn(16), torch.randn(16)
+    expected = add_relu(x, y)
+    errors = []
+
+    def work():
+        for _ in range(50):
+            if not torch.equal(f(x, y), expected):
+                errors.append("mismatch")
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert counter.frame_count == 1
+
+
+def test_internal_failure_falls_back_with_warning_and_record(tmp_path):
+    def broken_backend(gm, example_inputs):
+        raise RuntimeError("backend exploded")
+
+    f = framejit.compile(add_relu, backend=broken_backend, debug_dir=tmp_path)
+    x = torch.randn(3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = f(x, x)
+    assert torch.equal(out, add_relu(x, x))
+    messages = [str(w.message) for w in caught]
+    assert any("backend exploded" in m and ".rec" in m for m in messages), messages
+    recs = list((tmp_path / "records").glob("*.rec"))
+    assert len(recs) == 1
+    assert (recs[0].stat().st_mode & 0o777) == 0o600

@@ -1,0 +1,141 @@
+"""Guards and the cache: what recompiles and what does not, the recompile limit and its warning."""
+import warnings
+
+import pytest
+import torch
+
+import framejit
+
+SCALE = 2.0
+WEIGHT = torch.ones(3)
+
+
+def scaled(x):
+    return x * SCALE + WEIGHT
+
+
+def two(x, y):
+    return x @ y
+
+
+def compiled(fn, **kw):
+    counter = framejit.CompileCounter()
+    return framejit.compile(fn, backend=counter, **kw), counter
+
+
+def test_same_inputs_do_not_recompile():
+    f, c = compiled(two)
+    for _ in range(5):
+        f(torch.randn(2, 3), torch.randn(3, 4))
+    assert c.frame_count == 1
+
+
+@pytest.mark.parametrize("change", ["shape", "dtype", "requires_grad", "stride"])
+def test_tensor_property_change_recompiles(change):
+    f, c = compiled(two)
+    x, y = torch.randn(2, 3), torch.randn(3, 4)
+    f(x, y)
+    if change == "shape":
+        x = torch.randn(5, 3)
+    elif change == "dtype":
+        x, y = x.double(), y.double()
+    elif change == "requires_grad":
+        x = x.clone().requires_grad_(True)
+    else:
+        x = torch.randn(3, 2).t()
+    out = f(x, y)
+    assert torch.allclose(out, x @ y)
+    assert c.frame_count == 2
+
+
+def test_global_constant_change_recompiles():
+    global SCALE
+    f, c = compiled(scaled)
+    x = torch.randn(3)
+    f(x)
+    f(x)
+    assert c.frame_count == 1
+    old = SCALE
+    try:
+        SCALE = 3.0
+        assert torch.allclose(f(x), x * 3.0 + WEIGHT)
+        assert c.frame_count == 2
+    finally:
+        SCALE = old
+
+
+def test_global_tensor_replaced_recompiles_and_inplace_update_does_not():
+    global WEIGHT
+    f, c = compiled(scaled)
+    x = torch.randn(3)
+    f(x)
+    WEIGHT.add_(1)                      # same tensor, new values: no recompile, new result
+    assert torch.allclose(f(x), x * SCALE + WEIGHT)
+    assert c.frame_count == 1
+    old = WEIGHT
+    try:
+        WEIGHT = torch.zeros(3, dtype=torch.float64)
+        assert torch.allclose(f(x), x * SCALE + WEIGHT)
+        assert c.frame_count == 2
+    finally:
+        WEIGHT = old
+
+
+def test_python_constant_argument_recompiles_only_when_it_changes():
+    def f(x, n):
+        return x * n
+
+    cf, c = compiled(f)
+    x = torch.randn(3)
+    cf(x, 2)
+    cf(x, 2)
+    assert c.frame_count == 1
+    assert torch.equal(cf(x, 3), x * 3)
+    assert c.frame_count == 2
+    assert torch.equal(cf(x, 2.0), x * 2.0)   # 2.0 is not 2: a different type recompiles
+    assert c.frame_count == 3
+
+
+def test_grad_mode_is_guarded():
+    f, c = compiled(two)
+    x, y = torch.randn(2, 3, requires_grad=True), torch.randn(3, 4)
+    assert f(x, y).requires_grad
+    with torch.no_grad():
+        assert not f(x, y).requires_grad
+    assert c.frame_count == 2
+
+
+def test_recompile_limit_warns_once_naming_the_guard_and_runs_eagerly():
+    f, c = compiled(two, recompile_limit=2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, 6):
+            x, y = torch.randn(n, 3), torch.randn(3, 2)
+            assert torch.allclose(f(x, y), x @ y)
+    assert c.frame_count == 2
+    limit = [w for w in caught if "recompile limit" in str(w.message)]
+    assert len(limit) == 1
+    assert "x.shape[0] changed" in str(limit[0].message)
+
+
+def test_guards_are_readable_in_explain():
+    out = framejit.explain(scaled)(torch.randn(3))
+    text = "\n".join(out.guards)
+    assert "x: Tensor" in text and "shape=[3]" in text
+    assert "SCALE == 2.0" in text
+    assert "WEIGHT: Tensor" in text
+
+
+def test_dead_function_frees_its_cache():
+    import gc
+    import weakref
+
+    namespace = {}
+    exec("def inner(x):\n    return x + 1\n", namespace)   # a code object nothing else holds
+    fn = namespace.pop("inner")
+    cf = framejit.compile(fn)
+    cf(torch.ones(1))
+    ref = weakref.ref(fn.__code__)
+    del fn, cf
+    gc.collect()
+    assert ref() is None
