@@ -80,7 +80,7 @@ def jump_if_false_or_pop(tx, inst):
 @handler("GET_ITER")
 def get_iter(tx, inst):
     v = tx.pop()
-    if isinstance(v, IteratorValue):
+    if isinstance(v, IteratorValue) or hasattr(v, "next_value"):    # lazy iterators (generators) stay lazy
         tx.push(v)
         return
     tx.push(IteratorValue(unpack_iterable(tx, v)))
@@ -90,7 +90,14 @@ def get_iter(tx, inst):
 def for_iter(tx, inst):
     it = tx.peek()
     if not isinstance(it, IteratorValue):
-        raise GraphBreak("iterate", f"iteration over {it!r}")
+        if not hasattr(it, "next_value"):
+            raise GraphBreak("iterate", f"iteration over {it!r}")
+        v = it.next_value(tx)          # a generator: run it to its next yield
+        if v is None:
+            tx.pop()
+            return inst.target
+        tx.push(v)
+        return None
     if it.pos < len(it.items):
         it.pos += 1
         tx.push(it.items[it.pos - 1])

@@ -17,7 +17,8 @@ from ..errors import GraphBreak
 from .dispatch import HANDLERS, RETURN
 from .source import LocalSource
 from .values import Value
-from . import ops_load_store, ops_calls, ops_operators, ops_control, ops_containers, ops_exceptions  # noqa: F401  (register handlers)
+from . import ops_load_store, ops_calls, ops_operators, ops_control, ops_containers, ops_exceptions, ops_match  # noqa: F401  (register handlers)
+from .ctx_managers import unwind
 
 
 class Snapshot:
@@ -56,6 +57,8 @@ class Translator:
         self.snapshot = None
         self.break_at = ctx.break_at if parent is None else ()
         self.deleted = set()                 # root args deleted with `del`
+        # torch state managers entered and not yet exited (shared by the whole translation)
+        self.active_managers = [] if parent is None else parent.active_managers
 
     # ---- stack helpers ------------------------------------------------------------------------
     def push(self, v):
@@ -77,6 +80,14 @@ class Translator:
 
     # ---- running ------------------------------------------------------------------------------
     def run(self, start=0):
+        if self.parent is not None:
+            return self._run(start)
+        try:
+            return self._run(start)
+        finally:
+            unwind(self.active_managers)     # real grad mode / autocast back to how they were at entry
+
+    def _run(self, start):
         instructions = self.instructions
         i = start
         root = self.parent is None
