@@ -52,10 +52,10 @@ def load_attr(tx, obj, name):
         return MethodValue(obj, name)
     if isinstance(obj, (DictValue, SetValue)):
         return MethodValue(obj, name)
+    if hasattr(obj, "load_attr"):          # value kinds with their own attribute rules (ModuleValue...)
+        return obj.load_attr(tx, name)
     if isinstance(obj, ObjectValue):
         return object_attr(tx, obj, name)
-    if hasattr(obj, "load_attr"):
-        return obj.load_attr(tx, name)
     raise GraphBreak("attribute", f"attribute {name!r} of {obj!r} is not supported")
 
 

@@ -294,6 +294,8 @@ def truth(tx, v):
         return bool(v.items)
     if isinstance(v, TensorValue):
         raise GraphBreak("data-dependent branch", "the branch depends on a tensor's value")
+    if hasattr(v, "truth"):
+        return v.truth(tx)
     if isinstance(v, ObjectValue):
         if type(v.obj).__bool__ is object.__bool__ if hasattr(type(v.obj), "__bool__") else False:
             return True

@@ -42,6 +42,8 @@ def getitem(tx, obj, index):
             return _wrap_const(obj.value[as_python(index)])
         except Exception as e:
             raise GraphBreak("constant op raised", f"{type(e).__name__}: {e}")
+    if hasattr(obj, "getitem"):            # value kinds with their own indexing (ModuleValue...)
+        return obj.getitem(tx, index)
     if isinstance(obj, ObjectValue) and isinstance(obj.obj, MODULE_CONTAINERS):
         key = as_python(index)
         real = obj.obj[key]

@@ -156,6 +156,9 @@ class ConversionContext:
         if isinstance(obj, torch.nn.Module):
             from .module_values import ModuleValue
             return ModuleValue(obj, source)
+        if isinstance(obj, torch.nn.Module):
+            from .module_values import ModuleValue
+            return ModuleValue(obj, source)
         return ObjectValue(obj, source)
 
     def wrap_attr(self, owner, owner_source, name, obj):

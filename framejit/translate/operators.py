@@ -172,6 +172,8 @@ def _contains(tx, container, item):
             raise
         except Exception as e:
             raise GraphBreak("constant op raised", f"`in` raised {type(e).__name__}: {e}")
+    if hasattr(container, "contains"):
+        return container.contains(tx, item)
     if isinstance(container, TensorValue):
         return tx.ctx.graph.call_method("__contains__", (container, item), {})
     raise GraphBreak("operator", f"`in` on {container!r}")

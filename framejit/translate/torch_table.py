@@ -5,13 +5,17 @@ Explicit tables, not heuristics spread through the translator:
     graph op when any argument is a tensor, or when it is a factory (creates a tensor from constants);
   - CONSTANT_FUNCTIONS are called for real at translation time on constant arguments;
   - TENSOR_CONST_METHODS read metadata and fold to constants;
-  - TENSOR_BREAK_METHODS need real data (.item(), .tolist(), ...) and cause a graph break.
+  - TENSOR_BREAK_METHODS need real data (.item(), .tolist(), ...) and cause a graph break;
+  - "is a compiler tracing?" predicates answer True, "exporting?" False (compiling_answer).
 """
 import builtins
 import math
 import operator
+import sys
+import types
 
 import torch
+import torch._utils
 import torch.nn.functional as F
 
 GRAPH_OP_MODULES = ("torch", "torch.functional", "torch.nn.functional", "torch.linalg", "torch.fft",
@@ -35,10 +39,35 @@ CONSTANT_FUNCTIONS = {torch.is_grad_enabled, torch.get_default_dtype, torch.finf
 # so libraries take their compile-friendly paths. Recognised by identity.
 COMPILING_PREDICATES = set()
 for _mod, _name in ((torch.compiler, "is_compiling"), (torch.compiler, "is_dynamo_compiling"),
-                    (torch.compiler, "is_exporting")):
+                    (torch._utils, "is_compiling")):
     _f = getattr(_mod, _name, None)
     if _f is not None:
         COMPILING_PREDICATES.add(_f)
+# ... and "am I being exported?": False (framejit does not export).
+NOT_EXPORTING_PREDICATES = {f for f in (getattr(torch.compiler, "is_exporting", None),) if f is not None}
+# Modules that user code may have imported (framejit never imports them) whose `is_compiling` is the
+# same question; looked up in sys.modules when a call is translated, and matched by identity.
+LATE_COMPILING_PREDICATES = (("torch._dynamo", "is_compiling"), ("torch._dynamo.external_utils", "is_compiling"))
+# Helpers of libraries that only wrap torch.compiler.is_compiling()/is_exporting() in a try/import
+# (matched by module and qualified name, since framejit does not import those libraries).
+NAMED_COMPILING_PREDICATES = {("transformers.utils.import_utils", "is_torchdynamo_compiling"): True,
+                              ("transformers.utils.import_utils", "is_torchdynamo_exporting"): False}
+
+
+def compiling_answer(fn):
+    """True/False if `fn` is a "compiling?"/"exporting?" predicate, else None (translation time only)."""
+    if fn in COMPILING_PREDICATES:
+        return True
+    if fn in NOT_EXPORTING_PREDICATES:
+        return False
+    for mod_name, attr in LATE_COMPILING_PREDICATES:
+        mod = sys.modules.get(mod_name)
+        if mod is not None and getattr(mod, attr, None) is fn:
+            return True
+    if isinstance(fn, types.FunctionType):
+        return NAMED_COMPILING_PREDICATES.get((fn.__module__, fn.__qualname__))
+    return None
+
 
 TENSOR_CONST_METHODS = {"size", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous",
                         "is_floating_point", "is_complex", "element_size", "get_device", "type_as_dtype",

@@ -1,0 +1,223 @@
+"""nn.Module instances as symbolic values: attribute reads, containers, iteration, introspection.
+
+Why this exists: a model's forward reads its state through nn.Module's own rules (instance __dict__,
+then `_parameters`, `_buffers`, `_modules` through Module.__getattr__), iterates ModuleList /
+Sequential / ModuleDict, indexes them, and asks for `named_parameters()`, `children()`... A
+ModuleValue answers all of these at translation time from the real module, and every member it hands
+out carries a ModuleAttrSource: a Source that says *which* of the module's tables the member lives in.
+That both renders a fast reload expression (`m._modules['0']` instead of a Python-level
+Module.__getattr__ call) and tells the guard renderer that the member's identity can only change
+through nn.Module's own entry points (see module_watch.py).
+
+Calling a module is in modules.py.
+"""
+import inspect
+from dataclasses import dataclass
+
+import torch
+
+from ..errors import GraphBreak
+from .builtins_table import as_python
+from .source import AttrSource, Source
+from .values import Const, IteratorValue, ObjectValue, SeqValue
+
+MODULE_TABLES = ("_parameters", "_buffers", "_modules")
+CONTAINER_ITERS = {getattr(c, "__iter__", None) for c in (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict,
+                                                        torch.nn.ParameterList, torch.nn.ParameterDict)}
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class ModuleAttrSource(AttrSource):
+    """`base.attr` where base is an nn.Module and attr lives in `where`: "__dict__" (a plain instance
+    attribute) or one of the tables "_parameters", "_buffers", "_modules"."""
+    where: str = "__dict__"
+
+    def expr(self):
+        if self.where == "__dict__":
+            return super().expr()
+        return f"{self.base.expr()}.{self.where}[{self.attr!r}]"
+
+
+@dataclass(frozen=True)
+class HookStateSource(Source):
+    """The forward/backward hook registrations of one module, as a constant: `not (hooks...)` when it
+    had none at translation (the common case, one cheap truth test), else the hook ids in order."""
+    module: Source
+    empty: bool
+
+    def expr(self):
+        m = self.module.expr()
+        if self.empty:
+            return (f"not ({m}._forward_pre_hooks or {m}._forward_hooks or {m}._backward_hooks or "
+                    f"{m}._backward_pre_hooks)")
+        return (f"(tuple({m}._forward_pre_hooks), tuple({m}._forward_pre_hooks_with_kwargs), "
+                f"tuple({m}._forward_hooks), tuple({m}._forward_hooks_with_kwargs), "
+                f"tuple({m}._backward_hooks), tuple({m}._backward_pre_hooks))")
+
+    def name(self):
+        return f"hooks of {self.module.name()}"
+
+    def root(self):
+        return self.module.root()
+
+
+def hook_state(m, empty):
+    if empty:
+        return not (m._forward_pre_hooks or m._forward_hooks or m._backward_hooks or m._backward_pre_hooks)
+    return (tuple(m._forward_pre_hooks), tuple(m._forward_pre_hooks_with_kwargs), tuple(m._forward_hooks),
+            tuple(m._forward_hooks_with_kwargs), tuple(m._backward_hooks), tuple(m._backward_pre_hooks))
+
+
+def _is_data_descriptor(attr):
+    t = type(attr)
+    return hasattr(t, "__set__") or hasattr(t, "__delete__")
+
+
+class ModuleValue(ObjectValue):
+    """An nn.Module, used by identity. `members` is set only for a container made at translation time
+    (a slice of a ModuleList/Sequential): its items with their own Sources."""
+    __slots__ = ("members",)
+
+    def __init__(self, obj, source=None, members=None):
+        super().__init__(obj, source)
+        self.members = members
+
+    def __repr__(self):
+        return f"ModuleValue({type(self.obj).__name__})"
+
+    # ---- attributes ---------------------------------------------------------------------------
+    def load_attr(self, tx, name):
+        """`module.name` with nn.Module's lookup order: class data descriptors, instance __dict__,
+        other class attributes, then _parameters, _buffers, _modules (Module.__getattr__)."""
+        from .attrs import object_attr
+        m = self.obj
+        if (id(m), name) in tx.ctx.side_effects.attrs:
+            return tx.ctx.side_effects.attrs[(id(m), name)]
+        try:
+            cls_attr = inspect.getattr_static(type(m), name)
+        except AttributeError:
+            cls_attr = _MISSING
+        if cls_attr is not _MISSING and _is_data_descriptor(cls_attr):
+            return object_attr(tx, self, name)
+        d = m.__dict__
+        if name in d:
+            return self.member(tx, name, d[name], "__dict__")
+        if cls_attr is not _MISSING:
+            return object_attr(tx, self, name)
+        for table in MODULE_TABLES:
+            members = d.get(table)
+            if members is not None and name in members:
+                return self.member(tx, name, members[name], table)
+        return object_attr(tx, self, name)
+
+    def member(self, tx, name, real, where):
+        """A member of this module as a Value; its Source says where it lives."""
+        if self.source is None:
+            if isinstance(real, torch.Tensor):
+                raise GraphBreak("module", f"a tensor of a module framejit cannot reach ({type(self.obj).__name__}.{name})")
+            from .context import wrap_unsourced
+            out = wrap_unsourced(real)
+            return ModuleValue(real) if isinstance(real, torch.nn.Module) else out
+        return tx.ctx.wrap(real, ModuleAttrSource(self.source, name, where))
+
+    # ---- containers ---------------------------------------------------------------------------
+    def items_in_order(self, tx):
+        """The submodules (ModuleList/Sequential/ModuleDict), or parameters (ParameterList/Dict), in
+        iteration order as (key, Value) pairs."""
+        if self.members is not None:
+            return list(enumerate(self.members))
+        m = self.obj
+        table = "_parameters" if isinstance(m, (torch.nn.ParameterList, torch.nn.ParameterDict)) else "_modules"
+        members = getattr(m, table)
+        self.guard_keys(tx, table)
+        return [(k, self.member(tx, k, v, table)) for k, v in members.items()]
+
+    def guard_keys(self, tx, table):
+        if self.source is not None:
+            src = ModuleAttrSource(self.source, table, "__dict__")
+            tx.ctx.guards.add("DICT_KEYS", src, tuple(getattr(self.obj, table).keys()))
+
+    def unpack(self, tx):
+        m = self.obj
+        if self.members is None and type(m).__iter__ not in CONTAINER_ITERS:
+            raise GraphBreak("iterate", f"iterating a {type(m).__name__} (not a ModuleList, Sequential, "
+                             "ModuleDict, ParameterList or ParameterDict)")
+        if isinstance(m, (torch.nn.ModuleDict, torch.nn.ParameterDict)):
+            return [Const(k) for k, _ in self.items_in_order(tx)]
+        return [v for _, v in self.items_in_order(tx)]
+
+    def length(self, tx):
+        if self.members is not None:
+            return len(self.members)
+        m = self.obj
+        if not isinstance(m, (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict,
+                              torch.nn.ParameterList, torch.nn.ParameterDict)):
+            raise GraphBreak("len", f"len() of a {type(m).__name__}")
+        return len(self.items_in_order(tx))
+
+    def truth(self, tx):
+        m = self.obj
+        if hasattr(type(m), "__bool__"):
+            raise GraphBreak("truth", f"truth value of a {type(m).__name__} (it defines __bool__)")
+        if hasattr(type(m), "__len__"):
+            return self.length(tx) > 0
+        return True
+
+    def getitem(self, tx, index):
+        m = self.obj
+        key = as_python(index)
+        if self.members is not None:
+            if isinstance(key, slice):
+                return ModuleValue(m[key], None, self.members[key])
+            return self.members[key]
+        if isinstance(m, (torch.nn.ModuleDict, torch.nn.ParameterDict)):
+            if not isinstance(key, str):
+                raise GraphBreak("index", f"{type(m).__name__} key of type {type(key).__name__}")
+            table = "_parameters" if isinstance(m, torch.nn.ParameterDict) else "_modules"
+            members = getattr(m, table)
+            if key not in members:
+                raise GraphBreak("key error", f"KeyError: {key!r}")
+            return self.member(tx, key, members[key], table)
+        if isinstance(m, (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ParameterList)):
+            pairs = self.items_in_order(tx)
+            if isinstance(key, slice):
+                real = m[key]
+                picked = [v for _, v in pairs][key]
+                return ModuleValue(real, None, picked) if isinstance(real, torch.nn.Module) else SeqValue(list, picked)
+            if not isinstance(key, int):
+                raise GraphBreak("index", f"{type(m).__name__} index of type {type(key).__name__}")
+            try:
+                return pairs[key][1]
+            except IndexError:
+                raise GraphBreak("index error", f"IndexError: index {key} is out of range")
+        raise GraphBreak("subscript", f"subscript of a {type(m).__name__}")
+
+    def contains(self, tx, item):
+        m = self.obj
+        if isinstance(m, (torch.nn.ModuleDict, torch.nn.ParameterDict)):
+            return any(k == as_python(item) for k, _ in self.items_in_order(tx))
+        raise GraphBreak("operator", f"`in` on a {type(m).__name__}")
+
+
+def module_value_for(obj, source):
+    """The Value for a real module reached through `source` (guards are the caller's business)."""
+    return ModuleValue(obj, source)
+
+
+def iterator(values):
+    return IteratorValue(values)
+
+
+@dataclass(frozen=True)
+class GlobalHooksSource(Source):
+    """Whether torch has global module hooks (torch.nn.modules.module._global_*_hooks) registered:
+    reached from the builtins' __import__, since generated code has no name bound to torch."""
+
+    def expr(self):
+        g = "__fj_b['__import__']('torch').nn.modules.module"
+        return (f"not ({g}._global_forward_pre_hooks or {g}._global_forward_hooks or "
+                f"{g}._global_backward_hooks or {g}._global_backward_pre_hooks)")
+
+    def name(self):
+        return "global module hooks"

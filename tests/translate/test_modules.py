@@ -1,0 +1,337 @@
+"""nn.Module calls inside a compiled frame: hooks, containers, attributes, buffers, guards.
+
+Each test builds a small module, runs it eagerly and through framejit, and checks the outputs (and
+graph/break counts); the guard tests then change the module the way users do (train/eval, a new
+hook, a replaced parameter or submodule, requires_grad) and check the compiled call notices.
+"""
+import copy
+
+import pytest
+import torch
+import torch.nn as nn
+
+import framejit
+from tests.differential import check, randn
+
+ONE = dict(graphs=1, breaks=0)
+
+
+def _seeded(factory):
+    torch.manual_seed(0)
+    return factory()
+
+
+class Block(nn.Module):
+    def __init__(self, n=4):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+        self.act = nn.GELU()
+
+    def forward(self, x):
+        return self.act(self.lin(x)) + x
+
+
+class Containers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([Block() for _ in range(3)])
+        self.seq = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 4))
+        self.heads = nn.ModuleDict({"a": nn.Linear(4, 2), "b": nn.Linear(4, 2)})
+        self.register_buffer("scale", torch.arange(4.0))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        x = x + self.layers[-1](x) + self.layers[0](x)
+        for layer in self.layers[1:]:
+            x = layer(x)
+        x = self.seq(x) * self.scale + self.seq[1:](x)
+        outs = [self.heads[k](x) for k in self.heads]
+        outs += [head(x) for name, head in self.heads.items() if name != "a"]
+        outs.append(torch.full((1,), float(len(self.layers) + len(self.seq) + ("a" in self.heads))))
+        return outs
+
+
+CONTAINERS = _seeded(Containers)
+
+
+def test_module_containers_iterate_index_slice_len_contains():
+    def fn(x):
+        return CONTAINERS(x)
+    check(fn, randn(2, 4), **ONE)
+
+
+SHARED = _seeded(lambda: nn.Linear(4, 4))
+
+
+def test_submodule_called_several_times_shares_its_parameters():
+    def fn(x):
+        return SHARED(SHARED(x)) + SHARED(x)
+    out = check(fn, randn(3, 4), **ONE)
+    assert out.shape == (3, 4)
+
+
+class TrainFlag(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.drop = nn.Dropout(0.0)
+
+    def forward(self, x):
+        y = self.drop(self.lin(x))
+        return y * 2 if self.training else y - 1
+
+
+def test_training_flag_is_a_guarded_constant():
+    m = _seeded(TrainFlag).eval()
+    compiled = framejit.compile(m, backend=framejit.CompileCounter())
+    x = randn(2, 4)
+    torch.testing.assert_close(compiled(x), m(x))
+    m.train()
+    torch.testing.assert_close(compiled(x), m(x))
+    m.eval()
+    torch.testing.assert_close(compiled(x), m(x))
+    assert type(compiled).forward._framejit_state.conversions == 2
+
+
+def test_batchnorm_updates_running_stats_in_place_like_eager():
+    eager = _seeded(lambda: nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))).train()
+    compiled_model = copy.deepcopy(eager)
+    compiled = framejit.compile(compiled_model)
+    for seed in range(3):
+        x = randn(8, 4, seed=seed)
+        torch.testing.assert_close(compiled(x), eager(x))
+    bn_e, bn_c = eager[1], compiled_model[1]
+    torch.testing.assert_close(bn_c.running_mean, bn_e.running_mean)
+    torch.testing.assert_close(bn_c.running_var, bn_e.running_var)
+    assert bn_c.num_batches_tracked.item() == bn_e.num_batches_tracked.item() == 3
+    assert type(compiled).forward._framejit_state.conversions == 1
+
+
+class Doubler(nn.Module):
+    def forward(self, x, scale=1.0):
+        return x * 2 * scale
+
+
+def _hooked():
+    m = Doubler()
+    m.register_forward_pre_hook(lambda mod, args: (args[0] + 1,))
+    m.register_forward_pre_hook(lambda mod, args, kwargs: (args, {**kwargs, "scale": 3.0}), with_kwargs=True)
+    m.register_forward_hook(lambda mod, args, out: out - args[0])
+    m.register_forward_hook(lambda mod, args, kwargs, out: out * kwargs["scale"], with_kwargs=True)
+    m.register_forward_hook(lambda mod, args, out: None)
+    return m
+
+
+HOOKED = _hooked()
+
+
+def test_forward_pre_hooks_and_hooks_run_in_order_with_and_without_kwargs():
+    def fn(x):
+        return HOOKED(x)
+    check(fn, randn(2, 3), **ONE)
+
+
+def test_a_hook_registered_after_compiling_is_noticed_and_removing_it_too():
+    m = Doubler()
+    compiled = framejit.compile(m)
+    x = randn(2, 3)
+    torch.testing.assert_close(compiled(x), m(x))
+    handle = m.register_forward_hook(lambda mod, args, out: out + 100)
+    torch.testing.assert_close(compiled(x), m(x))
+    handle.remove()
+    torch.testing.assert_close(compiled(x), m(x))
+    assert compiled(x).max() < 50
+
+
+def test_hook_calls_in_nested_modules():
+    inner = Doubler()
+    calls = []
+
+    def record(mod, args, out):
+        return out + 1
+
+    inner.register_forward_hook(record)
+    outer = nn.Sequential(nn.Linear(3, 3), inner)
+    torch.manual_seed(0)
+
+    def fn(x):
+        return outer(x)
+    check(fn, randn(2, 3), **ONE)
+    assert not calls
+
+
+class CustomCall(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.enabled = True
+
+    def __call__(self, *args, **kwargs):
+        if not self.enabled:
+            return args[0]
+        return nn.Module.__call__(self, *args, **kwargs) + 1
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+CUSTOM = _seeded(CustomCall)
+
+
+def test_a_python_call_override_is_inlined():
+    def fn(x):
+        return CUSTOM(x) * 2
+    check(fn, randn(2, 3), **ONE)
+
+
+def test_an_instance_level_forward_wins_over_the_class_forward():
+    m = _seeded(lambda: nn.Linear(3, 3))
+    m.forward = lambda x: x * 5
+
+    def fn(x):
+        return m(x)
+    check(fn, randn(2, 3), **ONE)
+
+
+class Regularized(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(3, 3)
+        self.b = nn.Sequential(nn.Linear(3, 3), nn.LayerNorm(3))
+        self.register_buffer("offset", torch.ones(3))
+
+    def forward(self, x):
+        y = self.b(self.a(x)) + self.offset
+        reg = sum((p ** 2).sum() for p in self.parameters())
+        names = [n for n, _ in self.named_parameters()]
+        n_buffers = len(list(self.buffers()))
+        n_modules = len([m for m in self.modules()]) + len(list(self.children()))
+        return y, reg, len(names) + n_buffers + n_modules, [n for n, _ in self.named_children()]
+
+
+REGULARIZED = _seeded(Regularized)
+
+
+def test_parameters_named_parameters_buffers_modules_children():
+    def fn(x):
+        return REGULARIZED(x)
+    check(fn, randn(2, 3), **ONE)
+
+
+def test_parameters_buffers_and_inputs_get_gradients_like_eager():
+    def fn(x):
+        return CONTAINERS(x)
+    check(fn, randn(2, 4, requires_grad=True), grads=True, **ONE)
+    eager_model = copy.deepcopy(CONTAINERS)
+    compiled_model = copy.deepcopy(CONTAINERS)
+    x = randn(2, 4)
+    sum(o.sum() for o in eager_model(x)).backward()
+    sum(o.sum() for o in framejit.compile(compiled_model)(x)).backward()
+    for (name, pe), (_, pc) in zip(eager_model.named_parameters(), compiled_model.named_parameters()):
+        torch.testing.assert_close(pc.grad, pe.grad, msg=name)
+
+
+class Configured(nn.Module):
+    class Config:
+        def __init__(self):
+            self.hidden = 4
+            self.act = "relu"
+            self.extra = None
+
+    def __init__(self):
+        super().__init__()
+        self.config = self.Config()
+        self.lin = nn.Linear(self.config.hidden, self.config.hidden)
+
+    def forward(self, x):
+        act = getattr(torch, getattr(self.config, "act", "tanh"))
+        y = act(self.lin(x))
+        if getattr(self.config, "extra", None) is not None:
+            y = y + 1
+        return y * self.config.hidden
+
+
+def test_config_attributes_are_read_and_guarded():
+    m = _seeded(Configured)
+    compiled = framejit.compile(m)
+    x = randn(2, 4)
+    torch.testing.assert_close(compiled(x), m(x))
+    m.config.extra = 1
+    torch.testing.assert_close(compiled(x), m(x))
+    m.config.act = "sigmoid"
+    torch.testing.assert_close(compiled(x), m(x))
+
+
+# ---- what the guards must notice --------------------------------------------------------------------
+
+def _compiled_block():
+    m = _seeded(Block)
+    counter = framejit.CompileCounter()
+    return m, framejit.compile(m, backend=counter), counter
+
+
+def test_a_replaced_parameter_is_used_on_the_next_call():
+    m, compiled, counter = _compiled_block()
+    x = randn(2, 4)
+    compiled(x)
+    m.lin.weight = nn.Parameter(torch.ones(4, 4))
+    torch.testing.assert_close(compiled(x), m(x))
+
+
+def test_a_reshaped_parameter_recompiles():
+    m, compiled, counter = _compiled_block()
+    x = randn(2, 4)
+    compiled(x)
+    with torch.no_grad():
+        m.lin.weight.data = torch.ones(4, 4).t().contiguous()[:, :4]
+        m.lin.weight.data = torch.ones(4, 8)[:, ::2]
+    torch.testing.assert_close(compiled(x), m(x))
+    assert counter.frame_count == 2
+
+
+def test_a_swapped_submodule_is_used_on_the_next_call():
+    m, compiled, counter = _compiled_block()
+    x = randn(2, 4)
+    compiled(x)
+    m.act = nn.Tanh()
+    torch.testing.assert_close(compiled(x), m(x))
+    assert counter.frame_count == 2
+
+
+def test_requires_grad_flip_recompiles_and_grads_follow():
+    m, compiled, counter = _compiled_block()
+    x = randn(2, 4)
+    compiled(x).sum().backward()
+    assert m.lin.weight.grad is not None
+    m.lin.weight.grad = None
+    m.lin.weight.requires_grad_(False)
+    out = compiled(x)
+    assert counter.frame_count == 2
+    out.sum().backward()
+    assert m.lin.weight.grad is None and m.lin.bias.grad is not None
+
+
+def test_a_deleted_and_appended_modulelist_entry_changes_the_unrolled_loop():
+    m = _seeded(Containers)
+    compiled = framejit.compile(m)
+    x = randn(2, 4)
+    compiled(x)
+    m.layers.append(_seeded(Block))
+    for a, b in zip(compiled(x), m(x)):
+        torch.testing.assert_close(a, b)
+    del m.layers[0]
+    for a, b in zip(compiled(x), m(x)):
+        torch.testing.assert_close(a, b)
+
+
+def test_compiling_predicates():
+    def fn(x):
+        a = torch.compiler.is_compiling()
+        b = torch.compiler.is_dynamo_compiling()
+        c = torch.jit.is_scripting() or torch.jit.is_tracing()
+        d = torch.compiler.is_exporting()
+        return x + (10 * a + 100 * b + 1000 * c + 10000 * d)
+    compiled = framejit.compile(fn)
+    assert compiled(torch.zeros(1)).item() == 110
+    assert fn(torch.zeros(1)).item() == 0
