@@ -9,8 +9,13 @@ from .backends import CompileCounter, register_backend
 from .config import Config
 from .errors import Unsupported
 from .explain import explain
+from .hooks import register_bytecode_hook
 from .metrics import clear_metrics, compile_times, metrics
+from .profiler import CompileProfiler
+from .record import replay
+from .report import report
 
 __all__ = ["compile", "disable", "reset", "explain", "Unsupported", "register_backend", "CompileCounter",
-           "Config", "metrics", "clear_metrics", "compile_times"]
+           "Config", "metrics", "clear_metrics", "compile_times", "register_bytecode_hook", "CompileProfiler",
+           "replay", "report"]
 __version__ = "0.1.0"

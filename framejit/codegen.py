@@ -20,6 +20,7 @@ import builtins
 import torch
 
 from .errors import GraphBreak
+from .hooks import apply_bytecode_hooks
 from .translate.cells import CellValue
 from .translate.functions import FunctionValue
 from .translate.values import (Const, DictValue, IteratorValue, MethodValue, NullValue, ObjectValue,
@@ -202,7 +203,7 @@ def build_entry(fn_code, f_globals, defaults, kwdefaults, with_closure, guard_ex
     text = "\n".join(src) + "\n"
     filename = f"<framejit entry {fn_code.co_name}>"
     exec(compile(text, filename, "exec"), ns.env)
-    entry = ns.env["__fj_entry"]
+    entry = apply_bytecode_hooks(fn_code, ns.env["__fj_entry"])     # framejit.register_bytecode_hook
     entry.__defaults__ = _shifted_defaults(defaults, with_closure)
     entry.__kwdefaults__ = kwdefaults
     return entry, text, ns

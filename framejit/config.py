@@ -14,7 +14,8 @@ Environment variables read by `Config.from_env`:
     FRAMEJIT_DEBUG_DIR   debug_dir (records, logs, profiles); default ~/.cache/framejit
     FRAMEJIT_RECORD      record_all: 1 writes a record for every conversion, not just failures
     FRAMEJIT_DEBUG       debug: 1 writes <debug_dir>/framejit/debug.log and a compile-time report at exit
-    FRAMEJIT_REPORT      report_path: a JSON-lines file of compile metrics written at exit
+    FRAMEJIT_REPORT      report_path: the HTML report (framejit.report) written at exit; a path ending
+                         in .jsonl or .json gets the compile metrics as JSON lines instead
 
 Every field is validated on construction; a wrong type raises TypeError and a
 wrong value raises ValueError, both naming the field and what was given.
@@ -59,11 +60,12 @@ class Config:
     debug: bool = False
     """Log to <debug_dir>/framejit/debug.log and log compile times at exit."""
     profile_conversion: bool = False
-    """Run each conversion under cProfile and dump the stats under <debug_dir>/profiles/."""
+    """Run each conversion under cProfile; stats (.prof) and a text summary (.txt) go to <debug_dir>/profiles/."""
     metrics_size: int = 64
     """How many CompilationMetrics entries the metrics store keeps (oldest dropped first)."""
     report_path: Path | None = None
-    """If set, a JSON-lines report of the compile metrics is written there at exit."""
+    """If set, framejit.report's HTML page is written there at exit (JSON lines of the compile metrics
+    if the path ends in .jsonl or .json)."""
     inline_depth: int = 16
     """How deep the translator inlines calls to user functions before giving up."""
 
