@@ -21,8 +21,10 @@ Failure messages name the part that differed and the path to it (e.g. `result[1]
 
 import contextlib
 import copy
+import enum
+import functools
 import io
-import os
+import sys
 import types
 
 import torch
@@ -30,11 +32,13 @@ import torch
 _SCALAR_TYPES = (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device)
 _SIMPLE_TYPES = _SCALAR_TYPES + (torch.Tensor, list, tuple, dict, set, frozenset, torch.Size)
 _MUTABLE_CONTAINERS = (list, dict, set)
+_NOT_PLAIN = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+              torch.nn.Module, enum.Enum, functools.partial)
 
 
 def identity_mode():
     """True when tests run against the stand-in compiler installed by conftest (no framejit yet)."""
-    return os.environ.get("FRAMEJIT_TEST_IDENTITY") == "1"
+    return getattr(sys.modules.get("framejit"), "IDENTITY_STAND_IN", False)
 
 
 def randn(*shape, seed=0, dtype=torch.float32, requires_grad=False):
@@ -112,13 +116,13 @@ def _watched_globals(fn):
             value = namespace[name]
             if isinstance(value, types.FunctionType) and value.__globals__ is namespace:
                 pending.append(value.__code__)
-            elif isinstance(value, _SIMPLE_TYPES):
+            elif _watchable(value):
                 watched.add(name)
     return fn, sorted(watched)
 
 
 class _StateWatch:
-    """Snapshot of watched globals and closure cells; restores them in place between runs."""
+    """The watched globals and closure cells: captured once, restored in place before every run."""
 
     def __init__(self, fn):
         fn, names = _watched_globals(fn)
@@ -130,14 +134,10 @@ class _StateWatch:
                 value = cell.cell_contents
             except ValueError:
                 continue
-            if isinstance(value, _SIMPLE_TYPES):
+            if _watchable(value):
                 self.cells.append(cell)
-        self.names = [n for n in names if _copyable(self.namespace[n])]
-        self.cells = [c for c in self.cells if _copyable(c.cell_contents)]
-        self.original = {name: self.namespace[name] for name in self.names}
-        self.original_cells = [cell.cell_contents for cell in self.cells]
-        self.saved = copy.deepcopy(self.original)
-        self.saved_cells = copy.deepcopy(self.original_cells)
+        self.global_states = {name: _capture(self.namespace[name], {}) for name in self.names}
+        self.cell_states = [_capture(cell.cell_contents, {}) for cell in self.cells]
 
     def current(self):
         state = {"global " + n: self.namespace.get(n, "<deleted>") for n in self.names}
@@ -149,47 +149,90 @@ class _StateWatch:
         return _snapshot(state)
 
     def restore(self):
+        memo = {}
         for name in self.names:
-            self.namespace[name] = _restore_in_place(self.original[name], self.saved[name])
-        for cell, obj, saved in zip(self.cells, self.original_cells, self.saved_cells):
-            cell.cell_contents = _restore_in_place(obj, saved)
+            self.namespace[name] = _restore(self.global_states[name], memo)
+        for cell, state in zip(self.cells, self.cell_states):
+            cell.cell_contents = _restore(state, memo)
 
 
-def _snapshot(value):
-    """A deep copy that also copes with non-leaf tensors (copied detached, flag kept)."""
+def _plain_object(value):
+    """An instance of a user class whose state is its __dict__ (not a module, class, function...)."""
+    return (hasattr(value, "__dict__") and not isinstance(value, _NOT_PLAIN)
+            and type(value).__module__.split(".")[0] not in ("builtins", "torch"))
+
+
+def _watchable(value):
+    return isinstance(value, _SIMPLE_TYPES) or _plain_object(value)
+
+
+def _snapshot(value, memo=None):
+    """A deep copy for comparison; copes with non-leaf tensors (copied detached, flag kept)."""
+    memo = {} if memo is None else memo
+    if id(value) in memo:
+        return memo[id(value)]
     if isinstance(value, torch.Tensor):
-        return value.detach().clone().requires_grad_(value.requires_grad)
-    if type(value) in (list, tuple, set, frozenset):
-        return type(value)(_snapshot(v) for v in value)
-    if type(value) is dict:
-        return {k: _snapshot(v) for k, v in value.items()}
-    try:
-        return copy.deepcopy(value)
-    except Exception:
-        return value
+        copied = value.detach().clone().requires_grad_(value.requires_grad)
+    elif type(value) in (list, tuple, set, frozenset):
+        copied = type(value)(_snapshot(v, memo) for v in value)
+    elif type(value) is dict:
+        copied = {k: _snapshot(v, memo) for k, v in value.items()}
+    else:
+        try:
+            copied = copy.deepcopy(value)
+        except Exception:  # not copyable: compare the object itself
+            copied = value
+    memo[id(value)] = copied
+    return copied
 
 
-def _copyable(value):
-    try:
-        copy.deepcopy(value)
-    except Exception:  # e.g. a non-leaf tensor: not a value we can snapshot
-        return False
-    return True
+def _capture(obj, memo):
+    """Remember obj's identity and contents, recursively, so _restore can put both back."""
+    if id(obj) in memo:
+        return memo[id(obj)]
+    node = [obj, None]
+    memo[id(obj)] = node
+    if isinstance(obj, torch.Tensor):
+        node[1] = obj.detach().clone()
+    elif type(obj) in (list, tuple):
+        node[1] = [_capture(item, memo) for item in obj]
+    elif type(obj) is dict:
+        node[1] = [(key, _capture(item, memo)) for key, item in obj.items()]
+    elif type(obj) is set:
+        node[1] = list(obj)
+    elif _plain_object(obj):
+        node[1] = [(key, _capture(item, memo)) for key, item in vars(obj).items()]
+    return node
 
 
-def _restore_in_place(obj, saved):
-    """Give `obj` back the contents of `saved`, keeping its identity (guards may key on it)."""
+def _restore(node, memo):
+    """Put back the captured contents into the captured objects themselves (guards key on identity)."""
+    obj, contents = node
+    if id(obj) in memo or contents is None:
+        return obj
+    memo[id(obj)] = obj
     if isinstance(obj, torch.Tensor):
         with torch.no_grad():
-            if obj.shape != saved.shape or obj.dtype != saved.dtype:
-                return copy.deepcopy(saved)
-            obj.copy_(saved)
+            if obj.shape == contents.shape and obj.dtype == contents.dtype:
+                obj.copy_(contents)
+            else:
+                obj.set_(contents.clone())
         obj.grad = None
     elif type(obj) is list:
-        obj[:] = copy.deepcopy(saved)
-    elif type(obj) in (dict, set):
+        obj[:] = [_restore(item, memo) for item in contents]
+    elif type(obj) is tuple:
+        for item in contents:
+            _restore(item, memo)
+    elif type(obj) is dict:
         obj.clear()
-        obj.update(copy.deepcopy(saved))
+        obj.update((key, _restore(item, memo)) for key, item in contents)
+    elif type(obj) is set:
+        obj.clear()
+        obj.update(contents)
+    else:
+        state = vars(obj)
+        state.clear()
+        state.update((key, _restore(item, memo)) for key, item in contents)
     return obj
 
 
@@ -241,7 +284,7 @@ def _fail(part, path, message):
     raise DifferentialMismatch(f"{part}{path}: {message}")
 
 
-def compare(eager, compiled, part="result", path="", atol=1e-6, rtol=1e-5):
+def compare(eager, compiled, part="result", path="", atol=1e-6, rtol=1e-5, depth=0):
     """Recursively demand that `compiled` equals `eager`; raise DifferentialMismatch otherwise."""
     if isinstance(eager, torch.Tensor) or isinstance(compiled, torch.Tensor):
         _compare_tensors(eager, compiled, part, path, atol, rtol)
@@ -253,12 +296,16 @@ def compare(eager, compiled, part="result", path="", atol=1e-6, rtol=1e-5):
         if len(eager) != len(compiled):
             _fail(part, path, f"length {len(eager)} (eager) != {len(compiled)} (compiled)")
         for i, (a, b) in enumerate(zip(eager, compiled)):
-            compare(a, b, part, f"{path}[{i}]", atol, rtol)
+            compare(a, b, part, f"{path}[{i}]", atol, rtol, depth + 1)
     elif isinstance(eager, dict):
         if list(eager) != list(compiled):
             _fail(part, path, f"keys {list(eager)} (eager) != {list(compiled)} (compiled)")
         for key in eager:
-            compare(eager[key], compiled[key], part, f"{path}[{key!r}]", atol, rtol)
+            compare(eager[key], compiled[key], part, f"{path}[{key!r}]", atol, rtol, depth + 1)
+    elif _plain_object(eager) and type(eager).__eq__ is object.__eq__ and eager is not compiled:
+        if depth > 20:
+            return
+        compare(vars(eager), vars(compiled), part, f"{path}.__dict__", atol, rtol, depth + 1)
     elif isinstance(eager, float) and eager != eager:
         if compiled == compiled:
             _fail(part, path, f"nan (eager) != {compiled!r} (compiled)")
@@ -288,13 +335,13 @@ def _identity_pattern(outcome):
     labels = {}
     storages = {}
     for path, obj in _leaves((outcome.args, outcome.kwargs), "input"):
-        if isinstance(obj, (torch.Tensor,) + _MUTABLE_CONTAINERS):
+        if isinstance(obj, (torch.Tensor,) + _MUTABLE_CONTAINERS) or _plain_object(obj):
             labels.setdefault(id(obj), path)
         if isinstance(obj, torch.Tensor) and obj.numel():
             storages.setdefault(obj.untyped_storage().data_ptr(), path)
     pattern = []
     for path, obj in _leaves(outcome.result, "result"):
-        if isinstance(obj, (torch.Tensor,) + _MUTABLE_CONTAINERS):
+        if isinstance(obj, (torch.Tensor,) + _MUTABLE_CONTAINERS) or _plain_object(obj):
             pattern.append((path, "is", labels.setdefault(id(obj), path)))
         if isinstance(obj, torch.Tensor) and obj.numel():
             pattern.append((path, "shares storage with",

@@ -28,6 +28,18 @@ CALLS = []
 COUNTER = 0
 
 
+class Settings:
+    """A plain user object held in a global: read and mutated by attribute."""
+
+    def __init__(self):
+        self.scale = 2.0
+        self.calls = 0
+        self.history = []
+
+
+SETTINGS = Settings()
+
+
 # ---------------------------------------------------------------- constant folding
 
 
@@ -163,6 +175,21 @@ def append_to_global_list(x):
 def mutate_global_tensor_inplace(x):
     BIAS.add_(1)
     return x + BIAS
+
+
+def read_global_object_attribute(x):
+    return x * SETTINGS.scale
+
+
+def mutate_global_object(x):
+    SETTINGS.calls += 1
+    SETTINGS.history.append(SETTINGS.calls)
+    return x + SETTINGS.calls
+
+
+def read_and_mutate_argument_object(x, settings):
+    settings.scale = settings.scale * 3
+    return x * settings.scale, settings
 
 
 def _make_closure_scale(factor):
@@ -306,6 +333,9 @@ CASES = [
     case(write_global_counter, x34),
     case(append_to_global_list, x34),
     case(mutate_global_tensor_inplace, x34),
+    case(read_global_object_attribute, x34, **ONE),
+    case(mutate_global_object, x34),
+    case(read_and_mutate_argument_object, x34, Settings()),
     case(closure_scale, x34, name="closure_scale", **ONE),
     case(closure_tensor, x34, name="closure_tensor", **ONE),
     case(closure_counter, x34, name="closure_counter"),
@@ -392,7 +422,14 @@ def _writes_global(fn, args, kwargs):
     return out
 
 
+def _bumps_global_object(fn, args, kwargs):
+    out = fn(*args, **kwargs)
+    SETTINGS.calls += 10
+    return out
+
+
 @pytest.mark.parametrize("distort,fn,part", [
+    (_bumps_global_object, mutate_global_object, "globals"),
     (_off_by_a_little, tensor_times_folded_constant, "result"),
     (_prints, tensor_times_folded_constant, "stdout"),
     (_mutates_input, tensor_times_folded_constant, "input args"),

@@ -258,7 +258,7 @@ CASES = [
     case(set_operations, **PY),
     case(deeply_nested_containers, x34, y34, **ONE),
     case(namedtuple_build, x34, y34, **ONE),
-    case(namedtuple_replace, x34, y34, **PY, xfail="namedtuple._replace"),
+    case(namedtuple_replace, x34, y34, **PY),
     case(namedtuple_input, Pair(x34, y34), **ONE),
     case(star_expansion, x34, y34, **ONE),
     case(tuple_concat_and_repeat, x34, **ONE),
