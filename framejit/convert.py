@@ -138,7 +138,7 @@ def convert_frame(fn, signature, args, kwargs, opts):
             inst = tx.instructions[index]
             if gb.inlined and inst.opname in ("CALL", "CALL_FUNCTION_EX") and index not in break_at:
                 break_at.add(index)
-                note_restart(f"{gb.reason} (inside the call at {format_position(code, inst).strip()})")
+                note_restart(f"{gb.reason} (inside the call at line {tx.line_of(inst)} of {code.co_qualname})")
                 continue
             return _finish_break(fn, ctx, tx, gb, opts)
         return _finish_return(fn, ctx, rv, opts)
@@ -242,6 +242,9 @@ def _finish_break(fn, ctx, tx, gb, opts):
             if inst.opname != "CALL" else len(stack) - inst.arg - 1
         keep = len(stack) - popped
         nulls_after = nulls[:keep] + [False] * (depth_after - keep)
+        if any(nulls_after[1:]):
+            return ConvertResult("eager", reason=f"{gb.reason}; the break is in the middle of a nested call, so the "
+                                 "function runs as plain Python", breaks=[info])
         with phase("codegen"):
             fn_resume = resume.make_resume_function(orig_code, fn.__globals__, fn.__closure__, orig_index(idx),
                                                     nulls_after, live, opts.wrap)

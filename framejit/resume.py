@@ -122,10 +122,15 @@ def make_break_function(orig_code, f_globals, closure, break_instrs, stack_nulls
 
 
 def _call_resume_tail(resume_fn, stack_nulls, live_locals, positions):
+    # A NULL cannot be popped (POP_TOP would decref NULL), so the only NULL allowed here is one at the
+    # bottom of the stack, which becomes the NULL under the resume call (convert.py checks this).
+    assert not any(stack_nulls[1:]), "NULL above the bottom of the stack at a graph break"
     out = []
     for i in reversed(range(len(stack_nulls))):
-        out.append(make("POP_TOP") if stack_nulls[i] else make("STORE_FAST", f"__fj_r{i}"))
-    out.append(make("PUSH_NULL"))
+        if not stack_nulls[i]:
+            out.append(make("STORE_FAST", f"__fj_r{i}"))
+    if not (stack_nulls and stack_nulls[0]):
+        out.append(make("PUSH_NULL"))
     out.append(make("LOAD_CONST", resume_fn))
     n = 0
     for i, is_null in enumerate(stack_nulls):
