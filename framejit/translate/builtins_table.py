@@ -160,6 +160,8 @@ def _make_converter(fn):
             raise GraphBreak("data-dependent", f"{fn.__name__}() of a tensor needs its value")
         if fn is bool and len(args) == 1 and isinstance(args[0], (SeqValue, DictValue, SetValue)):
             return Const(bool(args[0].items))
+        if fn is str and len(args) == 1 and isinstance(args[0], ObjectValue) and isinstance(args[0].obj, type):
+            return Const(str(args[0].obj))       # a class: its name (the class is guarded by identity)
         if fn is str and len(args) == 1 and not isinstance(args[0], Const):
             raise GraphBreak("str", f"str() of {args[0]!r}")
         return _call_real(fn, args, kwargs)

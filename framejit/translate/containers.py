@@ -61,6 +61,9 @@ def _wrap_const(x):
 
 
 def setitem(tx, obj, index, value):
+    if hasattr(obj, "setitem"):            # value kinds with their own item assignment (ModelOutputValue...)
+        obj.setitem(tx, index, value)
+        return
     if isinstance(obj, TensorValue):
         tx.ctx.graph.call_function(operator.setitem, (obj, index, value), {})
         return

@@ -102,6 +102,9 @@ class ConversionContext:
         return call_module(tx, fn_value, args, kwargs)
 
     def construct(self, tx, cls_value, cls, args, kwargs):
+        from .model_outputs import ModelOutputValue, is_model_output_class
+        if is_model_output_class(cls):          # transformers' ModelOutput dataclasses (model_outputs.py)
+            return ModelOutputValue.construct(tx, cls, args, kwargs)
         from .classes import construct
         return construct(tx, cls_value, cls, args, kwargs)
 

@@ -17,7 +17,7 @@ from ..errors import GraphBreak
 from .dispatch import HANDLERS, RETURN
 from .source import LocalSource
 from .values import Value
-from . import ops_load_store, ops_calls, ops_operators, ops_control, ops_containers, ops_exceptions, ops_match  # noqa: F401  (register handlers)
+from . import ops_load_store, ops_calls, ops_operators, ops_control, ops_containers, ops_exceptions, ops_match, ops_imports  # noqa: F401  (register handlers)
 from .ctx_managers import unwind
 
 

@@ -1,0 +1,115 @@
+"""Graph breaks end to end: break functions, resume functions, and when a frame runs eagerly instead."""
+import torch
+
+import framejit
+from tests.differential import check, randn
+
+
+def nested_call_break(x):
+    return str(print("nested")), x + 1
+
+
+def keyword_call_break(x):
+    y = x * 2
+    print("kw", end="!\n", sep="")
+    return y + 1
+
+
+def branch_on_tensor(x):
+    y = x.sin()
+    if y.sum() > 0:
+        return y * 2
+    return y - 1
+
+
+def two_breaks(x):
+    a = x + 1
+    print("one")
+    b = a * 2
+    print("two")
+    return a, b - 1
+
+
+def break_keeps_unbound_local(x, flag=False):
+    if flag:
+        z = 1
+    y = x.cos()
+    print("mid")
+    try:
+        return y + z
+    except NameError:
+        return y
+
+
+def break_with_varargs(*xs, **kw):
+    total = xs[0] + xs[1]
+    print(sorted(kw))
+    return total * kw["scale"]
+
+
+def break_in_loop(x):
+    for i in range(3):
+        x = x + i
+        print(i)
+    return x
+
+
+def break_in_try(x):
+    try:
+        y = x + 1
+        print("inside")
+    finally:
+        y = y * 2
+    return y
+
+
+def item_break(x):
+    n = int(x.sum().item())
+    return x * n
+
+
+def test_nested_call_break_is_correct():
+    check(nested_call_break, randn(3))
+
+
+def test_keyword_call_break():
+    check(keyword_call_break, randn(3), graphs=2, breaks=1)
+
+
+def test_branch_on_tensor_both_sides():
+    check(branch_on_tensor, torch.ones(3), breaks=1)
+    check(branch_on_tensor, -torch.ones(3), breaks=1)
+
+
+def test_two_breaks_three_graphs():
+    check(two_breaks, randn(3), graphs=3, breaks=2)
+
+
+def test_unbound_local_survives_a_break():
+    check(break_keeps_unbound_local, randn(3))
+    check(break_keeps_unbound_local, randn(3), True)
+
+
+def test_varargs_function_breaks():
+    check(break_with_varargs, randn(2), randn(2), scale=3.0, b=1)
+
+
+def test_break_in_loop_runs_eagerly_and_correctly():
+    check(break_in_loop, randn(3))
+    out = framejit.explain(break_in_loop)(randn(3))
+    assert any("inside a loop" in r for r in out.eager_reasons)
+
+
+def test_break_in_try_runs_correctly():
+    check(break_in_try, randn(3))
+
+
+def test_item_is_a_break_and_data_flows():
+    check(item_break, torch.arange(4.0), graphs=2, breaks=1)
+
+
+def test_break_reason_has_caret_line():
+    out = framejit.explain(keyword_call_break)(randn(3))
+    (b,) = out.break_reasons
+    assert "print" in b.reason
+    assert 'print("kw", end="!\\n", sep="")' in b.where and "^^^" in b.where
