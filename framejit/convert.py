@@ -318,6 +318,8 @@ def _rebuildable(v):
 def _live_locals(code, tx, snap):
     out = []
     for name in code.co_varnames:
+        if name.startswith("__fj_"):          # a resume function's stack-slot arguments: dead after its prologue
+            continue
         if name in snap.locals or (name in tx.frame_args and name not in tx.deleted):
             out.append(name)
     return out
