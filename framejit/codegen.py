@@ -16,12 +16,14 @@ On a graph break the last line instead calls the break function (see resume.py) 
 and locals. The source text is kept on the entry for reports ("transformed code").
 """
 import builtins
+import re
 
 import torch
 
 from .errors import GraphBreak
 from .hooks import apply_bytecode_hooks
 from .translate.cells import CellValue
+from .translate.source import FIXED_OBJECTS
 from .translate.functions import FunctionValue
 from .translate.values import (Const, DictValue, IteratorValue, MethodValue, NullValue, ObjectValue,
                                SeqValue, SetValue, TensorValue)
@@ -201,6 +203,8 @@ def build_entry(fn_code, f_globals, defaults, kwdefaults, with_closure, guard_ex
                 "    except Exception:", "        return __fj_MISS"]
     src += ["    " + line for line in body]
     text = "\n".join(src) + "\n"
+    for key in set(re.findall(r"__fj_fixed_(\d+)", text)):      # FixedObjectSource names
+        ns.env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[int(key)]
     filename = f"<framejit entry {fn_code.co_name}>"
     exec(compile(text, filename, "exec"), ns.env)
     entry = apply_bytecode_hooks(fn_code, ns.env["__fj_entry"])     # framejit.register_bytecode_hook

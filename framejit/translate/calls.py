@@ -18,7 +18,7 @@ from ..errors import GraphBreak
 from .attrs import PropertyCall, load_attr
 from .builtins_table import LOOKASIDES, as_python, unpack_iterable
 from .containers import call_container_method
-from .source import AttrSource, ItemSource
+from .source import AttrSource, ItemSource, fixed_source
 from .torch_table import (compiling_answer, CONSTANT_FUNCTIONS, FACTORY_FUNCTIONS, TENSOR_BREAK_METHODS,
                           TENSOR_CONST_METHODS, is_graph_op, is_tensor_method_descriptor)
 from .values import (Const, DictValue, IteratorValue, MethodValue, NULL, ObjectValue, SeqValue,
@@ -253,11 +253,8 @@ def _inline_frame(tx, fn, fn_source, args, kwargs, closure_values, defaults, kwd
     if closure_values is None:
         closure_values = _closure_values(tx, fn, fn_source)
     globals_source = None
-    if fn.__globals__ is not tx.ctx.f_globals:
-        if fn_source is None:
-            globals_source = ("unsourced", fn.__globals__)
-        else:
-            globals_source = AttrSource(fn_source, "__globals__")
+    if fn.__globals__ is not tx.ctx.f_globals:       # another module's globals: named directly, no path
+        globals_source = fixed_source(fn.__globals__, f"{fn.__module__}.__dict__")
     instructions = tx.ctx.decode(code)
     child = Translator(tx.ctx, code, instructions, fn.__globals__, locals_=bound, closure=closure_values,
                        globals_source=globals_source, parent=tx, fn_name=fn.__qualname__)

@@ -52,6 +52,12 @@ def getitem(tx, obj, index):
         return tx.ctx.wrap(real, ItemSource(obj.source, key))
     if hasattr(obj, "getitem"):
         return obj.getitem(tx, index)
+    if isinstance(obj, ObjectValue):       # an object whose class defines __getitem__ in Python
+        import types
+        method = getattr(type(obj.obj), "__getitem__", None)
+        if isinstance(method, types.FunctionType):
+            from .calls import inline_function
+            return inline_function(tx, method, None, [obj, index], {})
     raise GraphBreak("subscript", f"subscript of {obj!r} is not supported")
 
 

@@ -100,6 +100,28 @@ class ItemSource(Source):
 
 
 @dataclass(frozen=True)
+class FixedObjectSource(Source):
+    """A long-lived object generated code cannot reach from the frame (another module's globals dict):
+    it is named `__fj_fixed_<id>`, and build_entry binds that name (see fixed_source)."""
+    key: int
+    label: str
+
+    def expr(self):
+        return f"__fj_fixed_{self.key}"
+
+    def name(self):
+        return self.label
+
+
+FIXED_OBJECTS = {}      # id -> object named by a FixedObjectSource (kept alive: module globals dicts)
+
+
+def fixed_source(obj, label):
+    FIXED_OBJECTS[id(obj)] = obj
+    return FixedObjectSource(id(obj), label)
+
+
+@dataclass(frozen=True)
 class DefaultSource(Source):
     """A function's default argument value (fn.__defaults__[i] or __kwdefaults__[name])."""
     fn_source: Source
