@@ -105,6 +105,7 @@ class Options:
         self.fullgraph = fullgraph
         self.wrap = wrap
         self.observer = observer      # called with (code, ConvertResult, seconds) after each conversion
+        self.key = (backend, fullgraph, config, observer)   # resume functions are cached per options
 
 
 def bind_frame_args(fn, signature, args, kwargs):
@@ -247,7 +248,7 @@ def _finish_break(fn, ctx, tx, gb, opts):
                                  "function runs as plain Python", breaks=[info])
         with phase("codegen"):
             fn_resume = resume.make_resume_function(orig_code, fn.__globals__, fn.__closure__, orig_index(idx),
-                                                    nulls_after, live, opts.wrap)
+                                                    nulls_after, live, opts.wrap, opts.key)
         resume_tails.append((jump, fn_resume, nulls_after))
 
     break_instrs = _break_instructions(tx, snap)
