@@ -26,6 +26,7 @@ from .values import (Const, DictValue, IteratorValue, MethodValue, NULL, ObjectV
 from . import operators  # noqa: F401  (installs operator lookasides)
 from . import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
 from . import builtin_methods  # noqa: F401  (installs dict.get & co. on real dicts)
+from . import stdlib_lookasides  # noqa: F401  (installs inspect.signature & co.)
 from .ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
                            contextmanager_call, torch_decorated_call)
 from .functions import FunctionValue

@@ -40,13 +40,13 @@ def as_module_value(v):
 
 def call_module(tx, module_value, args, kwargs):
     """`module(*args, **kwargs)`."""
-    from .calls import inline_function
+    from .calls import call_value
     mv = as_module_value(module_value)
     call = type(mv.obj).__call__
     if call is _MODULE_CALL:
         return call_impl(tx, mv, args, kwargs)
     if isinstance(call, types.FunctionType):
-        return inline_function(tx, call, None, [mv, *args], kwargs)
+        return call_value(tx, ObjectValue(call), [mv, *args], kwargs)
     raise GraphBreak("call", f"{type(mv.obj).__name__}.__call__ is not Python code")
 
 
@@ -140,7 +140,7 @@ def _as_items(tx, v):
 
 def call_forward(tx, mv, args, kwargs):
     """`self.forward(*args, **kwargs)` (an instance attribute `forward` wins over the class's)."""
-    from .calls import call_value, inline_function
+    from .calls import call_value
     m = mv.obj
     if "forward" in m.__dict__:
         return call_value(tx, mv.member(tx, "forward", m.__dict__["forward"], "__dict__"), args, kwargs)
@@ -149,7 +149,8 @@ def call_forward(tx, mv, args, kwargs):
     except AttributeError:
         raise GraphBreak("call", f"{type(m).__name__} has no forward")
     if isinstance(forward, types.FunctionType):
-        return inline_function(tx, forward, None, [mv, *args], kwargs)
+        # through call_value, so decorated forwards (torch.no_grad(), compiled, disabled) are honoured
+        return call_value(tx, ObjectValue(forward), [mv, *args], kwargs)
     from .ops_load_store import get_attribute
     return call_value(tx, get_attribute(tx, mv, "forward"), args, kwargs)
 

@@ -83,6 +83,8 @@ OPERATOR_NAMES = {getattr(operator, n) for n in dir(operator) if not n.startswit
 def is_graph_op(fn):
     if fn in FACTORY_FUNCTIONS:
         return True
+    if is_autograd_function_apply(fn):
+        return True
     mod = getattr(fn, "__module__", None)
     if mod in GRAPH_OP_MODULES:
         return True
@@ -97,3 +99,11 @@ def is_tensor_method_descriptor(fn):
     """An unbound torch.Tensor method, e.g. torch.Tensor.add."""
     name = getattr(fn, "__name__", None)
     return name is not None and getattr(torch.Tensor, name, None) is fn
+
+
+def is_autograd_function_apply(fn):
+    """`MyFunction.apply` of a torch.autograd.Function subclass: one graph node that runs the Function
+    (its forward on fake tensors at translation, forward and custom backward for real at run time)."""
+    owner = getattr(fn, "__self__", None)
+    return getattr(fn, "__name__", None) == "apply" and isinstance(owner, type) and \
+        issubclass(owner, torch.autograd.Function) and owner is not torch.autograd.Function
