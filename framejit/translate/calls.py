@@ -285,8 +285,10 @@ def _closure_values(tx, fn, fn_source):
     if not fn.__closure__:
         return ()
     out = []
+    if fn_source is None:                  # a function reached without a path (a class's method): named directly
+        fn_source = fixed_source(fn, fn.__qualname__)
     for i, cell in enumerate(fn.__closure__):
-        src = ItemSource(AttrSource(fn_source, "__closure__"), i) if fn_source is not None else None
+        src = ItemSource(AttrSource(fn_source, "__closure__"), i)
         out.append(tx.ctx.real_cell(cell, src))
     return tuple(out)
 

@@ -113,11 +113,32 @@ class FixedObjectSource(Source):
         return self.label
 
 
-FIXED_OBJECTS = {}      # id -> object named by a FixedObjectSource (kept alive: module globals dicts)
+class _FixedObjects:
+    """id -> object named by a FixedObjectSource: held weakly when the object allows it (functions),
+    strongly otherwise (module globals dicts, which live as long as their modules anyway). An entry's
+    namespace keeps its own strong reference once built."""
+
+    def __init__(self):
+        import weakref
+        self.weak = weakref.WeakValueDictionary()
+        self.strong = {}
+
+    def add(self, obj):
+        try:
+            self.weak[id(obj)] = obj
+        except TypeError:
+            self.strong[id(obj)] = obj
+
+    def __getitem__(self, key):
+        obj = self.weak.get(key)
+        return self.strong[key] if obj is None else obj
+
+
+FIXED_OBJECTS = _FixedObjects()
 
 
 def fixed_source(obj, label):
-    FIXED_OBJECTS[id(obj)] = obj
+    FIXED_OBJECTS.add(obj)
     return FixedObjectSource(id(obj), label)
 
 
