@@ -19,7 +19,7 @@ from .attrs import PropertyCall, load_attr
 from .builtins_table import LOOKASIDES, as_python, unpack_iterable
 from .containers import call_container_method
 from .source import AttrSource, ItemSource, fixed_source
-from .torch_table import (compiling_answer, CONSTANT_FUNCTIONS, FACTORY_FUNCTIONS, TENSOR_BREAK_METHODS,
+from .torch_table import (compiling_answer, graph_target, CONSTANT_FUNCTIONS, FACTORY_FUNCTIONS, TENSOR_BREAK_METHODS,
                           TENSOR_CONST_METHODS, is_graph_op, is_tensor_method_descriptor)
 from .values import (Const, DictValue, IteratorValue, MethodValue, NULL, ObjectValue, SeqValue,
                      SetValue, TensorValue, Value)
@@ -78,7 +78,7 @@ def call_object(tx, fn_value, obj, args, kwargs):
     if hashable and is_graph_op(obj):
         if any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values()) or \
                 obj in FACTORY_FUNCTIONS:
-            return tx.ctx.graph.call_function(obj, tuple(args), kwargs)
+            return tx.ctx.graph.call_function(graph_target(obj), tuple(args), kwargs)
         return _const_call(tx, obj, args, kwargs)
     inner = getattr(obj, "_framejit_fn", None) if isinstance(obj, types.FunctionType) else None
     if inner is not None:                 # a framejit.compile wrapper: inline the function it wraps

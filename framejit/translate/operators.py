@@ -46,6 +46,8 @@ def binary_op(tx, sym, a, b):
     if isinstance(a, TensorValue) or isinstance(b, TensorValue):
         if not all(isinstance(x, (TensorValue, Const)) for x in (a, b)):
             raise GraphBreak("operator", f"{sym} between a tensor and {a if not isinstance(a, TensorValue) else b!r}")
+        if sym in INPLACE and not isinstance(a, TensorValue):
+            fn = BINARY[sym[:-1]]            # `n += tensor` on a number: no __iadd__, so it is n + tensor
         out = tx.ctx.graph.call_function(fn, (a, b), {})
         if sym in INPLACE and isinstance(a, TensorValue):
             return a

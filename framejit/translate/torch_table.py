@@ -13,6 +13,7 @@ import math
 import operator
 import sys
 import types
+import weakref
 
 import torch
 import torch._utils
@@ -107,3 +108,22 @@ def is_autograd_function_apply(fn):
     owner = getattr(fn, "__self__", None)
     return getattr(fn, "__name__", None) == "apply" and isinstance(owner, type) and \
         issubclass(owner, torch.autograd.Function) and owner is not torch.autograd.Function
+
+
+_APPLY_TARGETS = weakref.WeakKeyDictionary()     # autograd.Function subclass -> graph target
+
+
+def graph_target(fn):
+    """The fx target recorded for graph op `fn`: itself, except `SomeFunction.apply`, which fx would
+    print as `torch.autograd.function.apply`: a small named function calling it instead."""
+    if not is_autograd_function_apply(fn):
+        return fn
+    owner = fn.__self__
+    target = _APPLY_TARGETS.get(owner)
+    if target is None:
+        def target(*args, **kwargs):
+            return owner.apply(*args, **kwargs)
+        target.__name__ = target.__qualname__ = f"{owner.__name__}_apply"
+        target.__module__ = "framejit.autograd_functions"
+        _APPLY_TARGETS[owner] = target
+    return target
