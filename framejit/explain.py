@@ -17,6 +17,7 @@ class ExplainOutput:
         self.eager_reasons = []
         self.compile_time = 0.0
         self.transformed_code = []
+        self.recompile_reasons = []
         self.result = None
 
     @property
@@ -36,6 +37,9 @@ class ExplainOutput:
                 lines.append(f"  {i}. {b.reason}")
                 if b.where:
                     lines.extend("     " + l for l in b.where.splitlines())
+        if self.recompile_reasons:
+            lines.append("Recompiles:")
+            lines.extend(f"  - {r}" for r in self.recompile_reasons)
         if self.eager_reasons:
             lines.append("Runs as plain Python:")
             lines.extend(f"  - {r}" for r in self.eager_reasons)
@@ -71,6 +75,8 @@ def explain(fn, *, backend="eager", **config_overrides):
                 out.eager_reasons.append(f"{f.__qualname__}: {result.reason}")
             if result.source_text:
                 out.transformed_code.append(result.source_text)
+            if getattr(result, "recompile_reason", None):
+                out.recompile_reasons.append(result.recompile_reason)
 
         compiled = _compile(getattr(fn, "_framejit_fn", fn), backend_fn, False, config, observer)
         out.result = compiled(*args, **kwargs)

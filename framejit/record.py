@@ -25,8 +25,9 @@ The module rule. A module whose attributes the translator reported reading
 (through `record_module_attr`) becomes a `RecordedModule` stand-in holding just
 those attributes, with module-valued attributes nested as stand-ins:
 `torch.nn.functional` reached via `torch` ends up as
-`record.globals["torch"].nn.functional`, and reading an attribute that was not
-recorded fails with an AttributeError saying so. A module with no recorded
+`record.globals["torch"].nn.functional`. Reading an attribute that was not
+recorded falls back to the real module if it was importable by name when
+recorded, and otherwise fails with an AttributeError saying so. A module with no recorded
 attribute reads (e.g. a global recorded by name only) is stored by name and
 re-imported on load, when it is importable: it is sys.modules[its __name__]
 and not __main__; otherwise it becomes an (empty) stand-in too. Modules are
@@ -374,7 +375,7 @@ class ExecutionRecorder:
         if not attrs and (isinstance(value, RecordedModule) or _importable_by_name(value)):
             return value  # an importable module goes by name; a stand-in (a replay re-recorded) as it is
         name = value.__dict__.get("__name__")
-        standin = RecordedModule(name if isinstance(name, str) else "<module>")
+        standin = RecordedModule(name if isinstance(name, str) else "<module>", importable=_importable_by_name(value))
         standins[id(value)] = standin
         for attr, attr_value in attrs.items():
             standin.__dict__[attr] = self._standin_or_value(attr_value, standins)
@@ -441,7 +442,7 @@ def _picklable_copy(value: Any, where: str, notes: list[str], memo: dict[int, An
     if isinstance(value, RecordedModule):
         if id(value) in memo:
             return memo[id(value)]
-        copied = RecordedModule(value.__name__)
+        copied = RecordedModule(value.__name__, importable=value.__dict__.get("__recorded_importable__", False))
         memo[id(value)] = copied
         for attr, attr_value in value.recorded_attributes().items():
             copied.__dict__[attr] = _picklable_copy(attr_value, f"{where}.{attr}", notes, memo)

@@ -9,7 +9,11 @@ objects for each replay. The pieces here are that form:
   holding only the attributes the conversion read. Attribute values that are
   modules are themselves RecordedModules, so `torch.nn.functional` reached via
   `torch` is a stand-in nested in the stand-in for `torch`. Reading an attribute
-  that was not recorded raises AttributeError saying so.
+  that was not recorded raises AttributeError saying so -- unless the real module
+  was importable by name when it was recorded (torch, math, your package): then
+  the stand-in imports it and returns the real attribute, so code the original
+  conversion never reached (a replay after a fix, or `--run`) still runs, while
+  everything the conversion did read keeps its recorded value.
 * `EMPTY_CELL`: the marker for a closure cell that had no value yet.
 * `RecordedTensor` / `RecordedStorage`: a tensor argument kept as a copy of its
   storage bytes plus dtype, shape, stride, storage offset, requires_grad and
@@ -24,6 +28,7 @@ objects for each replay. The pieces here are that form:
 
 from __future__ import annotations
 
+import importlib
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -54,12 +59,20 @@ EMPTY_CELL = _EmptyCell()
 class RecordedModule(types.ModuleType):
     """A module stand-in holding only the attributes a conversion read from the real module."""
 
-    def __init__(self, name: str, doc: str | None = None) -> None:
+    def __init__(self, name: str, doc: str | None = None, importable: bool = False) -> None:
         super().__init__(name, doc)
         self.__dict__["__recorded_name__"] = name
+        self.__dict__["__recorded_importable__"] = importable
 
     def __getattr__(self, attr: str) -> Any:
         # Only called when normal lookup fails: the attribute was never recorded.
+        if self.__dict__.get("__recorded_importable__") and not (attr.startswith("__") and attr.endswith("__")):
+            try:
+                real = importlib.import_module(self.__dict__["__name__"])
+            except ImportError:
+                pass
+            else:
+                return getattr(real, attr)
         raise AttributeError(
             f"recorded module {self.__dict__.get('__name__')!r} has no recorded attribute {attr!r} "
             "(an execution record keeps only the module attributes read during the original conversion)"
@@ -75,7 +88,8 @@ class RecordedModule(types.ModuleType):
     def __reduce__(self) -> tuple:
         # The state is applied after the object is memoised, so cycles between
         # stand-ins (a module whose attribute leads back to it) pickle fine.
-        return (RecordedModule, (self.__dict__["__name__"],), self.recorded_attributes())
+        return (RecordedModule, (self.__dict__["__name__"], None, self.__dict__.get("__recorded_importable__", False)),
+                self.recorded_attributes())
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)

@@ -159,8 +159,11 @@ def test_modules_become_nested_stand_ins_with_only_the_attributes_read(debug_dir
     assert torch_standin.nn.functional.relu is F.relu
     assert set(torch_standin.recorded_attributes()) == {"nn"}
     assert set(torch_standin.nn.functional.recorded_attributes()) == {"relu"}
+    assert torch_standin.add is torch.add          # torch is importable: unrecorded reads use the real module
+    assert set(torch_standin.recorded_attributes()) == {"nn"}
+    lost = RecordedModule("no_such_module_anywhere", importable=True)
     with pytest.raises(AttributeError, match="no recorded attribute 'add'"):
-        torch_standin.add
+        lost.add
     assert loaded.globals["math"].pi == math.pi
     assert loaded.globals["double"] is double
     assert loaded.globals["OFFSET"] == OFFSET
