@@ -14,13 +14,26 @@ LOAD_ASSERTION_ERROR, so it costs nothing.
 
 BEFORE_WITH enters a context manager (see ctx_managers.py for the torch state managers); Python
 managers have their __enter__ and __exit__ inlined.
+
+Ops that fail only on tensor *values* (an out-of-range index, a matrix that is not positive-definite)
+pass fake propagation and would raise inside the compiled graph, out of reach of the frame's own
+except/finally clauses. So an op recorded inside a region with a handler (try/except, try/finally, a
+Python context manager's with-block) must be one that cannot fail on values (FAIL_FREE_OPS, an
+allow-list); any other op there is a graph break and the frame runs as plain Python. Blocks of torch
+state managers (no_grad, autocast...) do not count: their exit only restores state, and the
+exception propagates either way.
 """
+import contextlib
 import inspect
 import types
 
+import torch
+import torch.fx
+
 from ..errors import GraphBreak
 from .calls import call_method
-from .ctx_managers import ExitValue, ManagerValue, manager_for_object
+from .ctx_managers import STATE_NODE_TARGETS, ExitValue, GlobalStateManager, ManagerValue, NullManager, \
+    manager_for_object
 from .dispatch import handler
 from .values import MethodValue, ObjectValue
 
@@ -61,3 +74,102 @@ def before_with(tx, inst):
     tx.pop()
     tx.push(exit_fn)
     tx.push(result)
+
+
+# ---- ops inside regions with handlers ----------------------------------------------------------------
+
+# Ops (by function or method name; `name_` in-place variants included) whose only failures depend on
+# shapes, dtypes and devices, which fake propagation already checked. Integer division and indexing
+# with tensors are handled separately.
+FAIL_FREE_OPS = frozenset("""
+    add sub subtract mul multiply neg negative pos positive abs absolute truediv true_divide div divide
+    floordiv floor_divide mod remainder fmod pow square sqrt rsqrt exp exp2 expm1 log log2 log10 log1p sin
+    cos tan sinh cosh tanh asinh atan atan2 arctan sigmoid logsigmoid relu relu6 leaky_relu gelu silu mish
+    elu selu celu softplus softsign hardtanh hardswish hardsigmoid erf erfc reciprocal sign sgn floor ceil
+    round trunc frac clamp clip clamp_min clamp_max maximum minimum fmax fmin lerp addcmul addcdiv where
+    masked_fill softmax log_softmax dropout eq ne lt le gt ge eq ne logical_and logical_or logical_not
+    logical_xor and_ or_ xor invert not_ bitwise_and bitwise_or bitwise_xor bitwise_not isnan isinf
+    isfinite nan_to_num sum mean prod amax amin max min std var norm logsumexp cumsum cumprod argmax argmin
+    all any matmul mm bmm mv dot linear addmm baddbmm einsum outer layer_norm group_norm batch_norm rms_norm
+    normalize conv1d conv2d conv3d max_pool1d max_pool2d avg_pool1d avg_pool2d adaptive_avg_pool1d
+    adaptive_avg_pool2d scaled_dot_product_attention mse_loss l1_loss view reshape permute transpose t
+    contiguous clone detach unsqueeze squeeze flatten unflatten expand expand_as repeat tile cat concat
+    concatenate stack hstack vstack split chunk unbind flip roll movedim view_as reshape_as broadcast_to
+    tril triu diagonal getitem setitem getattr to float half double bfloat16 int long bool type type_as copy fill
+    zero zeros ones empty full arange zeros_like ones_like empty_like full_like rand randn rand_like
+    randn_like eye linspace size dim numel
+""".split())
+_INTEGER_DIVISIONS = frozenset("truediv true_divide div divide floordiv floor_divide mod remainder fmod".split())
+
+
+def _op_name(node):
+    target = node.target
+    name = target if isinstance(target, str) else getattr(target, "__name__", "")
+    if name.endswith("_") and not name.endswith("__"):
+        name = name[:-1]
+    return name.strip("_") if name.startswith("__") else name
+
+
+def _has_node(arg):
+    if isinstance(arg, torch.fx.Node):
+        return True
+    if isinstance(arg, (tuple, list)):
+        return any(_has_node(a) for a in arg)
+    if isinstance(arg, slice):
+        return any(_has_node(a) for a in (arg.start, arg.stop, arg.step))
+    return False
+
+
+def can_fail_on_values(node):
+    """True if the node's op may raise at run time even though it ran fine on fake tensors."""
+    if node.target in STATE_NODE_TARGETS:
+        return False
+    name = _op_name(node)
+    if name not in FAIL_FREE_OPS:
+        return True
+    if name in ("getitem", "setitem") and len(node.args) > 1 and _has_node(node.args[1]) and \
+            not isinstance(node.args[0], (tuple, list)):
+        example = node.args[0].meta.get("example_value") if isinstance(node.args[0], torch.fx.Node) else None
+        return example is None or isinstance(example, torch.Tensor)     # indexing with tensor values
+    if name in _INTEGER_DIVISIONS:
+        out = node.meta.get("example_value")
+        return not isinstance(out, torch.Tensor) or not (out.is_floating_point() or out.is_complex())
+    return False
+
+
+def _region_catches(tx, exn):
+    """Does the handler of this exception-table entry run user code (an except/finally clause, or the
+    __exit__ of a Python context manager), as opposed to restoring torch state and re-raising?"""
+    head = exn.target
+    i = tx.index.get(head)
+    if i is None or head.opname != "PUSH_EXC_INFO":
+        return False                                 # a cleanup block: re-raises, no user code
+    if tx.instructions[i + 1].opname != "WITH_EXCEPT_START":
+        return True                                  # except / finally clause
+    slot = exn.depth - 1
+    exit_fn = tx.stack[slot] if 0 <= slot < len(tx.stack) else None
+    if isinstance(exit_fn, ExitValue):
+        mgr = exit_fn.manager
+        if isinstance(mgr, GlobalStateManager):
+            return False
+        if isinstance(mgr, NullManager) and mgr.kind is not contextlib.suppress:
+            return False
+    return True
+
+
+def check_ops_in_handled_region(tx, inst, nodes):
+    """Called by the translator after an instruction inside an exception-table region recorded nodes."""
+    exn = inst.exn
+    caught = False
+    while exn is not None:
+        if _region_catches(tx, exn):
+            caught = True
+            break
+        exn = exn.target.exn
+    if not caught:
+        return
+    for node in nodes:
+        if can_fail_on_values(node):
+            raise GraphBreak("op in try", f"{_op_name(node) or node.target} can fail on tensor values inside "
+                             "a try block or a Python with-block, where the frame's own handler must see the "
+                             "error; the frame runs as plain Python")

@@ -19,6 +19,7 @@ from .source import LocalSource
 from .values import Value
 from . import ops_load_store, ops_calls, ops_operators, ops_control, ops_containers, ops_exceptions, ops_match, ops_imports  # noqa: F401  (register handlers)
 from .ctx_managers import unwind
+from .ops_exceptions import check_ops_in_handled_region
 
 
 class Snapshot:
@@ -105,8 +106,11 @@ class Translator:
             handler = HANDLERS.get(inst.opname)
             if handler is None:
                 raise self.graph_break("opcode", f"the instruction {inst.opname} is not supported")
+            created = len(graph.created)
             try:
                 nxt = handler(self, inst)
+                if inst.exn is not None and len(graph.created) > created:
+                    check_ops_in_handled_region(self, inst, graph.created[created:])
             except GraphBreak as gb:
                 if gb.where is None:
                     gb.where = self.where(inst)

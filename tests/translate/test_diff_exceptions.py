@@ -1,0 +1,493 @@
+"""Differential tests: try/except/else/finally, raise, assert, and match statements.
+
+When nothing raises, try blocks translate into one graph (the handlers are reached only through the
+exception table, which the translator never follows). Anything that raises -- `raise`, a failing
+assert, a Python error, an op that fails on fake tensors or could fail on tensor values inside a try
+-- must behave exactly as eagerly: same exception, same handler taken, same side effects. framejit's
+own graph breaks must never land in a user's `except` clause. match statements on Python values and
+shapes pick their case at translation time.
+
+PYTEST_DONT_REWRITE: the asserts below must stay plain Python asserts (LOAD_ASSERTION_ERROR), not
+pytest's rewritten form.
+"""
+import dataclasses
+
+import pytest
+import torch
+
+from tests.differential import CASE_FIELDS, case, randn, randint, run_case
+
+ONE = dict(fullgraph=True, graphs=1)
+PY = dict(fullgraph=True)
+
+x34 = randn(3, 4, seed=1)
+y34 = randn(3, 4, seed=2)
+x25 = randn(2, 5, seed=4)
+w43 = randn(4, 3, seed=5)
+g34 = randn(3, 4, seed=6, requires_grad=True)
+idx_ok = randint(0, 3, 2, seed=7)
+idx_bad = torch.tensor([1, 7])
+
+
+class ShapeError(ValueError):
+    pass
+
+
+@dataclasses.dataclass
+class Cfg:
+    mode: str
+    width: int
+
+
+def checked_double(x):
+    if x.dim() != 2:
+        raise ShapeError(f"expected 2-d, got {x.dim()}")
+    return x * 2
+
+
+def raises_key_error(d):
+    return d["missing"]
+
+
+# ---------------------------------------------------------------- no exception raised
+
+
+def try_except_no_error(x):
+    try:
+        y = x + 1
+    except ValueError:
+        y = x - 1
+    return y
+
+
+def try_except_else(x):
+    try:
+        y = x * 2
+    except (KeyError, IndexError):
+        y = x
+    else:
+        y = y + 10
+    return y
+
+
+def try_finally_tensor(x):
+    try:
+        y = x.sin()
+    finally:
+        z = x.cos()
+    return y + z
+
+
+def try_except_else_finally(x):
+    log = []
+    try:
+        y = x.exp()
+        log.append("try")
+    except RuntimeError as e:
+        log.append(str(e))
+        y = x
+    else:
+        log.append("else")
+    finally:
+        log.append("finally")
+    return y, log
+
+
+def nested_try_blocks(x):
+    try:
+        try:
+            y = x @ w43
+        except TypeError:
+            y = None
+        z = y.relu()
+    except Exception:
+        z = x
+    return z
+
+
+def return_inside_try_finally(x, log):
+    try:
+        return x * 3
+    finally:
+        log.append("cleanup")
+
+
+def break_continue_in_try_finally(x):
+    out = []
+    for i in range(5):
+        try:
+            if i == 1:
+                continue
+            if i == 3:
+                break
+            out.append(x * i)
+        finally:
+            out.append(i)
+    return out
+
+
+def try_inside_loop(xs):
+    total = xs[0] * 0
+    for t in xs:
+        try:
+            total = total + t.softmax(-1)
+        except RuntimeError:
+            pass
+    return total
+
+
+def except_as_name_unused(x):
+    try:
+        y = x.t() @ x
+    except Exception as err:
+        y = err
+    return y
+
+
+def try_around_inlined_helper(x):
+    try:
+        y = checked_double(x)
+    except ShapeError:
+        y = x
+    return y
+
+
+def helper_with_try(x):
+    try:
+        return x.tanh()
+    finally:
+        pass
+
+
+def inlined_helper_has_try(x):
+    return helper_with_try(x) + 1
+
+
+def try_with_grads(g):
+    try:
+        y = (g * g).sum()
+    except RuntimeError:
+        y = g.sum()
+    return y
+
+
+def try_static_indexing(x):
+    try:
+        y = x[1:, :2] + x[0, :2]
+    except IndexError:
+        y = x
+    return y
+
+
+# ---------------------------------------------------------------- asserts
+
+
+def assert_on_shape(x):
+    assert x.shape == (3, 4)
+    assert x.dim() == 2, "must be 2-d"
+    return x.sum(0)
+
+
+def assert_on_python_values(x, n, mode):
+    assert n > 0 and isinstance(n, int)
+    assert mode in ("a", "b"), f"bad mode {mode}"
+    return x * n
+
+
+def assert_dtype_and_grad(g):
+    assert g.dtype == torch.float32
+    assert g.requires_grad
+    return g * 2
+
+
+def failing_assert_on_shape(x):
+    assert x.shape[0] == 5, f"rows: {x.shape[0]}"
+    return x
+
+
+def assert_on_tensor_value(x):
+    assert (x.abs() >= 0).all()
+    return x + 1
+
+
+# ---------------------------------------------------------------- raising
+
+
+def raise_not_taken(x):
+    if x.shape[0] > 10:
+        raise ValueError("too big")
+    return x - 1
+
+
+def raise_taken(x):
+    if x.shape[0] == 3:
+        raise ShapeError("three rows")
+    return x
+
+
+def raise_caught_locally(x):
+    try:
+        if x.shape[1] == 4:
+            raise KeyError("four")
+        y = x
+    except KeyError as e:
+        y = x * len(e.args)
+    return y
+
+
+def raise_from_helper_caught(x):
+    try:
+        return checked_double(x[0])
+    except ShapeError as e:
+        return str(e), x.shape
+
+
+def python_error_caught(x):
+    try:
+        value = raises_key_error({"a": 1})
+    except KeyError:
+        value = 5
+    return x * value
+
+
+def python_error_uncaught(x):
+    return x + raises_key_error({})
+
+
+def fake_op_error_caught(x):
+    try:
+        y = x @ x
+    except RuntimeError:
+        y = x @ x.t()
+    return y
+
+
+def fake_op_error_uncaught(x):
+    return x @ x
+
+
+def runtime_index_error_caught(x, i):
+    try:
+        y = x.index_select(0, i)
+    except IndexError:
+        y = x * 0
+    return y
+
+
+def runtime_linalg_error_caught(a):
+    try:
+        out = torch.linalg.cholesky(a)
+    except RuntimeError:
+        out = a.abs()
+    return out
+
+
+def runtime_error_in_finally_region(x, i, log):
+    try:
+        return torch.embedding(x, i)
+    finally:
+        log.append("finally")
+
+
+def raise_from_chain(x):
+    try:
+        {}["k"]
+    except KeyError as e:
+        raise ShapeError("wrapped") from e
+    return x
+
+
+# ---------------------------------------------------------------- graph breaks inside try
+
+
+def print_inside_try(x):
+    try:
+        print("hello")
+        y = x + 1
+    except Exception:
+        y = x - 100
+    return y
+
+
+def item_inside_try_is_not_caught(x):
+    try:
+        v = x.sum().item()
+    except Exception:
+        v = -1.0
+    return v
+
+
+def data_branch_inside_try(x):
+    try:
+        if x.mean() > 0:
+            y = x
+        else:
+            y = -x
+    except Exception:
+        y = x * 0
+    return y
+
+
+def unsupported_call_inside_bare_except(x):
+    try:
+        y = x * len(repr(x.shape))
+    except:  # noqa: E722
+        y = None
+    return y
+
+
+# ---------------------------------------------------------------- match statements
+
+
+def match_on_shape_tuple(x):
+    match tuple(x.shape):
+        case (rows, cols) if rows < cols:
+            return x.t(), rows
+        case (rows, cols):
+            return x, cols
+        case _:
+            return None
+
+
+def match_sequence_star(x, dims):
+    match dims:
+        case []:
+            return x
+        case [d]:
+            return x.sum(d)
+        case [first, *rest]:
+            return x.sum(first), rest
+
+
+def match_mapping(x, opts):
+    match opts:
+        case {"scale": s, "shift": b}:
+            return x * s + b
+        case {"scale": s, **rest}:
+            return x * s, rest
+        case _:
+            return x
+
+
+def match_class_pattern(x, cfg):
+    match cfg:
+        case Cfg(mode="relu", width=w):
+            return x.relu()[:, :w]
+        case Cfg(mode=m, width=w) if w > 2:
+            return m, x[:, :w]
+        case _:
+            return x
+
+
+def match_builtin_class(x, value):
+    match value:
+        case bool(b):
+            return x * (2 if b else 3)
+        case int(n):
+            return x + n
+        case str() as s:
+            return s
+        case float():
+            return x - value
+
+
+def match_tensor_class(x):
+    match x:
+        case torch.Tensor(ndim=2, dtype=torch.float32):
+            return x * 2
+        case torch.Tensor():
+            return x
+
+
+def match_literals_and_or(x, kind):
+    match kind:
+        case "a" | "b":
+            return x + 1
+        case None:
+            return x
+        case 1 | 2 | 3:
+            return x * kind
+        case _:
+            return -x
+
+
+def match_nested(x, spec):
+    match spec:
+        case ("pad", (int(left), int(right))):
+            return torch.nn.functional.pad(x, (left, right))
+        case ("scale", factor):
+            return x * factor
+
+
+def match_dtype_value(x):
+    match x.dtype:
+        case torch.float64:
+            return x
+        case torch.float32:
+            return x.double()
+
+
+CASES = [
+    case(try_except_no_error, x34, **ONE),
+    case(try_except_else, x34, **ONE),
+    case(try_finally_tensor, x34, **ONE),
+    case(try_except_else_finally, x34, **ONE),
+    case(nested_try_blocks, x34, **ONE),
+    case(return_inside_try_finally, x34, [], **ONE),
+    case(break_continue_in_try_finally, x34, **ONE),
+    case(try_inside_loop, [x34, y34], **ONE),
+    case(except_as_name_unused, x34, **ONE),
+    case(try_around_inlined_helper, x34, **ONE),
+    case(inlined_helper_has_try, x34, **ONE),
+    case(try_with_grads, g34, grads=True, **ONE),
+    case(try_static_indexing, x34, **ONE),
+    case(assert_on_shape, x34, **ONE),
+    case(assert_on_python_values, x34, 2, "b", **ONE),
+    case(assert_dtype_and_grad, g34, **ONE),
+    case(failing_assert_on_shape, x34),
+    case(assert_on_tensor_value, x34),
+    case(raise_not_taken, x34, **ONE),
+    case(raise_taken, x34),
+    case(raise_caught_locally, x34),
+    case(raise_from_helper_caught, x34),
+    case(python_error_caught, x34),
+    case(python_error_uncaught, x34),
+    case(fake_op_error_caught, x34),
+    case(fake_op_error_uncaught, x34),
+    case(runtime_index_error_caught, x34, idx_ok),
+    case(runtime_index_error_caught, x34, idx_bad, name="runtime_index_error_caught_bad"),
+    case(runtime_linalg_error_caught, -torch.eye(3)),
+    case(runtime_linalg_error_caught, torch.eye(3) * 2, name="runtime_linalg_error_caught_ok"),
+    case(runtime_error_in_finally_region, x34, idx_bad, []),
+    case(raise_from_chain, x34),
+    case(print_inside_try, x34),
+    case(item_inside_try_is_not_caught, x34),
+    case(data_branch_inside_try, x34),
+    case(unsupported_call_inside_bare_except, x34),
+    case(match_on_shape_tuple, x34, **ONE),
+    case(match_on_shape_tuple, x34.t().contiguous(), name="match_on_shape_tuple_wide", **PY),
+    case(match_sequence_star, x34, [0, 1], **ONE),
+    case(match_sequence_star, x34, (1,), name="match_sequence_single", **ONE),
+    case(match_mapping, x34, {"scale": 2.0, "shift": 1.0}, **ONE),
+    case(match_mapping, x34, {"scale": 2.0, "other": 3}, name="match_mapping_rest", **ONE),
+    case(match_class_pattern, x34, Cfg("relu", 2), **ONE),
+    case(match_class_pattern, x34, Cfg("tanh", 3), name="match_class_guard", **ONE),
+    case(match_builtin_class, x34, True, **ONE),
+    case(match_builtin_class, x34, 4, name="match_builtin_int", **ONE),
+    case(match_builtin_class, x34, "s", name="match_builtin_str", **PY),
+    case(match_tensor_class, x34, **ONE),
+    case(match_literals_and_or, x34, "b", **ONE),
+    case(match_literals_and_or, x34, 3, name="match_literals_int", **ONE),
+    case(match_nested, x34, ("pad", (1, 2)), **ONE),
+    case(match_nested, x34, ("scale", 0.5), name="match_nested_scale", **ONE),
+    case(match_dtype_value, x34, **ONE),
+]
+
+
+@pytest.mark.parametrize(CASE_FIELDS, CASES)
+def test_matches_eager(fn, args, kwargs, options):
+    run_case(fn, args, kwargs, options)
+
+
+def test_runtime_failing_op_in_try_is_a_break():
+    run_case(runtime_index_error_caught, (x34, idx_ok), {}, dict(breaks=1))
