@@ -20,6 +20,7 @@ from .backends import lookup_backend
 from .codegen import MISS
 from .config import Config
 from .convert import ConvertResult, Options, convert_frame
+from .dispatcher import build_dispatcher
 from .errors import GraphBreak, Unsupported
 
 _DISABLED = weakref.WeakSet()
@@ -79,23 +80,7 @@ def _compile_function(fn, backend_fn, fullgraph, config, observer):
     def on_miss(args, kwargs):
         return _on_miss(fn, signature, state, opts, args, kwargs)
 
-    if code.co_freevars:
-        closure = fn.__closure__
-
-        def framejit_wrapper(*args, **kwargs):
-            for entry in entries:
-                out = entry(closure, *args, **kwargs)
-                if out is not MISS:
-                    return out
-            return on_miss(args, kwargs)
-    else:
-        def framejit_wrapper(*args, **kwargs):
-            for entry in entries:
-                out = entry(*args, **kwargs)
-                if out is not MISS:
-                    return out
-            return on_miss(args, kwargs)
-
+    framejit_wrapper = build_dispatcher(fn, entries, on_miss)
     functools.update_wrapper(framejit_wrapper, fn)
     framejit_wrapper._framejit_fn = fn
     framejit_wrapper._framejit_state = state

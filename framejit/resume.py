@@ -66,7 +66,7 @@ def _varnames(code, argnames):
 def make_resume_function(orig_code, f_globals, closure, k_index, stack_nulls, live_locals, wrap, options_key):
     """The compiled resume function continuing `orig_code` at instruction `k_index`."""
     per_code = _RESUME_CACHE.setdefault(orig_code, {})
-    key = (k_index, tuple(stack_nulls), tuple(live_locals), id(f_globals), closure, options_key)
+    key = (k_index, tuple(stack_nulls), tuple(live_locals), id(f_globals), tuple(map(id, closure or ())), options_key)
     hit = per_code.get(key)
     if hit is not None:
         return hit
