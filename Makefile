@@ -3,7 +3,7 @@
 PY := .venv/bin/python
 STAMP := .venv/.framejit-installed
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench browser clean
 
 $(STAMP): pyproject.toml requirements.txt
 	test -x $(PY) || python3.11 -m venv .venv || python3 -m venv .venv
@@ -20,6 +20,11 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/overhead.py
+
+# Debian's chromium, for the headless-browser check of framejit.report (tests/test_report.py skips
+# without it). Needs root and apt; .ci/run calls it only when both are there.
+browser:
+	test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 clean:
 	rm -rf .venv build *.egg-info

@@ -76,7 +76,7 @@ class TimeRow:
 
 # Exclusive parts: fake propagation happens inside translate, guard building inside codegen.
 TIME_PARTS = ("bytecode_analysis", "translate (symbolic)", "fake_propagation", "backend_compile", "codegen",
-              "guard_build", "other")
+              "guard_build", "setup & other")
 
 
 @dataclass
@@ -197,7 +197,7 @@ def _times(entries):
             "codegen": max(p.get("codegen", 0.0) - p.get("guard_build", 0.0), 0.0),
             "guard_build": p.get("guard_build", 0.0),
         }
-        parts["other"] = max(total - sum(parts.values()), 0.0)
+        parts["setup & other"] = max(total - sum(parts.values()), 0.0)
         row = rows.get(m.frame_key)
         if row is None:
             rows[m.frame_key] = TimeRow(m.frame_key, 1, parts, total)

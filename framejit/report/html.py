@@ -40,7 +40,9 @@ def render(data, title="framejit report"):
     out.append("<h2 id='time'>Where conversion time went</h2>")
     out.append(chart if chart else "<p class='muted'>No conversions were timed.</p>")
     out.append("<p class='muted'>Exclusive times per frame, summed over its conversions: symbolic translation "
-               "excludes fake-tensor propagation, codegen excludes guard building.</p>")
+               "excludes fake-tensor propagation, codegen excludes guard building; setup &amp; other is the rest (creating "
+               "the fake tensor mode, slow on the first conversion as torch imports its compiler internals then; "
+               "binding arguments; metrics and records).</p>")
     out.append(_toc(data))
     for frame in data.frames:
         out.append(_frame(frame))

@@ -12,8 +12,8 @@ MAX_DRAWN_NODES = 300
 OP_COLOURS = {"placeholder": "#dbeafe", "output": "#fde68a", "call_function": "#dcfce7", "call_method": "#fce7f3",
               "call_module": "#ede9fe", "get_attr": "#e5e7eb"}
 PART_COLOURS = {"bytecode_analysis": "#94a3b8", "translate (symbolic)": "#3b82f6", "fake_propagation": "#06b6d4",
-                "backend_compile": "#f97316", "codegen": "#22c55e", "guard_build": "#a855f7", "other": "#d1d5db"}
-# "other": conversion time outside the timed phases (setting up the fake tensor mode -- slow the first
+                "backend_compile": "#f97316", "codegen": "#22c55e", "guard_build": "#a855f7", "setup & other": "#d1d5db"}
+# "setup & other": conversion time outside the timed phases (setting up the fake tensor mode -- slow the first
 # time, as torch imports its internals then --, binding arguments, records and metrics).
 
 
