@@ -73,6 +73,18 @@ class Rebuilder:
         for child in _children(v):
             self.count(child)
 
+    def declare(self, v, make_expr):
+        """Create v's real object in the prelude under a fresh name and remember it before its parts
+        are built, so parts that refer back to v (cycles, shared cells) reuse the same object."""
+        name = f"__fj_v{len(self.prelude)}"
+        self.prelude.append(f"{name} = {make_expr}")
+        self._memo[id(v)] = name
+        return name
+
+    def known(self, v):
+        """The expression v was already rebuilt as (declared or built), or None."""
+        return self._memo.get(id(v))
+
     def expr(self, v):
         memo = self._memo.get(id(v))
         if memo is not None:
@@ -156,6 +168,8 @@ def side_effect_lines(effects, rb):
             lines.append(f"__fj_g[{e.key!r}] = {rb.expr(e.value)}")
         elif e.kind == "attr":
             lines.append(f"setattr({e.target.expr()}, {e.key!r}, {rb.expr(e.value)})")
+        elif e.kind == "raw_attr":        # the store itself (a Python __setattr__/property already ran)
+            lines.append(f"{rb.ns.bind(object.__setattr__)}({e.target.expr()}, {e.key!r}, {rb.expr(e.value)})")
         elif e.kind == "cell":
             lines.append(f"{e.target.expr()} = {rb.expr(e.value)}")
         elif e.kind == "list":

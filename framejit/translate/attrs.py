@@ -47,6 +47,11 @@ def load_attr(tx, obj, name):
     if isinstance(obj, SeqValue):
         if is_namedtuple_class(obj.kind) and name in obj.kind._fields:
             return obj.items[obj.kind._fields.index(name)]
+        if is_namedtuple_class(obj.kind):
+            from .classes import namedtuple_attr
+            attr = namedtuple_attr(tx, obj, name)
+            if attr is not None:
+                return attr
         if is_structseq_class(obj.kind) and name in obj.kind.__match_args__:
             return obj.items[obj.kind.__match_args__.index(name)]
         return MethodValue(obj, name)

@@ -1,11 +1,22 @@
-"""FunctionValue: a function object created inside the translated code (def / lambda / MAKE_FUNCTION).
+"""Functions made inside the translated code: FunctionValue (def / lambda / MAKE_FUNCTION) and
+PartialValue (functools.partial of anything callable in the frame).
 
-Calling it inlines its code with its captured cells; functools.partial of it works through the
-generic call path. When it escapes the frame (returned, stored) it cannot be rebuilt yet: that is a
-graph break with a clear reason.
+Calling a FunctionValue inlines its code with its captured cells (up to config.inline_depth nested
+calls: deeper recursion is a graph break, which the converter moves to the root call). When one
+escapes the frame (returned, stored into an input, live at a graph break) codegen rebuilds a real
+function from its code, globals, defaults and closure: cells that already exist (closures of the
+frame or of functions it inlined) are reused by reference, cells created in the frame become new
+`types.CellType` objects shared by every function that captured them, filled with their final
+contents after the functions exist (so a nested function may refer to itself).
 """
+import functools
+import types
+
 from ..errors import GraphBreak
-from .values import Value
+from .builtins_table import lookaside
+from .cells import EMPTY
+from .source import AttrSource, ClosureSource
+from .values import Const, DictValue, SeqValue, Value
 
 
 class FunctionValue(Value):
@@ -22,7 +33,7 @@ class FunctionValue(Value):
         self.attrs = {}
 
     def python_type(self):
-        return type(lambda: None)
+        return types.FunctionType
 
     def call(self, tx, args, kwargs):
         from .calls import bind_arguments
@@ -38,15 +49,132 @@ class FunctionValue(Value):
     def load_attr(self, tx, name):
         if name in self.attrs:
             return self.attrs[name]
-        from .values import Const
         if name == "__name__":
             return Const(self.code.co_name)
         if name == "__qualname__":
             return Const(self.code.co_qualname)
+        if name == "__module__":
+            return Const(self.f_globals.get("__name__"))
+        if name == "__code__":
+            return Const(self.code)
+        if name == "__defaults__":
+            return SeqValue(tuple, self.defaults) if self.defaults else Const(None)
+        if name == "__kwdefaults__":
+            return DictValue(self.kwdefaults) if self.kwdefaults else Const(None)
         raise GraphBreak("attribute", f"attribute {name!r} of a function made in the frame")
 
     def store_attr(self, tx, name, value):
+        if name.startswith("__") and name.endswith("__"):
+            raise GraphBreak("store attr", f"setting {name} of a function made in the frame")
         self.attrs[name] = value
+
+    def has_attr(self, tx, name):
+        return name in self.attrs or name in ("__name__", "__qualname__", "__module__", "__code__",
+                                               "__defaults__", "__kwdefaults__", "__closure__", "__globals__")
 
     def __repr__(self):
         return f"FunctionValue({self.code.co_qualname})"
+
+    # ---- codegen ----------------------------------------------------------------------------------
+    def children(self):
+        out = list(self.defaults) + list(self.kwdefaults.values()) + list(self.attrs.values())
+        for cell in self.closure:
+            if cell.real is None and cell.contents is not EMPTY and cell.contents is not self:
+                out.append(cell.contents)
+        return out
+
+    def rebuild(self, rb):
+        new_cells = [c for c in self.closure if c.real is None and rb.known(c) is None]
+        cells = [cell_expr(rb, c) for c in self.closure]
+        defaults = "(" + "".join(f"{rb.expr(d)}, " for d in self.defaults) + ")" if self.defaults else "None"
+        kwdefaults = ("{" + ", ".join(f"{k!r}: {rb.expr(v)}" for k, v in self.kwdefaults.items()) + "}"
+                      if self.kwdefaults else "None")
+        closure = "(" + "".join(f"{c}, " for c in cells) + ")" if cells else "None"
+        name = rb.declare(self, f"{rb.ns.bind(make_function)}({rb.ns.bind(self.code)}, {self._globals_expr(rb)}, "
+                                f"{defaults}, {kwdefaults}, {closure})")
+        for attr, value in self.attrs.items():
+            rb.prelude.append(f"{name}.{attr} = {rb.expr(value)}" if attr.isidentifier()
+                              else f"setattr({name}, {attr!r}, {rb.expr(value)})")
+        for cell in new_cells:             # contents last: they may refer to this very function
+            if cell.contents is not EMPTY:
+                rb.prelude.append(f"{rb.known(cell)}.cell_contents = {rb.expr(cell.contents)}")
+        return name
+
+    def _globals_expr(self, rb):
+        if self.globals_source is None:
+            return "__fj_g"
+        if isinstance(self.globals_source, tuple):       # ("unsourced", the globals dict)
+            return rb.ns.bind(self.globals_source[1])
+        return self.globals_source.expr()
+
+
+def make_function(code, f_globals, defaults, kwdefaults, closure):
+    """Runtime helper of rebuilt functions."""
+    fn = types.FunctionType(code, f_globals, code.co_name, defaults, closure)
+    if kwdefaults:
+        fn.__kwdefaults__ = kwdefaults
+    return fn
+
+
+def cell_expr(rb, cell):
+    """The real cell object behind a CellValue, as an expression of the generated code."""
+    known = rb.known(cell)
+    if known is not None:
+        return known
+    if cell.real is None:
+        return rb.declare(cell, f"{rb.ns.bind(types.CellType)}()")
+    src = cell.contents_source
+    if isinstance(src, ClosureSource):
+        return f"__fj_cl[{src.index}]"
+    if isinstance(src, AttrSource) and src.attr == "cell_contents":
+        return src.base.expr()
+    return rb.ns.bind(cell.real)
+
+
+class PartialValue(Value):
+    """functools.partial(func, *args, **keywords) made in the frame."""
+    __slots__ = ("func", "args", "keywords")
+
+    def __init__(self, func, args, keywords):
+        super().__init__(None)
+        self.func = func
+        self.args = list(args)
+        self.keywords = dict(keywords)
+
+    def python_type(self):
+        return functools.partial
+
+    def __repr__(self):
+        return f"PartialValue({self.func!r})"
+
+    def call(self, tx, args, kwargs):
+        from .calls import call_value
+        return call_value(tx, self.func, [*self.args, *args], {**self.keywords, **kwargs})
+
+    def load_attr(self, tx, name):
+        if name == "func":
+            return self.func
+        if name == "args":
+            return SeqValue(tuple, self.args)
+        if name == "keywords":
+            return DictValue(self.keywords)
+        raise GraphBreak("attribute", f"attribute {name!r} of a functools.partial made in the frame")
+
+    def children(self):
+        return [self.func, *self.args, *self.keywords.values()]
+
+    def rebuild(self, rb):
+        parts = [rb.expr(self.func)] + [rb.expr(a) for a in self.args]
+        if self.keywords:
+            parts.append("**{" + ", ".join(f"{k!r}: {rb.expr(v)}" for k, v in self.keywords.items()) + "}")
+        return f"{rb.ns.bind(functools.partial)}({', '.join(parts)})"
+
+
+@lookaside(functools.partial)
+def _partial(tx, args, kwargs):
+    if not args:
+        raise GraphBreak("bad call", "TypeError: type 'partial' takes at least one argument")
+    func, rest = args[0], list(args[1:])
+    if isinstance(func, PartialValue):             # partial(partial(f, a), b) is partial(f, a, b)
+        return PartialValue(func.func, func.args + rest, {**func.keywords, **kwargs})
+    return PartialValue(func, rest, kwargs)

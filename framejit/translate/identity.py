@@ -152,5 +152,6 @@ class IdentityTracker:
         if checked:
             if self.distinct is None:
                 self.distinct = DistinctObjectsSource()
-                self.guards.add("CONST_MATCH", self.distinct, True)
             self.distinct.members.append(source)
+            if len(self.distinct.members) == 2:
+                self.guards.add("CONST_MATCH", self.distinct, True)

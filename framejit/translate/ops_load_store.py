@@ -5,6 +5,8 @@ from .cells import CellValue, EMPTY
 from .dispatch import handler
 from .source import GlobalSource, ItemSource
 from .values import Const, DictValue, MethodValue, NULL, ObjectValue, SeqValue, TensorValue
+from . import classes, objects  # noqa: F401  (install the super / object.* / tuple.__new__ lookasides)
+from .identity import is_plain_instance
 
 
 @handler("NOP", "RESUME", "PRECALL", "EXTENDED_ARG", "CACHE")
@@ -178,6 +180,9 @@ def store_attr_op(tx, inst):
 
 
 def store_attr(tx, obj, name, value):
+    if isinstance(obj, ObjectValue) and is_plain_instance(obj.obj):
+        objects.store_input_attr(tx, obj, name, value)
+        return
     if isinstance(obj, ObjectValue):
         if obj.source is None and not tx.ctx.is_local_object(obj):
             raise GraphBreak("store attr", f"setting .{name} on an object framejit cannot reach")

@@ -5,6 +5,16 @@ into an input dict, sets an attribute on an input object, writes a global or a c
 change is made to the symbolic value and recorded here, in program order. Codegen replays each
 recorded mutation exactly once after the graph has run (and before any graph-break instruction), so
 the user sees the same state as after an eager call.
+
+Kinds of Effect:
+  global    __fj_g[name] = value
+  cell      <cell>.cell_contents = value (a closure cell of the frame or of a function it inlined)
+  attr      setattr(obj, name, value): objects whose own __setattr__ is part of the store (nn.Module)
+  raw_attr  object.__setattr__(obj, name, value): plain Python objects, whose Python-level
+            __setattr__ / property setter was already inlined (replaying through it would run it twice)
+  list      obj[:] = [final items]       dict   obj.clear(); obj.update(final items)
+Lists and dicts are written back whole, once, at the position of their first mutation: the items are
+the final ones, so later appends are included and nothing is replayed twice.
 """
 
 
@@ -12,7 +22,7 @@ class Effect:
     __slots__ = ("kind", "target", "key", "value")
 
     def __init__(self, kind, target, key=None, value=None):
-        self.kind = kind          # "global" | "attr" | "cell" | "list" | "dict"
+        self.kind = kind          # "global" | "attr" | "raw_attr" | "cell" | "list" | "dict"
         self.target = target      # Source of the mutated object (global/cell: the Source of the slot)
         self.key = key            # global name / attribute name
         self.value = value        # the Value written (list/dict: the SeqValue/DictValue whose contents win)
@@ -40,9 +50,9 @@ class SideEffects:
         self.globals[name] = value
         self.effects.append(Effect("global", source, name, value))
 
-    def store_attr(self, obj, obj_source, name, value):
+    def store_attr(self, obj, obj_source, name, value, raw=False):
         self.attrs[(id(obj), name)] = value
-        self.effects.append(Effect("attr", obj_source, name, value))
+        self.effects.append(Effect("raw_attr" if raw else "attr", obj_source, name, value))
 
     def store_cell(self, cell_source, value):
         self.effects.append(Effect("cell", cell_source, None, value))
@@ -52,7 +62,7 @@ class SideEffects:
         if value.source is None or id(value) in self._mutated:
             return
         self._mutated.add(id(value))
-        kind = "list" if isinstance(value.items, list) else "dict"
+        kind = "dict" if isinstance(value.items, dict) else "list"
         self.effects.append(Effect(kind, value.source, None, value))
 
     def __bool__(self):
