@@ -88,10 +88,6 @@ def call_object(tx, fn_value, obj, args, kwargs):
     if special is not None:
         return special(tx, args, kwargs)
     if isinstance(obj, types.FunctionType):
-        if obj.__code__ is CONTEXTMANAGER_HELPER_CODE:
-            return contextmanager_call(tx, fn_value, obj, args, kwargs)
-        if obj.__code__ is TORCH_DECORATOR_CODE:
-            return torch_decorated_call(tx, fn_value, obj, args, kwargs)
         return inline_function(tx, obj, fn_value.source, args, kwargs)
     if isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
         self_source = AttrSource(fn_value.source, "__self__") if fn_value.source is not None else None
@@ -212,6 +208,10 @@ def inline_function(tx, fn, fn_source, args, kwargs, *, closure_values=None, def
     lookaside = LOOKASIDES.get(fn)          # a stand-in for this Python function (nn.Module.__call__...)
     if lookaside is not None:
         return lookaside(tx, args, kwargs)
+    if fn.__code__ is CONTEXTMANAGER_HELPER_CODE:      # a @contextlib.contextmanager function
+        return contextmanager_call(tx, fn, fn_source, args, kwargs)
+    if fn.__code__ is TORCH_DECORATOR_CODE:            # a function decorated with @torch.no_grad() & co
+        return torch_decorated_call(tx, fn, fn_source, args, kwargs)
     child = _inline_frame(tx, fn, fn_source, args, kwargs, closure_values, defaults, kwdefaults)
     if fn.__code__.co_flags & inspect.CO_GENERATOR:
         return make_generator(child, fn.__qualname__)

@@ -389,19 +389,19 @@ def manager_for_object(tx, value):
     return None
 
 
-def contextmanager_call(tx, fn_value, fn, args, kwargs):
+def contextmanager_call(tx, fn, fn_source, args, kwargs):
     """Call of a @contextlib.contextmanager function: its generator, wrapped as a manager."""
     from .calls import inline_generator
     from .source import AttrSource
     wrapped = fn.__wrapped__
-    source = AttrSource(fn_value.source, "__wrapped__") if fn_value.source is not None else None
+    source = AttrSource(fn_source, "__wrapped__") if fn_source is not None else None
     if source is not None:
         tx.ctx.wrap(wrapped, source)      # guards the wrapped function's identity
     gen = inline_generator(tx, wrapped, source, args, kwargs)
     return GeneratorManager(gen)
 
 
-def torch_decorated_call(tx, fn_value, fn, args, kwargs):
+def torch_decorated_call(tx, fn, fn_source, args, kwargs):
     """Call of a function decorated with @torch.no_grad() & co: enter, inline the function, exit."""
     from .calls import call_value
     from .source import AttrSource, ItemSource
@@ -419,12 +419,12 @@ def torch_decorated_call(tx, fn_value, fn, args, kwargs):
         manager = GradModeManager(owner.mode if type(owner) is torch.set_grad_enabled else
                                   type(owner) is torch.enable_grad, type(owner))
     func_source = None
-    if fn_value.source is not None:
+    if fn_source is not None:
         i = fn.__code__.co_freevars.index("func")
-        func_source = AttrSource(ItemSource(AttrSource(fn_value.source, "__closure__"), i), "cell_contents")
+        func_source = AttrSource(ItemSource(AttrSource(fn_source, "__closure__"), i), "cell_contents")
         tx.ctx.wrap(func, func_source)
         if type(owner) is torch.set_grad_enabled or type(owner) is torch.inference_mode:
-            mode_source = AttrSource(AttrSource(ItemSource(AttrSource(fn_value.source, "__closure__"),
+            mode_source = AttrSource(AttrSource(ItemSource(AttrSource(fn_source, "__closure__"),
                                                            fn.__code__.co_freevars.index("ctx_factory")),
                                                 "cell_contents"), "__self__")
             tx.ctx.wrap(owner.mode, AttrSource(mode_source, "mode"))

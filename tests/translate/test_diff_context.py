@@ -95,6 +95,32 @@ def decorated_inference(x):
     return x + 1
 
 
+class Frozen(torch.nn.Module):
+    """A module whose forward runs without grad (as rotary-embedding modules do)."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    @torch.no_grad()
+    def forward(self, x):
+        return self.proj(x)
+
+
+class Helper:
+    @torch.no_grad()
+    def halve(self, x):
+        return x / 2
+
+    @torch.set_grad_enabled(False)
+    def third(self, x):
+        return x / 3
+
+
+FROZEN = Frozen()
+HELPER = Helper()
+
+
 # ---------------------------------------------------------------- grad mode
 
 
@@ -218,6 +244,14 @@ def inlined_helper_with_no_grad(g):
 
 def no_grad_decorated_helper(g):
     return decorated_no_grad(g) + 1, decorated_enable_grad(g)
+
+
+def no_grad_decorated_module_forward(g):
+    return FROZEN(g) + g
+
+
+def no_grad_decorated_method(g):
+    return HELPER.halve(g) + HELPER.third(g), (g * 1).requires_grad
 
 
 def two_sequential_blocks(g):
@@ -425,6 +459,8 @@ CASES = [
     case(global_no_grad_object, g34, **ONE),
     case(inlined_helper_with_no_grad, g34, grads=True, **ONE),
     case(no_grad_decorated_helper, g34, **ONE),
+    case(no_grad_decorated_module_forward, g34, grads=True, **ONE),
+    case(no_grad_decorated_method, g34, **ONE),
     case(two_sequential_blocks, g34, **ONE_NB),
     case(with_as_none, g34, **ONE),
     case(multiple_managers_one_statement, g34, **ONE),
