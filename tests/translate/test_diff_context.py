@@ -397,6 +397,42 @@ def nested_user_and_torch(g, cm):
     return y, cm.exited
 
 
+def indexing_inside_no_grad(x, i):
+    with torch.no_grad():
+        y = x.index_select(0, i)
+    return y * 2
+
+
+def indexing_inside_user_manager(x, i, cm):
+    with cm:
+        y = x.index_select(0, i)
+    return y, cm.exited
+
+
+class Swallow:
+    """A user context manager that suppresses IndexError."""
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, exc_type, exc, tb):
+        return exc_type is IndexError
+
+
+def failing_index_in_suppressing_manager(x, i):
+    y = x * 0
+    with Swallow():
+        y = x.index_select(0, i)
+    return y
+
+
+def failing_index_in_contextlib_suppress(x, i):
+    y = x + 1
+    with contextlib.suppress(IndexError):
+        y = x.index_select(0, i)
+    return y
+
+
 # ---------------------------------------------------------------- breaks inside with (eager fallback)
 
 
@@ -481,6 +517,10 @@ CASES = [
     case(nullcontext_value, x34, **ONE),
     case(suppress_without_error, x34, **ONE),
     case(nested_user_and_torch, g34, Counter(), **ONE),
+    case(indexing_inside_no_grad, x34, torch.tensor([2, 0]), **ONE),
+    case(indexing_inside_user_manager, x34, torch.tensor([2, 0]), Counter()),
+    case(failing_index_in_suppressing_manager, x34, torch.tensor([9])),
+    case(failing_index_in_contextlib_suppress, x34, torch.tensor([9])),
     case(print_inside_no_grad, g34),
     case(data_dependent_inside_no_grad, g34),
     case(raise_inside_no_grad_caught, g34),
