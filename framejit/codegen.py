@@ -28,6 +28,7 @@ from .translate.functions import FunctionValue
 from .translate.values import (Const, DictValue, IteratorValue, MethodValue, NullValue, ObjectValue,
                                SeqValue, SetValue, TensorValue)
 from .translate.context import is_namedtuple_class, is_structseq_class
+from .translate.source import LocalSource
 
 MISS = object()
 _LITERAL_TYPES = (bool, int, type(None), str)
@@ -64,6 +65,7 @@ class Rebuilder:
         self.prelude = []                    # statements creating shared mutable objects
         self._memo = {}
         self._counts = {}
+        self._reloaded = {}                  # Source -> name it was read into in the prelude
 
     def count(self, v):
         """First pass: count references so shared mutable values are built once (identity)."""
@@ -79,6 +81,17 @@ class Rebuilder:
         name = f"__fj_v{len(self.prelude)}"
         self.prelude.append(f"{name} = {make_expr}")
         self._memo[id(v)] = name
+        return name
+
+    def reload(self, source):
+        """The object at `source` as the frame saw it: anything but an argument is read in the prelude,
+        before the side effects run (they may rebind the path: `items[0]` after `items.pop(0)`)."""
+        if isinstance(source, LocalSource):
+            return source.expr()
+        name = self._reloaded.get(source)
+        if name is None:
+            name = self._reloaded[source] = f"__fj_v{len(self.prelude)}"
+            self.prelude.append(f"{name} = {source.expr()}")
         return name
 
     def known(self, v):
@@ -103,10 +116,10 @@ class Rebuilder:
             return self.ns.bind(v.value)
         if isinstance(v, TensorValue):
             if v.node.op == "placeholder" and v.source is not None:
-                return v.source.expr()
+                return self.reload(v.source)
             return f"__fj_o[{self.output_index[v.node]}]"
         if v.source is not None and isinstance(v, (SeqValue, DictValue, ObjectValue)):
-            return v.source.expr()
+            return self.reload(v.source)
         if isinstance(v, SeqValue):
             items = [self.expr(i) for i in v.items]
             if v.kind is tuple:
@@ -167,17 +180,17 @@ def side_effect_lines(effects, rb):
         if e.kind == "global":
             lines.append(f"__fj_g[{e.key!r}] = {rb.expr(e.value)}")
         elif e.kind == "attr":
-            lines.append(f"setattr({e.target.expr()}, {e.key!r}, {rb.expr(e.value)})")
+            lines.append(f"setattr({rb.reload(e.target)}, {e.key!r}, {rb.expr(e.value)})")
         elif e.kind == "raw_attr":        # the store itself (a Python __setattr__/property already ran)
-            lines.append(f"{rb.ns.bind(object.__setattr__)}({e.target.expr()}, {e.key!r}, {rb.expr(e.value)})")
+            lines.append(f"{rb.ns.bind(object.__setattr__)}({rb.reload(e.target)}, {e.key!r}, {rb.expr(e.value)})")
         elif e.kind == "cell":
             lines.append(f"{e.target.expr()} = {rb.expr(e.value)}")
         elif e.kind == "list":
             items = ", ".join(rb.expr(i) for i in e.value.items)
-            lines.append(f"{e.target.expr()}[:] = [{items}]")
+            lines.append(f"{rb.reload(e.target)}[:] = [{items}]")
         elif e.kind == "dict":
             body = ", ".join(f"{rb.ns.bind(k)}: {rb.expr(x)}" for k, x in e.value.items.items())
-            lines.append(f"__fj_d = {e.target.expr()}; __fj_d.clear(); __fj_d.update({{{body}}})")
+            lines.append(f"__fj_d = {rb.reload(e.target)}; __fj_d.clear(); __fj_d.update({{{body}}})")
     return lines
 
 
