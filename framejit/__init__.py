@@ -6,6 +6,7 @@ code object. What it cannot put in a graph runs as plain Python at a graph break
 """
 from .api import compile, disable, reset
 from .backends import CompileCounter, register_backend
+from .break_warnings import GraphBreakWarning
 from .config import Config
 from .errors import Unsupported
 from .explain import explain
@@ -17,5 +18,5 @@ from .report import report
 
 __all__ = ["compile", "disable", "reset", "explain", "Unsupported", "register_backend", "CompileCounter",
            "Config", "metrics", "clear_metrics", "compile_times", "register_bytecode_hook", "CompileProfiler",
-           "replay", "report"]
+           "replay", "report", "GraphBreakWarning"]
 __version__ = "0.1.0"

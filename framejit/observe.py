@@ -17,6 +17,7 @@ import time
 import warnings
 
 from . import debug_log
+from .break_warnings import warn_breaks
 from .errors import Unsupported
 from .global_state import check_global_state, global_state_snapshot, restore_global_state
 from .metrics import CompilationMetrics, PhaseTimer, metrics_store
@@ -107,6 +108,8 @@ def observed_conversion(fn, state, opts, args, kwargs, convert):
         path = write_conversion_record(fn, args, kwargs, opts, None, obs.recorder)
         m.record_path = str(path) if path else None
     _log_result(fn, result, m)
+    if result is not None:
+        warn_breaks(fn, result, USER_STACKLEVEL)
     on_conversion = getattr(opts.backend, "on_conversion", None)
     if on_conversion is not None:
         on_conversion(fn, result, m)

@@ -113,3 +113,31 @@ def test_break_reason_has_caret_line():
     (b,) = out.break_reasons
     assert "print" in b.reason
     assert 'print("kw", end="!\\n", sep="")' in b.where and "^^^" in b.where
+
+
+def test_each_break_is_warned_once():
+    import warnings
+    from framejit.break_warnings import GraphBreakWarning
+
+    def warned_fn(x):
+        y = x + 1
+        print("warn me")
+        return y
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        f = framejit.compile(warned_fn)
+        f(randn(2))
+        f(randn(3))            # recompiles: same break, no second warning
+        framejit.reset()
+        framejit.compile(warned_fn)(randn(2))
+    breaks = [w for w in caught if issubclass(w.category, GraphBreakWarning)]
+    assert len(breaks) == 1
+    assert "print" in str(breaks[0].message) and breaks[0].filename == __file__
+
+
+def test_warned_reasons_are_bounded():
+    from framejit.break_warnings import WarnedOnce
+    w = WarnedOnce(limit=3)
+    assert all(w.first_time(i) for i in range(10))
+    assert len(w) == 3 and not w.first_time(9) and w.first_time(0)
