@@ -149,23 +149,30 @@ def convert_frame(fn, signature, args, kwargs, opts):
 # ---- a frame that returns ----------------------------------------------------------------------
 
 def _finish_return(fn, ctx, rv, opts):
+    return _emit_entry(fn, ctx, [rv], opts, (), lambda rb: f"return {rb.expr(rv)}")
+
+
+def _emit_entry(fn, ctx, values, opts, breaks, last_line):
+    """Compile the graph whose outputs are the tensors reachable from `values` and the side effects,
+    and generate the entry: graph call, side-effect replay, then `last_line(rebuilder)`."""
     effects = ctx.side_effects.effects
-    outputs = codegen.tensors_in([rv] + [e.value for e in effects])
+    live = list(values) + [e.value for e in effects]
+    outputs = codegen.tensors_in(live)
     compiled, gm = _compile_graph(ctx, outputs, opts)
 
     def body(ns):
         rb = codegen.Rebuilder(ns, {v.node: i for i, v in enumerate(outputs)})
-        for v in [rv] + [e.value for e in effects]:
+        for v in live:
             rb.count(v)
         lines = []
         if compiled is not None:
             ns.env["__fj_graph"] = compiled
             lines.append(codegen.graph_call_source([s for s, _, _ in ctx.graph.inputs]))
         effect_lines = codegen.side_effect_lines(effects, rb)
-        ret = rb.expr(rv)
-        return lines + rb.prelude + effect_lines + [f"return {ret}"]
+        last = last_line(rb)
+        return lines + rb.prelude + effect_lines + [last]
 
-    return _make_entry(fn, ctx, compiled, gm, body, opts, breaks=())
+    return _make_entry(fn, ctx, compiled, gm, body, opts, breaks=breaks)
 
 
 def _compile_graph(ctx, outputs, opts):
@@ -257,25 +264,14 @@ def _finish_break(fn, ctx, tx, gb, opts):
                                               live, resume_tails)
 
     values = [v for v in stack if v is not NULL] + [v for v in local_values if v is not None]
-    effects = ctx.side_effects.effects
-    outputs = codegen.tensors_in(values + [e.value for e in effects])
-    compiled, gm = _compile_graph(ctx, outputs, opts)
 
-    def body(ns):
-        rb = codegen.Rebuilder(ns, {v.node: i for i, v in enumerate(outputs)})
-        for v in values + [e.value for e in effects]:
-            rb.count(v)
-        lines = []
-        if compiled is not None:
-            ns.env["__fj_graph"] = compiled
-            lines.append(codegen.graph_call_source([s for s, _, _ in ctx.graph.inputs]))
-        effect_lines = codegen.side_effect_lines(effects, rb)
+    def call_break(rb):
+        rb.ns.env["__fj_break"] = break_fn
         args = [rb.expr(v) for v in stack if v is not NULL]
         args += [rb.expr(v) if v is not None else n for n, v in zip(live, local_values)]
-        ns.env["__fj_break"] = break_fn
-        return lines + rb.prelude + effect_lines + [f"return __fj_break({', '.join(args)})"]
+        return f"return __fj_break({', '.join(args)})"
 
-    return _make_entry(fn, ctx, compiled, gm, body, opts, breaks=[info])
+    return _emit_entry(fn, ctx, values, opts, [info], call_break)
 
 
 def _why_not_splittable(code, tx, inst, snap):
@@ -285,8 +281,6 @@ def _why_not_splittable(code, tx, inst, snap):
         return "the break is inside a try or with block, so the function runs as plain Python"
     if inst.opname not in SPLIT_POPS and not inst.opname.startswith(("CALL", "POP_JUMP", "JUMP_IF")):
         return f"framejit cannot split the graph at {inst.opname}, so the function runs as plain Python"
-    if inst.opname == "CALL_FUNCTION_EX":
-        pass
     i = snap.index
     for j, other in enumerate(tx.instructions):
         t = other.target
