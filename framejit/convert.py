@@ -29,6 +29,7 @@ from .errors import BackendError, GraphBreak, Unsupported
 from .metrics import phase
 from .observe import current_recorder, note_restart
 from .translate.builtins_table import truth  # noqa: F401
+from .translate import module_guards
 from .translate.context import ConversionContext
 from .translate.source import ClosureSource, LocalSource
 from .translate.translator import Translator, format_position
@@ -167,7 +168,7 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
         lines = []
         if compiled is not None:
             ns.env["__fj_graph"] = compiled
-            lines.append(codegen.graph_call_source([s for s, _, _ in ctx.graph.inputs]))
+            lines.append(codegen.graph_call_source(module_guards.plan_for(ctx).input_sources))
         effect_lines = codegen.side_effect_lines(effects, rb)
         last = last_line(rb)
         return lines + rb.prelude + effect_lines + [last]
@@ -204,7 +205,7 @@ def _make_entry(fn, ctx, compiled, gm, body, opts, breaks):
 
 @phase("guard_build")
 def _render_guards(ctx, ns):
-    return ctx.guards.render(ns.bind)
+    return module_guards.render(ctx, ns)       # module state behind one counter (module_guards.py)
 
 
 # ---- a frame that breaks ------------------------------------------------------------------------
