@@ -192,6 +192,10 @@ def snapshot_value(value: Any, storages: dict[int, RecordedStorage]) -> Any:
         return type(value)(snapshot_value(v, storages) for v in value)
     if type(value) is dict:
         return {k: snapshot_value(v, storages) for k, v in value.items()}
+    if getattr(type(value), "_framejit_compiled", False):
+        # a framejit.compile(module) result (as `self` of its forward): record the module it wraps,
+        # which shares its state and pickles like any module
+        return type(value)._framejit_original
     return value
 
 

@@ -187,3 +187,25 @@ def test_replay_conversion_runs_converted_code_with_breaks():
     run = replay_conversion(with_break, (torch.ones(2),), {})
     assert isinstance(run, types.FunctionType)
     torch.testing.assert_close(run(torch.ones(2)), torch.full((2,), 4.0))
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return torch.relu(self.lin(x)) * SCALE
+
+
+def test_compiled_module_records_its_original_module_and_replays(tmp_path):
+    def boom(gm, example_inputs):
+        raise RuntimeError("injected backend failure")
+
+    model = framejit.compile(Scaled(), backend=boom, debug_dir=tmp_path)
+    with pytest.warns(RuntimeWarning, match="failed to convert Scaled.forward"):
+        model(torch.ones(2, 3))
+    record = load_record(only_record(tmp_path))
+    assert type(record.args[0]) is Scaled and not record.notes       # the module itself, pickled whole
+    result = framejit.replay(record)
+    assert result.reproduced, result.summary()

@@ -91,16 +91,21 @@ def test_restart_reasons_and_failure_line_of_a_break(tmp_path, capsys):
     assert m.graph_break_count == 1
 
 
-def test_eager_fallback_names_the_user_line(tmp_path):
-    def generator_user(x):
-        return sum(t for t in (x, x))
+def test_eager_fallback_names_the_user_line(tmp_path, capsys):
+    def prints_in_a_loop(x):
+        for _ in range(2):
+            print("tick")
+            x = x + 1
+        return x
 
-    f = framejit.compile(generator_user, debug_dir=tmp_path)
-    f(torch.ones(2))
+    f = framejit.compile(prints_in_a_loop, debug_dir=tmp_path)
+    torch.testing.assert_close(f(torch.ones(2)), torch.full((2,), 3.0))
     m = framejit.metrics()[0]
     if m.outcome == "entry":
-        pytest.skip("this construct is supported now; nothing falls back")
-    assert m.fail_type in ("eager fallback", "run once eagerly") and m.fail_reason
+        pytest.skip("breaks inside loops are split now; nothing falls back")
+    assert m.fail_type == "eager fallback" and "loop" in m.fail_reason
+    first_line = prints_in_a_loop.__code__.co_firstlineno
+    assert (m.fail_user_frame_filename, m.fail_user_frame_lineno) == (__file__, first_line + 2)
 
 
 def test_internal_failure_metrics(tmp_path):
