@@ -20,7 +20,7 @@ from . import debug_log
 from .break_warnings import warn_breaks
 from .errors import Unsupported
 from .global_state import check_global_state, global_state_snapshot, restore_global_state
-from .metrics import CompilationMetrics, PhaseTimer, metrics_store
+from .metrics import DEFAULT_METRICS_SIZE, CompilationMetrics, PhaseTimer, metrics_store
 from .record import ExecutionRecorder
 
 log = logging.getLogger("framejit")
@@ -66,6 +66,9 @@ def observed_conversion(fn, state, opts, args, kwargs, convert):
     an eager ConvertResult (failures.py); Unsupported (fullgraph=True) propagates after being counted."""
     config = opts.config
     debug_log.install(config)
+    store = metrics_store()
+    if config.metrics_size != DEFAULT_METRICS_SIZE and store.size != config.metrics_size:
+        store.size = config.metrics_size          # an explicit Config.metrics_size wins over the default
     obs = Observation(fn, opts)
     m = obs.metrics
     m.cache_size = len(state.entries)
@@ -102,7 +105,7 @@ def observed_conversion(fn, state, opts, args, kwargs, convert):
             _fill(m, result)
             result.recompile_reason = m.recompile_reason
             result.metrics = m
-        metrics_store().add(m)
+        store.add(m)
     if config.record_all and m.record_path is None:
         from .failures import write_conversion_record
         path = write_conversion_record(fn, args, kwargs, opts, None, obs.recorder)

@@ -667,7 +667,8 @@ def load_record(path: str | os.PathLike, *, trust: bool = False) -> Record:
 
 
 def replay(path_or_record: "Record | str | os.PathLike", *, run: bool = False, trust: bool = False) -> "ReplayResult":
-    """Load (if given a path) and replay a record; see framejit.replay for what a replay does."""
+    """framejit.replay(path, run=False, trust=False): load (if given a path) and replay a record in this
+    process -- convert the recorded frame again and compare the outcome (see framejit.record_replay)."""
     from framejit.record_replay import replay_record  # framejit.record_replay imports this module
 
     if isinstance(path_or_record, Record):

@@ -187,3 +187,15 @@ def test_profile_conversion_writes_stats_and_a_summary(tmp_path):
     summary = prof.with_suffix(".txt").read_text()
     assert summary.startswith("framejit conversion profile of add_relu") and "cumulative" in summary
     assert "convert_frame" in summary
+
+
+def test_config_metrics_size_bounds_the_store(tmp_path):
+    store = metrics_module.metrics_store()
+    size = store.size
+    try:
+        f = framejit.compile(add_relu, debug_dir=tmp_path, metrics_size=2)
+        for n in (1, 2, 3):
+            f(torch.ones(n), torch.ones(n))
+        assert store.size == 2 and [m.cache_size for m in framejit.metrics()] == [1, 2]
+    finally:
+        store.size = size
