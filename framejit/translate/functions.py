@@ -19,6 +19,10 @@ from .source import AttrSource, ClosureSource
 from .values import Const, DictValue, SeqValue, Value
 
 
+STORABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__wrapped__",
+                              "__annotations__"})
+
+
 class FunctionValue(Value):
     __slots__ = ("code", "f_globals", "defaults", "kwdefaults", "closure", "globals_source", "attrs")
 
@@ -61,10 +65,16 @@ class FunctionValue(Value):
             return SeqValue(tuple, self.defaults) if self.defaults else Const(None)
         if name == "__kwdefaults__":
             return DictValue(self.kwdefaults) if self.kwdefaults else Const(None)
+        if name == "__doc__":          # (3.11 puts the docstring, or None, first in a function's consts)
+            first = self.code.co_consts[0] if self.code.co_consts else None
+            return Const(first if isinstance(first, str) else None)
+        if name == "__annotations__":  # (annotations are not kept by MAKE_FUNCTION's translation)
+            value = self.attrs[name] = DictValue({})
+            return value
         raise GraphBreak("attribute", f"attribute {name!r} of a function made in the frame")
 
     def store_attr(self, tx, name, value):
-        if name.startswith("__") and name.endswith("__"):
+        if name.startswith("__") and name.endswith("__") and name not in STORABLE_DUNDERS:
             raise GraphBreak("store attr", f"setting {name} of a function made in the frame")
         self.attrs[name] = value
 
@@ -178,3 +188,44 @@ def _partial(tx, args, kwargs):
     if isinstance(func, PartialValue):             # partial(partial(f, a), b) is partial(f, a, b)
         return PartialValue(func.func, func.args + rest, {**func.keywords, **kwargs})
     return PartialValue(func, rest, kwargs)
+
+
+@lookaside(functools.update_wrapper)
+def _update_wrapper(tx, args, kwargs):
+    """functools.wraps / update_wrapper on a function made in the frame: copy the assigned attributes
+    and the wrapped function's __dict__, set __wrapped__ (the rebuilt function gets them all)."""
+    from .attrs import PropertyCall, load_attr
+    from .builtins_table import as_python
+    bound = dict(zip(("wrapper", "wrapped", "assigned", "updated"), args))
+    bound.update(kwargs)
+    wrapper, wrapped = bound["wrapper"], bound["wrapped"]
+    assigned = as_python(bound.get("assigned", Const(functools.WRAPPER_ASSIGNMENTS)))
+    updated = as_python(bound.get("updated", Const(functools.WRAPPER_UPDATES)))
+    if not isinstance(wrapper, FunctionValue) or tuple(updated) not in ((), ("__dict__",)):
+        raise GraphBreak("call", "functools.update_wrapper of something other than a function made in the frame")
+    copied = {}
+    for name in assigned:
+        try:
+            value = load_attr(tx, wrapped, name)
+        except GraphBreak as gb:
+            if gb.kind != "attribute error":
+                raise
+            continue
+        if isinstance(value, PropertyCall):
+            raise GraphBreak("call", f"functools.update_wrapper: {name} of the wrapped object is a property")
+        copied[name] = value
+    if updated:
+        copied.update(_function_dict(tx, wrapped))
+    wrapper.attrs.update(copied)
+    wrapper.attrs["__wrapped__"] = wrapped
+    return wrapper
+
+
+def _function_dict(tx, fn):
+    """The __dict__ entries of a function value, as Values."""
+    if isinstance(fn, FunctionValue):
+        return {k: v for k, v in fn.attrs.items() if not (k.startswith("__") and k.endswith("__"))}
+    obj = getattr(fn, "obj", None)
+    if isinstance(obj, types.FunctionType) and not obj.__dict__:
+        return {}
+    raise GraphBreak("call", "functools.update_wrapper: __dict__ of the wrapped object")
