@@ -162,9 +162,12 @@ class NewObject(Value):
         if not isinstance(fn, types.FunctionType):
             raise GraphBreak("operator", f"{sym} on a {self.cls.__name__} made in the frame")
         out = inline(tx, fn, [self, other])
-        if isinstance(out, Const) and out.value is NotImplemented:
+        if _is_not_implemented(out):
             raise GraphBreak("operator", f"{self.cls.__name__}.{name} returned NotImplemented")
         return out
+
+    def rich_compare(self, tx, sym, other):         # (marker for operators.compare_op)
+        return rich_compare(tx, sym, self, other)
 
     def _special(self, name, what):
         fn = lookup_type(self.cls, name)
@@ -290,6 +293,50 @@ def class_attribute(tx, attr, receiver, receiver_is_class, cls_value, name):
         return tx.ctx.wrap(attr, AttrSource(cls_value.source, name))
     from .context import wrap_unsourced
     return wrap_unsourced(attr)
+
+
+# ---- comparisons ---------------------------------------------------------------------------------
+
+COMPARE_DUNDERS = {"==": "__eq__", "!=": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
+REFLECTED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def rich_compare(tx, sym, a, b):
+    """`a <sym> b` with at least one NewObject, as Python does it: the left operand's method, then the
+    reflected method of the right one, then identity for ==/!= (TypeError for orderings)."""
+    for left, right, op in ((a, b, sym), (b, a, REFLECTED[sym])):
+        out = _compare_with(tx, op, left, right)
+        if out is not NotImplemented:
+            return out
+    if sym in ("==", "!="):
+        return Const((a is b) == (sym == "=="))
+    raise GraphBreak("bad call", f"TypeError: '{sym}' not supported between these objects")
+
+
+def _compare_with(tx, op, left, right):
+    """left.__op__(right) as a Value, or NotImplemented."""
+    if not isinstance(left, NewObject):
+        if isinstance(left, Const) and type(left.value).__module__ == "builtins":
+            return NotImplemented                 # builtin values do not know user objects
+        raise GraphBreak("operator", f"comparison {op} between {left!r} and {right!r}")
+    fn = lookup_type(left.cls, COMPARE_DUNDERS[op])
+    if op == "!=" and fn is object.__ne__:     # the default __ne__ inverts __eq__
+        eq = _compare_with(tx, "==", left, right)
+        if eq is NotImplemented:
+            return NotImplemented
+        if not isinstance(eq, Const):
+            raise GraphBreak("operator", f"{left.cls.__name__}.__eq__ returned {eq!r}")
+        return Const(not eq.value)
+    if fn is getattr(object, COMPARE_DUNDERS[op]):
+        return Const(True) if op == "==" and left is right else NotImplemented
+    if not isinstance(fn, types.FunctionType):
+        raise GraphBreak("operator", f"{left.cls.__name__}.{COMPARE_DUNDERS[op]} is not Python code")
+    out = inline(tx, fn, [left, right])
+    return NotImplemented if _is_not_implemented(out) else out
+
+
+def _is_not_implemented(v):
+    return isinstance(v, Const) and v.value is NotImplemented or isinstance(v, ObjectValue) and v.obj is NotImplemented
 
 
 # ---- stores ---------------------------------------------------------------------------------------

@@ -117,6 +117,9 @@ def compare_op(tx, sym, a, b):
     if sym in ("in", "not in"):
         found = _contains(tx, b, a)
         return found if isinstance(found, TensorValue) else Const(found if sym == "in" else not found)
+    if hasattr(a, "rich_compare") or hasattr(b, "rich_compare"):     # objects made in the frame
+        from .objects import rich_compare
+        return rich_compare(tx, sym, a, b)
     fn = COMPARE[sym]
     if isinstance(a, Const) and isinstance(b, Const):
         return _fold(fn, a, b)

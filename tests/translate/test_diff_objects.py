@@ -271,6 +271,38 @@ class Scaler(SameState):
         return self.t * self.factor + type(self).factor
 
 
+@dataclasses.dataclass(order=True)
+class Version:
+    major: int
+    minor: int = 0
+
+
+class Money(SameState):
+    def __init__(self, cents):
+        self.cents = cents
+
+    def __eq__(self, other):
+        return isinstance(other, Money) and self.cents == other.cents
+
+    def __lt__(self, other):
+        return self.cents < other.cents
+
+    def __le__(self, other):
+        return self.cents <= other.cents
+
+
+class Doubler(torch.nn.Linear):
+    def forward(self, x):
+        return super().forward(x) * 2
+
+
+class Holder(SameState):
+    def __init__(self):
+        self.item = None
+
+
+CREATED = []
+
 Pair = collections.namedtuple("Pair", ["first", "second"])
 
 
@@ -497,6 +529,48 @@ def namedtuple_passed_in(p):
     return p._replace(first=p.first * 2), p.second + 1
 
 
+# ---------------------------------------------------------------- comparisons
+
+
+def dataclass_equality_and_order(x):
+    a, b, c = Version(1, 2), Version(1, 2), Version(2)
+    return a == b, a != c, a < c, c >= b, a == 3, a != None, b in [c, a], x * (a == b)  # noqa: E711
+
+
+def python_comparison_methods(x):
+    a, b = Money(5), Money(7)
+    return a < b, b <= a, a > b, a == Money(5), a != b, x + 1
+
+
+# ---------------------------------------------------------------- escaping, across breaks
+
+
+def object_lives_across_a_break(x):
+    p = Point(x * 2, 1)
+    print("break")
+    return p.norm2(), p
+
+
+def object_mutated_on_both_sides_of_a_break(x):
+    s = Stack()
+    s.push(x + 1)
+    print("break")
+    s.push(x * 2)
+    return s.pop() + s.pop(), s
+
+
+def new_object_stored_in_global(x):
+    CREATED.append(Point(x + 1, 2))
+    return x * len(CREATED)
+
+
+def new_object_stored_on_input_then_changed(holder, x):
+    p = Point(x, 0)
+    holder.item = p
+    p.y = 5
+    return x * 2
+
+
 # ---------------------------------------------------------------- objects passed in
 
 
@@ -507,6 +581,10 @@ def method_of_input_object(p):
 def input_object_creates_new(p):
     q = p.scaled(2)
     return q.x - p.x, q
+
+
+def super_in_input_object(c, x):
+    return c.apply(x)
 
 
 CASES = [
@@ -547,6 +625,14 @@ CASES = [
     case(namedtuple_passed_in, Pair(x3, 4), **ONE),
     case(method_of_input_object, Point(x3, y3), **ONE),
     case(input_object_creates_new, Point(x3, y3), **ONE),
+    case(super_in_input_object, Child(2, 1.0), x3, **ONE),
+    case(Doubler(3, 3), x3, name="module_forward_calls_super", **ONE),
+    case(dataclass_equality_and_order, x3, **ONE),
+    case(python_comparison_methods, x3, **ONE),
+    case(object_lives_across_a_break, x3, graphs=2, breaks=1),
+    case(object_mutated_on_both_sides_of_a_break, x3, graphs=2, breaks=1),
+    case(new_object_stored_in_global, x3, **ONE),
+    case(new_object_stored_on_input_then_changed, Holder(), x3, **ONE),
 ]
 
 

@@ -348,6 +348,19 @@ def setattr_before_break_seen_after(box, x):
     return box.value * 2
 
 
+def aliased_lists_across_a_break(a, b):
+    a.append(1)
+    print("break")
+    b.append(2)
+    return len(a), a is b
+
+
+def inplace_on_input_before_break(x):
+    x.add_(1)
+    print("break")
+    return x * 2
+
+
 def effects_then_raise(items, x):
     items.append(x)
     if len(items) > LIMIT:
@@ -387,6 +400,8 @@ CASES = [
     case(global_before_break_seen_after, x3, graphs=1, breaks=1),
     case(setattr_before_break_seen_after, Box(0), x3, **SPLIT),
     case(closure_write_before_break, x3, **SPLIT),
+    case(aliased_lists_across_a_break, *([0],) * 2, graphs=0, breaks=1),
+    case(inplace_on_input_before_break, x3, **SPLIT),
     case(effects_then_raise, [1, 2], x3),
     case(effects_then_raise, [], x3),
 ]
