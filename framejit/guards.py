@@ -27,7 +27,7 @@ class TensorMeta:
 
 @dataclass
 class Guard:
-    kind: str            # TENSOR_MATCH | CONST_MATCH | ID_MATCH | TYPE_MATCH | LEN_MATCH | DICT_KEYS | GRAD_MODE
+    kind: str            # TENSOR_MATCH | CONST_MATCH | ID_MATCH | TYPE_MATCH | LEN_MATCH | DICT_KEYS | GRAD_MODE | STATE_MATCH
     source: object       # Source, or None for global-state guards
     expected: object
     origin: str = ""     # user source line that created it (for reports)
@@ -50,10 +50,17 @@ class Guard:
             return f"list({name}.keys()) == {list(self.expected)!r}"
         if self.kind == "GRAD_MODE":
             return f"torch.is_grad_enabled() is {self.expected}"
+        if self.kind == "STATE_MATCH":
+            fn, value = self.expected
+            return f"torch.{fn.__name__}() == {value!r}"
         return f"{self.kind} {name}"
 
     def explain_miss(self, env):
         """Plain words for why this guard failed given the generated code's environment, or None."""
+        if self.kind == "STATE_MATCH":
+            fn, value = self.expected
+            now = fn()
+            return None if now == value else f"torch.{fn.__name__}() changed {value!r} -> {now!r}"
         try:
             actual = eval(self.source.expr(), env) if self.source is not None else torch.is_grad_enabled()
         except Exception as e:
@@ -104,7 +111,7 @@ class GuardSet:
         self._seen = set()
 
     def add(self, kind, source, expected, origin=""):
-        key = (kind, source)
+        key = (kind, source) if kind != "STATE_MATCH" else (kind, expected[0])
         if key in self._seen:
             return
         self._seen.add(key)
@@ -149,4 +156,7 @@ def _render(g, bind):
         return f"tuple({e}.keys()) == {bind(tuple(g.expected))}"
     if g.kind == "GRAD_MODE":
         return f"__fj_grad_enabled() is {g.expected}"
+    if g.kind == "STATE_MATCH":
+        fn, value = g.expected
+        return f"{bind(fn)}() is {value!r}" if isinstance(value, bool) else f"{bind(fn)}() == {bind(value)}"
     raise ValueError(g.kind)

@@ -139,3 +139,26 @@ def test_dead_function_frees_its_cache():
     del fn, cf
     gc.collect()
     assert ref() is None
+
+
+def test_global_torch_state_read_by_the_frame_is_guarded():
+    def reads_state():
+        return torch.is_grad_enabled(), torch.get_default_dtype()
+
+    def makes_default_dtype_tensor(x):
+        return x.double() + torch.ones(2)
+
+    f, c = compiled(reads_state)
+    assert f() == reads_state()
+    with torch.no_grad():
+        assert f() == reads_state()
+    old = torch.get_default_dtype()
+    g, _ = compiled(makes_default_dtype_tensor)
+    x = torch.ones(2)
+    g(x)
+    try:
+        torch.set_default_dtype(torch.float64)
+        assert f() == reads_state()
+        assert g(x).dtype == makes_default_dtype_tensor(x).dtype
+    finally:
+        torch.set_default_dtype(old)

@@ -29,6 +29,7 @@ from . import builtin_methods  # noqa: F401  (installs dict.get & co. on real di
 from . import stdlib_lookasides  # noqa: F401  (installs inspect.signature & co.)
 from .ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
                            contextmanager_call, torch_decorated_call)
+from .exception_values import builtin_protocol, instantiate
 from .functions import FunctionValue
 from .generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
 
@@ -69,6 +70,8 @@ def call_object(tx, fn_value, obj, args, kwargs):
         if compiling is not None:
             return Const(compiling)
         if obj in CONSTANT_FUNCTIONS:
+            if obj in tx.ctx.entry_state:
+                tx.ctx.guard_state(obj)
             return _const_call(tx, obj, args, kwargs)
         make_manager = MANAGER_FACTORIES.get(obj)
         if make_manager is not None:
@@ -78,6 +81,8 @@ def call_object(tx, fn_value, obj, args, kwargs):
     if hashable and is_graph_op(obj):
         if any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values()) or \
                 obj in FACTORY_FUNCTIONS:
+            if obj in FACTORY_FUNCTIONS and "dtype" not in kwargs:
+                tx.ctx.guard_state(torch.get_default_dtype)   # the result's dtype may be the default
             return tx.ctx.graph.call_function(graph_target(obj), tuple(args), kwargs)
         return _const_call(tx, obj, args, kwargs)
     inner = getattr(obj, "_framejit_fn", None) if isinstance(obj, types.FunctionType) else None
@@ -102,10 +107,23 @@ def call_object(tx, fn_value, obj, args, kwargs):
     if isinstance(obj, torch.nn.Module):
         return tx.ctx.call_module(tx, fn_value, args, kwargs)
     if isinstance(obj, type):
+        if issubclass(obj, BaseException) and builtin_protocol(obj):      # SomeError(...) to be raised
+            return instantiate(tx, obj, args, kwargs)
         return tx.ctx.construct(tx, fn_value, obj, args, kwargs)
+    call_method_fn = _python_call_method(obj)
+    if call_method_fn is not None:              # an instance of a Python class with __call__
+        return inline_function(tx, call_method_fn, None, [fn_value, *args], kwargs)
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
     raise GraphBreak("call", f"call to {name} cannot be put in a graph (not a torch op and not Python code "
                      "framejit can inline)")
+
+
+def _python_call_method(obj):
+    from .identity import is_plain_instance
+    if not is_plain_instance(obj):
+        return None
+    fn = inspect.getattr_static(type(obj), "__call__", None)
+    return fn if isinstance(fn, types.FunctionType) else None
 
 
 def _has_tensor(v):

@@ -22,6 +22,10 @@ from .values import Const, DictValue, ObjectValue, SeqValue, TensorValue
 CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
                torch.dtype, torch.device, torch.layout, torch.memory_format)
 
+# Queries of global torch state: folded to constants at translation, so guarded (ConversionContext.guard_state)
+STATE_FUNCTIONS = (torch.is_grad_enabled, torch.get_default_dtype, torch.is_inference_mode_enabled,
+                   torch.are_deterministic_algorithms_enabled)
+
 # Modules whose attributes are trusted not to be monkey-patched between calls: reading `torch.relu`
 # guards the global `torch` by identity but not the attribute itself (a guard per op would be paid on
 # every call).
@@ -47,6 +51,9 @@ class ConversionContext:
         self.f_globals = f_globals
         self.break_at = break_at
         self.wrapped = {}            # Source -> Value (one Value per source: aliasing and mutation)
+        # global torch state at frame entry (translated with-blocks change the real state while
+        # translating): what queries of it are guarded against
+        self.entry_state = {f: f() for f in STATE_FUNCTIONS}
         self.recorder = None         # ExecutionRecorder when recording
         self.restart_reasons = []
         self.special_calls = {}      # callable -> fn(tx, args, kwargs): per-conversion lookasides
@@ -55,6 +62,13 @@ class ConversionContext:
         self._local_objects = set()
         self._real_cells = {}        # id(real cell) -> CellValue (every inlined call sees the same cell)
         self.identity = IdentityTracker(self.guards)   # aliasing between mutable inputs (identity.py)
+
+    def guard_state(self, fn):
+        """The frame read global torch state through `fn` (or used it implicitly): guard its entry value."""
+        if fn is torch.is_grad_enabled:
+            self.guards.add("GRAD_MODE", None, self.entry_state[fn])
+        else:
+            self.guards.add("STATE_MATCH", None, (fn, self.entry_state[fn]))
 
     # ---- helpers used by handlers -------------------------------------------------------------
     def decode(self, code):
@@ -156,9 +170,6 @@ class ConversionContext:
             return Const(obj, source)
         if guard:
             guard_object(self, obj, source)
-        if isinstance(obj, torch.nn.Module):
-            from .module_values import ModuleValue
-            return ModuleValue(obj, source)
         if isinstance(obj, torch.nn.Module):
             from .module_values import ModuleValue
             return ModuleValue(obj, source)
