@@ -86,7 +86,7 @@ def test_module_wrapper_behaves_like_the_original():
     assert torch.allclose(cm(x), m(x))  # in-place parameter updates are seen, no recompile needed
 
 
-def test_module_parameter_replaced_recompiles():
+def test_module_parameter_changes_are_seen():
     m = MLP()
     counter = framejit.CompileCounter()
     cm = framejit.compile(m, backend=counter)
@@ -94,10 +94,16 @@ def test_module_parameter_replaced_recompiles():
     cm(x)
     cm(x)
     assert counter.frame_count == 1
-    m.fc1.weight = torch.nn.Parameter(torch.randn(64, 32))
+    m.fc1.weight = torch.nn.Parameter(torch.randn(64, 32))     # same metadata: a graph input, no recompile
     assert torch.allclose(cm(x), m(x))
-    m.fc1.weight.requires_grad_(False)
+    m.fc1.weight = torch.nn.Parameter(torch.randn(64, 32).double().float()[:, :32].contiguous())
     assert torch.allclose(cm(x), m(x))
+    for p in m.parameters():
+        p.requires_grad_(False)
+    out = cm(x)
+    assert torch.allclose(out, m(x)) and out.requires_grad == m(x).requires_grad == False  # noqa: E712
+    m.fc2 = torch.nn.Linear(64, 3)                              # a submodule swapped: new shapes
+    assert cm(x).shape == (4, 3)
     assert counter.frame_count >= 2
 
 
