@@ -404,6 +404,8 @@ def _getattr(tx, args, kwargs):
                 return args[2]
             if isinstance(obj, Const) and not hasattr(obj.value, name):
                 return args[2]
+            if hasattr(obj, "has_attr") and not obj.has_attr(tx, name):    # e.g. objects made in the frame
+                return args[2]
         raise
     if isinstance(v, PropertyCall):
         return call_property(tx, v)

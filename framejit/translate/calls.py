@@ -113,9 +113,20 @@ def call_object(tx, fn_value, obj, args, kwargs):
     call_method_fn = _python_call_method(obj)
     if call_method_fn is not None:              # an instance of a Python class with __call__
         return inline_function(tx, call_method_fn, None, [fn_value, *args], kwargs)
+    call_method_fn = _python_call_method(obj)
+    if call_method_fn is not None:              # an instance of a Python class with __call__
+        return inline_function(tx, call_method_fn, None, [fn_value, *args], kwargs)
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
     raise GraphBreak("call", f"call to {name} cannot be put in a graph (not a torch op and not Python code "
                      "framejit can inline)")
+
+
+def _python_call_method(obj):
+    from .identity import is_plain_instance
+    if not is_plain_instance(obj):
+        return None
+    fn = inspect.getattr_static(type(obj), "__call__", None)
+    return fn if isinstance(fn, types.FunctionType) else None
 
 
 def _python_call_method(obj):

@@ -84,7 +84,7 @@ class NewObject(Value):
         return f"NewObject({self.cls.__qualname__})"
 
     # attribute protocol used by attrs.py / ops_load_store.py / builtins_table.py
-    def load_attr(self, tx, name):
+    def load_attr(self, tx, name, use_getattr=True):
         if name == "__class__":
             return self.cls_value
         if name == "__dict__":
@@ -105,7 +105,7 @@ class NewObject(Value):
             return self.attrs[name]
         if attr is not MISSING:
             return class_attribute(tx, attr, self, False, self.cls_value, name)
-        fallback = lookup_type(cls, "__getattr__")
+        fallback = lookup_type(cls, "__getattr__") if use_getattr else MISSING
         if isinstance(fallback, types.FunctionType):
             return inline(tx, fallback, [self, Const(name)])
         raise _no_attribute(cls, name)
@@ -390,6 +390,20 @@ def _object_setattr(tx, args, kwargs):
     else:
         raise GraphBreak("store attr", f"object.__setattr__ on {obj!r}")
     return Const(None)
+
+
+@lookaside(object.__getattribute__)
+def _object_getattribute(tx, args, kwargs):
+    if len(args) != 2 or kwargs:
+        raise GraphBreak("bad call", "TypeError: object.__getattribute__ takes exactly 2 arguments")
+    obj, name = args[0], as_python(args[1])
+    if isinstance(obj, NewObject):
+        return obj.load_attr(tx, name, use_getattr=False)
+    if isinstance(obj, ObjectValue) and is_plain_instance(obj.obj) and \
+            type(obj.obj).__getattribute__ is object.__getattribute__:
+        from .ops_load_store import get_attribute
+        return get_attribute(tx, obj, name)
+    raise GraphBreak("attribute", f"object.__getattribute__ on {obj!r}")
 
 
 @lookaside(object.__init__)

@@ -444,7 +444,8 @@ def slots_object(x):
 def hasattr_on_new_object(x):
     p = Point(x, x)
     p.tag = "t"
-    return hasattr(p, "tag"), hasattr(p, "missing"), hasattr(p, "norm2"), getattr(p, "tag")
+    return (hasattr(p, "tag"), hasattr(p, "missing"), hasattr(p, "norm2"), getattr(p, "tag"),
+            getattr(p, "missing", "default"), getattr(p, "x", None) is x)
 
 
 def isinstance_user_objects(x):
@@ -587,6 +588,10 @@ def super_in_input_object(c, x):
     return c.apply(x)
 
 
+def callable_input_object(f, x):
+    return f(x) + f(f(x))
+
+
 CASES = [
     case(construct_and_call_method, x3, **ONE),
     case(return_new_object, x3, **ONE),
@@ -626,6 +631,7 @@ CASES = [
     case(method_of_input_object, Point(x3, y3), **ONE),
     case(input_object_creates_new, Point(x3, y3), **ONE),
     case(super_in_input_object, Child(2, 1.0), x3, **ONE),
+    case(callable_input_object, Affine(2.0, y3), x3, **ONE),
     case(Doubler(3, 3), x3, name="module_forward_calls_super", **ONE),
     case(dataclass_equality_and_order, x3, **ONE),
     case(python_comparison_methods, x3, **ONE),
