@@ -69,8 +69,9 @@ class ManagerValue(Value):
         """Perform __enter__; return the Value bound by `as`."""
         raise NotImplementedError
 
-    def exit(self, tx):
-        """Perform __exit__(None, None, None); return its result."""
+    def exit(self, tx, exc_type=None):
+        """Perform __exit__ (exc_type: the class of the exception leaving the block, or None); return
+        its result (truthy: the exception is suppressed)."""
         raise NotImplementedError
 
     def _check_fresh(self):
@@ -89,7 +90,7 @@ class GlobalStateManager(ManagerValue):
         tx.active_managers.append(self)
         return self.enter_result()
 
-    def exit(self, tx):
+    def exit(self, tx, exc_type=None):
         if not tx.active_managers or tx.active_managers[-1] is not self:
             raise GraphBreak("with", "context managers exited out of order")
         tx.active_managers.pop()
@@ -213,12 +214,13 @@ class NullManager(ManagerValue):
 
     (suppress only acts when the block raises, and a raise inside the block is a graph break that
     makes the whole frame run as plain Python.)"""
-    __slots__ = ("result", "kind")
+    __slots__ = ("result", "kind", "suppressed")
 
-    def __init__(self, result, kind):
+    def __init__(self, result, kind, suppressed=()):
         super().__init__()
         self.result = result
         self.kind = kind
+        self.suppressed = suppressed      # exception classes contextlib.suppress swallows
 
     def python_type(self):
         return self.kind
@@ -227,8 +229,10 @@ class NullManager(ManagerValue):
         self._check_fresh()
         return self.result
 
-    def exit(self, tx):
-        return Const(None if self.kind is contextlib.nullcontext else False)
+    def exit(self, tx, exc_type=None):
+        if self.kind is contextlib.nullcontext:
+            return Const(None)
+        return Const(exc_type is not None and issubclass(exc_type, self.suppressed))
 
 
 class GeneratorManager(ManagerValue):
@@ -250,7 +254,9 @@ class GeneratorManager(ManagerValue):
             raise GraphBreak("raise", "RuntimeError: generator didn't yield (in a @contextmanager)")
         return value
 
-    def exit(self, tx):
+    def exit(self, tx, exc_type=None):
+        if exc_type is not None:
+            raise GraphBreak("with", "an exception leaving a @contextmanager block (thrown into its generator)")
         if self.gen.next_value(tx) is not None:
             raise GraphBreak("raise", "RuntimeError: generator didn't stop (in a @contextmanager)")
         return Const(False)
@@ -268,9 +274,14 @@ class ExitValue(Value):
         return types.MethodType
 
     def call(self, tx, args, kwargs):
-        if kwargs or len(args) != 3 or not all(isinstance(a, Const) and a.value is None for a in args):
-            raise GraphBreak("with", "__exit__ called with an exception")
-        return self.manager.exit(tx)
+        if kwargs or len(args) != 3:
+            raise GraphBreak("bad call", f"TypeError: __exit__ takes 3 arguments ({len(args)} given)")
+        exc_type = args[0]
+        if isinstance(exc_type, Const) and exc_type.value is None:
+            return self.manager.exit(tx)
+        if isinstance(exc_type, ObjectValue) and isinstance(exc_type.obj, type):
+            return self.manager.exit(tx, exc_type.obj)
+        raise GraphBreak("with", f"__exit__ called with {exc_type!r}")
 
     def __repr__(self):
         return f"ExitValue({self.manager!r})"
@@ -347,8 +358,13 @@ def _nullcontext(tx, args, kwargs):
 
 
 def _suppress(tx, args, kwargs):
-    _const_args("contextlib.suppress", [a for a in args if not isinstance(a, ObjectValue)], kwargs)
-    return NullManager(Const(None), contextlib.suppress)
+    classes = []
+    for a in args:
+        cls = a.obj if isinstance(a, ObjectValue) else None
+        if kwargs or not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            raise GraphBreak("with", "contextlib.suppress() of something other than exception classes")
+        classes.append(cls)
+    return NullManager(Const(None), contextlib.suppress, tuple(classes))
 
 
 MANAGER_FACTORIES = {

@@ -21,6 +21,7 @@ import types
 from ..errors import GraphBreak
 from .builtins_table import LOOKASIDES, as_python, truth, unpack_iterable
 from .dispatch import RETURN, handler
+from .exception_values import ExceptionValue, RaisedException, exception_of
 from .values import Const, IteratorValue, MethodValue, SeqValue, Value
 
 _NOTHING = object()
@@ -92,6 +93,13 @@ class GeneratorValue(LazyIterator):
         self.running = True
         try:
             rv = frame.run(self.resume_at)
+        except GraphBreak as gb:
+            exc = exception_of(gb)
+            if exc is not None:                   # a Python exception leaves the generator: it is finished
+                self.done = True
+                if issubclass(exc.exc_type, StopIteration):          # PEP 479
+                    raise RaisedException(ExceptionValue(RuntimeError, [Const("generator raised StopIteration")]))
+            raise
         finally:
             self.running = False
         if self.yielded is not _NOTHING:

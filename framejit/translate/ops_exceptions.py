@@ -1,27 +1,24 @@
 """Handlers: raise, assert, with-blocks and exception handling.
 
 CPython 3.11 has no setup instructions for try blocks: the normal path of try/except/else/finally
-just runs through (NOPs, the duplicated finally body, jumps), and handlers are reached only through
-the exception table. The translator never raises a Python exception symbolically, so it never follows
-those edges: the handler-only instructions (PUSH_EXC_INFO, CHECK_EXC_MATCH, WITH_EXCEPT_START,
-POP_EXCEPT, RERAISE...) are unreachable and a break if ever met. A GraphBreak is framejit's own
-exception and travels straight out of the translator, never into a user's except clause.
-
-Anything that raises inside the translated region (`raise`, a failing `assert`, an op that fails on
-fake tensors) is a graph break; the converter then runs the frame as plain Python, which raises (and
-catches) exactly what the eager call does. A passing `assert` on Python values or shapes never reaches
-LOAD_ASSERTION_ERROR, so it costs nothing.
+just runs through (NOPs, the duplicated finally body, jumps); handlers are reached only through the
+exception table. A Python exception raised in the translated region (`raise`, a failing `assert`, a
+missing dict key...) becomes an ExceptionValue that follows the exception table (exception_values.py),
+so except clauses, finally bodies and with-block exits are translated like other code; the handler-only
+instructions (PUSH_EXC_INFO, CHECK_EXC_MATCH, WITH_EXCEPT_START, POP_EXCEPT, RERAISE) are handled
+here. An exception that leaves the root frame is a graph break: the call runs as plain Python and
+raises for real. Graph breaks that are not Python exceptions never reach a user's except clause.
 
 BEFORE_WITH enters a context manager (see ctx_managers.py for the torch state managers); Python
 managers have their __enter__ and __exit__ inlined.
 
 Ops that fail only on tensor *values* (an out-of-range index, a matrix that is not positive-definite)
 pass fake propagation and would raise inside the compiled graph, out of reach of the frame's own
-except/finally clauses. So an op recorded inside a region with a handler (try/except, try/finally, a
-Python context manager's with-block) must be one that cannot fail on values (FAIL_FREE_OPS, an
-allow-list); any other op there is a graph break and the frame runs as plain Python. Blocks of torch
-state managers (no_grad, autocast...) do not count: their exit only restores state, and the
-exception propagates either way.
+except clauses. So an op recorded inside a region whose handler can catch (an except clause, a with-
+block of a Python context manager, which may suppress) must be one that cannot fail on values
+(FAIL_FREE_OPS, an allow-list); any other op there is a graph break and the frame runs as plain
+Python. try/finally does not count (the error propagates either way), nor do blocks of torch state
+managers (no_grad, autocast...: their exit only restores state).
 """
 import contextlib
 import inspect
@@ -31,22 +28,93 @@ import torch
 import torch.fx
 
 from ..errors import GraphBreak
-from .calls import call_method
+from .builtins_table import LOOKASIDES, as_python, python_type_of
+from .calls import call_method, call_value
+from .exception_values import ExceptionValue, RaisedException, instantiate
 from .ctx_managers import STATE_NODE_TARGETS, ExitValue, GlobalStateManager, ManagerValue, NullManager, \
     manager_for_object
 from .dispatch import handler
-from .values import MethodValue, ObjectValue
+from .values import Const, MethodValue, ObjectValue, TensorValue
 
 
-@handler("RAISE_VARARGS", "RERAISE", "LOAD_ASSERTION_ERROR")
-def raise_(tx, inst):
-    raise GraphBreak("raise", "the function raises an exception here; it runs as plain Python")
+@handler("RAISE_VARARGS")
+def raise_varargs(tx, inst):
+    if inst.arg == 0:                               # bare `raise`: the exception being handled
+        if not tx.handled_exceptions:
+            raise RaisedException(ExceptionValue(RuntimeError, [Const("No active exception to reraise")]))
+        raise RaisedException(tx.handled_exceptions[-1])
+    value = _as_exception(tx, tx.peek(inst.arg))
+    if inst.arg == 2:
+        value.cause = tx.peek()
+    raise RaisedException(value)
 
 
-@handler("PUSH_EXC_INFO", "POP_EXCEPT", "CHECK_EXC_MATCH", "CHECK_EG_MATCH", "WITH_EXCEPT_START",
-         "PREP_RERAISE_STAR")
-def exception_path(tx, inst):
-    raise GraphBreak("raise", f"{inst.opname} belongs to an exception handler, which framejit does not enter")
+def _as_exception(tx, v):
+    if isinstance(v, ExceptionValue):
+        return v
+    if isinstance(v, ObjectValue) and isinstance(v.obj, type) and issubclass(v.obj, BaseException):
+        return instantiate(tx, v.obj, [], {})
+    if isinstance(v, ObjectValue) and isinstance(v.obj, BaseException):
+        raise GraphBreak("raise object", f"raising the existing {type(v.obj).__name__} object {v.obj!r}")
+    if isinstance(v, (Const, TensorValue)) or python_type_of(v) is not None and \
+            not issubclass(python_type_of(v), BaseException):
+        return ExceptionValue(TypeError, [Const("exceptions must derive from BaseException")])
+    raise GraphBreak("raise object", f"raising {v!r}")
+
+
+@handler("LOAD_ASSERTION_ERROR")
+def load_assertion_error(tx, inst):
+    tx.push(ObjectValue(AssertionError))
+
+
+@handler("RERAISE")
+def reraise(tx, inst):
+    exc = tx.peek()
+    if not isinstance(exc, ExceptionValue):
+        raise GraphBreak("raise object", f"re-raising {exc!r}")
+    raise RaisedException(exc)
+
+
+@handler("PUSH_EXC_INFO")
+def push_exc_info(tx, inst):
+    exc = tx.pop()
+    tx.push(tx.handled_exceptions[-1] if tx.handled_exceptions else Const(None))
+    tx.push(exc)
+    tx.handled_exceptions.append(exc)
+
+
+@handler("POP_EXCEPT")
+def pop_except(tx, inst):
+    tx.pop()
+    if tx.handled_exceptions:
+        tx.handled_exceptions.pop()
+
+
+@handler("CHECK_EXC_MATCH")
+def check_exc_match(tx, inst):
+    right, left = tx.peek(), tx.peek(2)
+    classes = as_python(right)
+    for c in classes if isinstance(classes, tuple) else (classes,):
+        if not (isinstance(c, type) and issubclass(c, BaseException)):
+            raise RaisedException(ExceptionValue(TypeError, [Const(
+                "catching classes that do not inherit from BaseException is not allowed")]))
+    if not isinstance(left, ExceptionValue):
+        raise GraphBreak("except", f"matching {left!r} against an except clause")
+    tx.pop()
+    tx.push(Const(issubclass(left.exc_type, classes)))
+
+
+@handler("WITH_EXCEPT_START")
+def with_except_start(tx, inst):
+    exit_fn, exc = tx.peek(4), tx.peek()
+    if not isinstance(exc, ExceptionValue):
+        raise GraphBreak("with", f"leaving a with-block with {exc!r}")
+    tx.push(call_value(tx, exit_fn, [ObjectValue(exc.exc_type), exc, Const(None)], {}))
+
+
+@handler("CHECK_EG_MATCH", "PREP_RERAISE_STAR")
+def exception_groups(tx, inst):
+    raise GraphBreak("except*", "except* (exception groups) is not supported")
 
 
 @handler("BEFORE_WITH")
@@ -57,8 +125,8 @@ def before_with(tx, inst):
     if isinstance(mgr, ManagerValue):
         result = mgr.enter(tx)
         exit_fn = ExitValue(mgr)
-    elif isinstance(mgr, ObjectValue):
-        cls = type(mgr.obj)
+    elif isinstance(mgr, ObjectValue) or hasattr(mgr, "call_method"):      # a Python context manager
+        cls = python_type_of(mgr)
         for name in ("__enter__", "__exit__"):
             try:
                 static = inspect.getattr_static(cls, name)
@@ -137,15 +205,26 @@ def can_fail_on_values(node):
     return False
 
 
+# What may stand between PUSH_EXC_INFO and CHECK_EXC_MATCH: loading the classes an except clause names.
+_EXCEPT_CLASS_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_FAST", "LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_NAME",
+                                 "LOAD_ATTR", "LOAD_CONST", "BUILD_TUPLE", "NOP", "EXTENDED_ARG", "CACHE"})
+
+
 def _region_catches(tx, exn):
-    """Does the handler of this exception-table entry run user code (an except/finally clause, or the
-    __exit__ of a Python context manager), as opposed to restoring torch state and re-raising?"""
+    """Can the handler of this exception-table entry stop an exception (an except clause, or the __exit__
+    of a Python context manager), as opposed to a finally body or torch state restore that re-raises?"""
     head = exn.target
     i = tx.index.get(head)
     if i is None or head.opname != "PUSH_EXC_INFO":
-        return False                                 # a cleanup block: re-raises, no user code
-    if tx.instructions[i + 1].opname != "WITH_EXCEPT_START":
-        return True                                  # except / finally clause
+        return False                                 # a cleanup block: re-raises
+    nxt = tx.instructions[i + 1].opname
+    if nxt == "POP_TOP":
+        return True                                  # bare `except:`
+    if nxt != "WITH_EXCEPT_START":
+        j = i + 1
+        while tx.instructions[j].opname in _EXCEPT_CLASS_LOADS:
+            j += 1
+        return tx.instructions[j].opname in ("CHECK_EXC_MATCH", "CHECK_EG_MATCH")    # else: a finally body
     slot = exn.depth - 1
     exit_fn = tx.stack[slot] if 0 <= slot < len(tx.stack) else None
     if isinstance(exit_fn, ExitValue):
@@ -173,3 +252,19 @@ def check_ops_in_handled_region(tx, inst, nodes):
             raise GraphBreak("op in try", f"{_op_name(node) or node.target} can fail on tensor values inside "
                              "a try block or a Python with-block, where the frame's own handler must see the "
                              "error; the frame runs as plain Python")
+
+
+# ---- str() / repr() of exceptions raised in the frame -------------------------------------------------
+
+def _install_exception_text(builtin):
+    eager_impl = LOOKASIDES[builtin]
+
+    def impl(tx, args, kwargs):
+        if len(args) == 1 and not kwargs and isinstance(args[0], ExceptionValue):
+            return Const(builtin(args[0].real()))
+        return eager_impl(tx, args, kwargs)
+    LOOKASIDES[builtin] = impl
+
+
+_install_exception_text(str)
+_install_exception_text(repr)

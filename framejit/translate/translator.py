@@ -20,6 +20,7 @@ from .values import Value
 from . import ops_load_store, ops_calls, ops_operators, ops_control, ops_containers, ops_exceptions, ops_match, ops_imports  # noqa: F401  (register handlers)
 from .ctx_managers import unwind
 from .ops_exceptions import check_ops_in_handled_region
+from .exception_values import raise_in_frame
 
 
 class Snapshot:
@@ -60,6 +61,8 @@ class Translator:
         self.deleted = set()                 # root args deleted with `del`
         # torch state managers entered and not yet exited (shared by the whole translation)
         self.active_managers = [] if parent is None else parent.active_managers
+        # exceptions being handled (innermost last): what PUSH_EXC_INFO saves and a bare `raise` re-raises
+        self.handled_exceptions = [] if parent is None else parent.handled_exceptions
 
     # ---- stack helpers ------------------------------------------------------------------------
     def push(self, v):
@@ -112,6 +115,10 @@ class Translator:
                 if inst.exn is not None and len(graph.created) > created:
                     check_ops_in_handled_region(self, inst, graph.created[created:])
             except GraphBreak as gb:
+                handler_start = raise_in_frame(self, inst, gb)      # a Python exception this frame catches
+                if handler_start is not None:
+                    i = self.index[handler_start]
+                    continue
                 if gb.where is None:
                     gb.where = self.where(inst)
                 if not root:

@@ -10,6 +10,8 @@ shapes pick their case at translation time.
 PYTEST_DONT_REWRITE: the asserts below must stay plain Python asserts (LOAD_ASSERTION_ERROR), not
 pytest's rewritten form.
 """
+import collections.abc
+import contextlib
 import dataclasses
 
 import pytest
@@ -282,9 +284,11 @@ def runtime_linalg_error_caught(a):
     return out
 
 
-def runtime_error_in_finally_region(x, i, log):
+def runtime_error_in_finally_region(x, i):
+    # try/finally cannot stop the error: the op stays in the graph and raises from there
+    log = []
     try:
-        return torch.embedding(x, i)
+        return torch.embedding(x, i), log
     finally:
         log.append("finally")
 
@@ -294,6 +298,180 @@ def raise_from_chain(x):
         {}["k"]
     except KeyError as e:
         raise ShapeError("wrapped") from e
+    return x
+
+
+# ---------------------------------------------------------------- Python exceptions raised and caught
+
+
+class Registry(collections.abc.Mapping):
+    """A Mapping whose .get is collections.abc's `try: self[key] except KeyError: default`."""
+
+    def __init__(self, table):
+        self.table = table
+
+    def __getitem__(self, key):
+        return self.table[key]
+
+    def __iter__(self):
+        return iter(self.table)
+
+    def __len__(self):
+        return len(self.table)
+
+
+REGISTRY = Registry({"relu": torch.relu})
+
+
+class Swallow:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        return exc_type is not None and issubclass(exc_type, LookupError)
+
+
+def mapping_get_default(x):
+    act = REGISTRY.get("gelu", torch.tanh)
+    return act(x), REGISTRY.get("relu", None)(x)
+
+
+def exception_message_in_handler(x):
+    try:
+        checked_double(x[0])
+    except ShapeError as e:
+        return x * 2, str(e), e.args, isinstance(e, ValueError)
+
+
+def reraise_to_outer_handler(x):
+    try:
+        try:
+            {}["k"]
+        except KeyError:
+            y = x + 1
+            raise
+    except LookupError:
+        y = x * 10
+    return y
+
+
+def finally_runs_on_caught_exception(x, log):
+    try:
+        try:
+            log.append("try")
+            raise IndexError("i")
+        finally:
+            log.append("finally")
+    except IndexError:
+        log.append("except")
+    return x + len(log), log
+
+
+def exception_through_helper_finally(x, log):
+    def helper(t):
+        try:
+            return checked_double(t)
+        finally:
+            log.append("helper cleanup")
+    try:
+        return helper(x[0])
+    except ShapeError:
+        return x
+
+
+def raise_from_caught(x):
+    try:
+        try:
+            {}["k"]
+        except KeyError as e:
+            raise ShapeError("wrapped") from e
+    except ShapeError as e:
+        return x, str(e)
+
+
+def stop_iteration_caught(x):
+    it = iter([x])
+    first = next(it)
+    try:
+        second = next(it)
+    except StopIteration:
+        second = first * 2
+    return second
+
+
+def exception_from_generator_caught(x):
+    def gen():
+        yield x
+        raise ShapeError("gen failed")
+    out = []
+    try:
+        for t in gen():
+            out.append(t + 1)
+    except ShapeError:
+        out.append(x * 0)
+    return out
+
+
+def user_manager_suppresses(x):
+    y = x
+    with Swallow():
+        y = x + 1
+        {}["missing"]
+        y = x + 100
+    return y
+
+
+def contextlib_suppress_catches(x):
+    y = x * 2
+    with contextlib.suppress(KeyError, IndexError):
+        y = y + [1, 2][5]
+    return y
+
+
+def exception_in_no_grad_propagates_and_restores(g):
+    try:
+        with torch.no_grad():
+            y = g * 2
+            [][0]
+    except IndexError:
+        y = g * 3
+    return y, torch.is_grad_enabled()
+
+
+def failing_assert_caught(x):
+    try:
+        assert x.shape[0] == 7, "rows"
+        y = x
+    except AssertionError as e:
+        y = x * 2, str(e)
+    return y
+
+
+def except_tuple_and_else(x, d):
+    try:
+        v = d["a"]
+    except (KeyError, TypeError):
+        v = -1
+    else:
+        v = v + 1
+    return x * v
+
+
+def attribute_error_caught(x, obj):
+    try:
+        scale = obj.scale
+    except AttributeError:
+        scale = 0.5
+    return x * scale
+
+
+def bad_call_caught(x):
+    def f(a):
+        return a
+    try:
+        f(x, x)
+    except TypeError:
+        return x - 1
     return x
 
 
@@ -448,9 +626,9 @@ CASES = [
     case(assert_on_tensor_value, x34),
     case(raise_not_taken, x34, **ONE),
     case(raise_taken, x34),
-    case(raise_caught_locally, x34),
-    case(raise_from_helper_caught, x34),
-    case(python_error_caught, x34),
+    case(raise_caught_locally, x34, **ONE),
+    case(raise_from_helper_caught, x34, **PY),
+    case(python_error_caught, x34, **ONE),
     case(python_error_uncaught, x34),
     case(fake_op_error_caught, x34),
     case(fake_op_error_uncaught, x34),
@@ -458,12 +636,29 @@ CASES = [
     case(runtime_index_error_caught, x34, idx_bad, name="runtime_index_error_caught_bad"),
     case(runtime_linalg_error_caught, -torch.eye(3)),
     case(runtime_linalg_error_caught, torch.eye(3) * 2, name="runtime_linalg_error_caught_ok"),
-    case(runtime_error_in_finally_region, x34, idx_bad, []),
+    case(runtime_error_in_finally_region, x34, idx_bad),
+    case(runtime_error_in_finally_region, x34, idx_ok, name="runtime_error_in_finally_region_ok", **ONE),
     case(raise_from_chain, x34),
     case(print_inside_try, x34),
     case(item_inside_try_is_not_caught, x34),
     case(data_branch_inside_try, x34),
-    case(unsupported_call_inside_bare_except, x34),
+    case(unsupported_call_inside_bare_except, x34, **ONE),
+    case(mapping_get_default, x34, **ONE),
+    case(exception_message_in_handler, x34, **ONE),
+    case(reraise_to_outer_handler, x34, **ONE),
+    case(finally_runs_on_caught_exception, x34, [], **ONE),
+    case(exception_through_helper_finally, x34, [], **PY),
+    case(raise_from_caught, x34, **PY),
+    case(stop_iteration_caught, x34, **ONE),
+    case(exception_from_generator_caught, x34, **ONE),
+    case(user_manager_suppresses, x34, **ONE),
+    case(contextlib_suppress_catches, x34, **ONE),
+    case(exception_in_no_grad_propagates_and_restores, g34, **ONE),
+    case(failing_assert_caught, x34, **ONE),
+    case(except_tuple_and_else, x34, {"a": 2}, **ONE),
+    case(except_tuple_and_else, x34, {}, name="except_tuple_and_else_missing", **ONE),
+    case(attribute_error_caught, x34, Cfg("a", 1), **ONE),
+    case(bad_call_caught, x34, **ONE),
     case(match_on_shape_tuple, x34, **ONE),
     case(match_on_shape_tuple, x34.t().contiguous(), name="match_on_shape_tuple_wide", **PY),
     case(match_sequence_star, x34, [0, 1], **ONE),
