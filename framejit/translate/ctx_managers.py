@@ -129,6 +129,7 @@ class GradModeManager(GlobalStateManager):
         return self.factory
 
     def apply_enter(self, tx):
+        tx.ctx.guard_state(torch.is_grad_enabled)     # which nodes are emitted depends on the entry mode
         self.prev = torch.is_grad_enabled()
         _switch_grad(tx, self.mode)
 
