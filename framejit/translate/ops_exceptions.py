@@ -34,7 +34,7 @@ from .exception_values import ExceptionValue, RaisedException, instantiate
 from .ctx_managers import STATE_NODE_TARGETS, ExitValue, GlobalStateManager, ManagerValue, NullManager, \
     manager_for_object
 from .dispatch import handler
-from .values import Const, MethodValue, ObjectValue, TensorValue
+from .values import Const, MethodValue, ObjectValue
 
 
 @handler("RAISE_VARARGS")
@@ -56,8 +56,11 @@ def _as_exception(tx, v):
         return instantiate(tx, v.obj, [], {})
     if isinstance(v, ObjectValue) and isinstance(v.obj, BaseException):
         raise GraphBreak("raise object", f"raising the existing {type(v.obj).__name__} object {v.obj!r}")
-    if isinstance(v, (Const, TensorValue)) or python_type_of(v) is not None and \
-            not issubclass(python_type_of(v), BaseException):
+    try:
+        t = python_type_of(v)
+    except (NotImplementedError, AttributeError):
+        t = None
+    if isinstance(t, type) and not issubclass(t, BaseException) and not (t is type and isinstance(v, ObjectValue)):
         return ExceptionValue(TypeError, [Const("exceptions must derive from BaseException")])
     raise GraphBreak("raise object", f"raising {v!r}")
 
