@@ -10,10 +10,14 @@ asserted in that mode. Without the variable, the real framejit is always used.
 """
 
 import os
+import tempfile
 import sys
 import types
 
 import pytest
+
+# Records and logs written by tests go to a private temporary directory, not ~/.cache/framejit.
+os.environ.setdefault("FRAMEJIT_DEBUG_DIR", tempfile.mkdtemp(prefix="framejit-tests-"))
 
 
 def _identity_framejit():

@@ -83,7 +83,9 @@ def load_global_value(tx, name):
         obj = tx.f_globals[name]
         if isinstance(tx.globals_source, tuple):      # callee globals without a reachable source
             return ctx.wrap_foreign_global(obj)
-        return ctx.wrap(obj, ItemSource(tx.globals_source, name))
+        # torch's own modules are trusted like TRUSTED_MODULES: their globals are not guarded
+        trusted = (tx.f_globals.get("__name__") or "").startswith("torch.")
+        return ctx.wrap(obj, ItemSource(tx.globals_source, name), guard=not trusted)
     obj = tx.lookup_builtin(name)
     return ctx.builtin_value(name, obj)
 
