@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import framejit
-from tests.differential import CASE_FIELDS, case, check, compare, randn, run_case
+from tests.differential import CASE_FIELDS, case, compare, randn, run_case
 
 ONE = dict(fullgraph=True, graphs=1)
 PY = dict(fullgraph=True)

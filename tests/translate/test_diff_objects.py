@@ -697,3 +697,15 @@ def metaclass_with_call(x):
 
 def test_class_with_metaclass_call_is_one_break():
     check(metaclass_with_call, x3, graphs=2, breaks=1)
+
+
+def cyclic_object(x):
+    node = Node(x)
+    node.child = node
+    return node.value * 2, node
+
+
+def test_cyclic_object_comes_back_cyclic():
+    out, node = framejit.compile(cyclic_object, fullgraph=True)(x3)
+    assert node.child is node and type(node) is Node
+    torch.testing.assert_close(out, x3 * 2)

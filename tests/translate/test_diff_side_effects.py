@@ -459,3 +459,16 @@ def test_each_effect_happens_once_per_call():
     for _ in range(3):
         compiled(x3)
     assert inlined_closure_counter(x3)[1] == before + 12
+
+
+def mutable_default_argument(x, acc=[]):  # noqa: B006  (the point of the test)
+    acc.append(x.shape[0])
+    return x * len(acc)
+
+
+def test_mutable_default_argument_grows_once_per_call():
+    compiled = framejit.compile(mutable_default_argument)
+    mutable_default_argument.__defaults__[0].clear()
+    outs = [compiled(x3) for _ in range(3)]
+    assert mutable_default_argument.__defaults__[0] == [3, 3, 3]
+    compare([x3, x3 * 2, x3 * 3], outs)
