@@ -13,6 +13,16 @@ import torch
 from bench import zoo
 
 
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    """Toy models gain nothing from intra-op threads, and on a busy 2-core box idle OpenMP workers
+    spin and triple the run time; restore the caller's setting afterwards."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def output_tensors(output) -> list[torch.Tensor]:
     """Every tensor in a model output (ModelOutput, tuple, or tensor), in a fixed order."""
     if isinstance(output, torch.Tensor):
