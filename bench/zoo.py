@@ -6,9 +6,12 @@ helpers, rotary caches...). Each entry here builds a genuine ``transformers`` mo
 tiny hand-written config with random weights, so nothing is ever fetched from a hub and every
 forward takes a few milliseconds on CPU.
 
-Every entry is deterministic: ``build()`` seeds the weights, ``inputs()`` seeds the data, all
-dropout probabilities are 0.0 (so ``model.train()`` is still deterministic), attention uses the
-"eager" implementation and decoders run with ``use_cache=False``.
+Every entry is deterministic: ``build()`` seeds the weights (without disturbing the caller's
+RNG), ``inputs()`` seeds the data, all dropout probabilities are 0.0 (so ``model.train()`` is
+still deterministic, and equals eval mode except for resnet's BatchNorm), attention uses the
+"eager" implementation, and ``use_cache=False`` is set in the configs so that every forward
+kwarg is a tensor. ``mixtral`` is the deliberately hard entry: its expert loop iterates over
+``nonzero()`` of the routing mask (data-dependent shapes); see bench/BASELINE.md.
 """
 
 from __future__ import annotations
