@@ -54,7 +54,41 @@ def _state_node(tx, target, args):
     builder = tx.ctx.graph
     node = builder.graph.create_node("call_function", target, args, {})
     builder.created.append(node)
+    _restore_state_on_error(builder.graph)
     return node
+
+
+# Python expressions (over the `torch` global of fx's generated code) closing each kind of handle
+_HANDLE_EXITS = {_enter_inference_mode: "torch.autograd.grad_mode._exit_inference_mode",
+                 _enter_autocast: "torch.amp.autocast_mode._exit_autocast"}
+
+
+def _restore_state_on_error(graph):
+    """Make the graph's generated Python code exception-safe: if an op raises (on values fake tensors
+    could not judge), close the autocast / inference-mode handles still open and put grad mode back as
+    it was when the graph started, as the eager with-blocks would. (Backends that retrace the graph,
+    such as aot_eager and inductor, take the state changes out of the runtime code themselves.)"""
+    if getattr(graph, "framejit_restores_state", False):
+        return
+    graph.framejit_restores_state = True
+    graph.on_generate_code(lambda previous: _restoring_transformer(graph, previous))
+
+
+def _restoring_transformer(graph, previous):
+    def transform(body):
+        if previous is not None:
+            body = previous(body)
+        handles = [(n.name, _HANDLE_EXITS[n.target]) for n in graph.nodes
+                   if n.op == "call_function" and n.target in _HANDLE_EXITS]
+        head = ["__fj_grad_mode = torch.is_grad_enabled()\n"] + [f"{name} = None\n" for name, _ in handles]
+        inner = "".join(body).split("\n")
+        if inner and inner[-1] == "":
+            inner.pop()
+        tail = ["except BaseException:\n"]
+        tail += [f"    if {name} is not None: {close}({name})\n" for name, close in reversed(handles)]
+        tail += ["    torch._C._set_grad_enabled(__fj_grad_mode)\n", "    raise\n"]
+        return head + ["try:\n"] + ["    " + line + "\n" for line in inner] + tail
+    return transform
 
 
 class ManagerValue(Value):

@@ -554,3 +554,27 @@ def test_no_grad_graph_holds_grad_mode_nodes():
     (gm,) = counter.graphs
     targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
     assert targets.count(torch._C._set_grad_enabled) == 2
+
+
+def index_under_managers(x, i):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.no_grad():
+            y = x.index_select(0, i) @ x.t()
+    return y * 2
+
+
+def test_state_restored_when_the_graph_raises():
+    """An op that fails only on real values raises inside the graph: the state the eager with-blocks
+    would restore (grad mode, autocast) is restored too."""
+    import framejit
+    framejit.reset()
+    counter = framejit.backends.CompileCounter()
+    compiled = framejit.compile(index_under_managers, backend=counter)
+    x = randn(3, 4, seed=9, requires_grad=True)
+    check(index_under_managers, x, torch.tensor([1]), graphs=1)
+    compiled(x, torch.tensor([0]))
+    with pytest.raises(IndexError):
+        compiled(x, torch.tensor([9]))
+    assert torch.is_grad_enabled()
+    assert not torch.is_autocast_enabled("cpu")
+    assert counter.frame_count == 1
