@@ -20,6 +20,12 @@ import pytest
 os.environ.setdefault("FRAMEJIT_DEBUG_DIR", tempfile.mkdtemp(prefix="framejit-tests-"))
 
 
+def pytest_configure(config):
+    # Tests use tiny tensors: intra-op threads only compete with the other pytest worker (-n 2).
+    import torch
+    torch.set_num_threads(1)
+
+
 def _identity_framejit():
     """A module with framejit's public surface whose compile() changes nothing."""
     stand_in = types.ModuleType("framejit")
