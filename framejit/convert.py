@@ -33,7 +33,8 @@ from .translate import module_guards
 from .translate.context import ConversionContext
 from .translate.source import ClosureSource, LocalSource
 from .translate.translator import Translator, format_position
-from .translate.values import NULL, NullValue, TensorValue
+from .translate.values import (NULL, Const, DictValue, MethodValue, NullValue, ObjectValue, SeqValue, SetValue,
+                               TensorValue)
 
 NON_FRAME_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 USER_ERROR_KINDS = {"constant op raised", "bad call", "key error", "index error", "value error", "name error",
@@ -296,18 +297,22 @@ def _why_not_splittable(code, tx, inst, snap):
     return None
 
 
-def _rebuildable(v):
-    from .translate.values import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue
+def _rebuildable(v, visiting=None):
+    """Can codegen rebuild v (and everything it contains) as a real object? Cycles are fine."""
     if isinstance(v, (Const, TensorValue, ObjectValue)):
         return True
+    visiting = set() if visiting is None else visiting
+    if id(v) in visiting:
+        return True
+    visiting.add(id(v))
     if isinstance(v, (SeqValue, SetValue)):
-        return all(_rebuildable(i) for i in v.items)
+        return all(_rebuildable(i, visiting) for i in v.items)
     if isinstance(v, DictValue):
-        return all(_rebuildable(i) for i in v.items.values())
+        return all(_rebuildable(i, visiting) for i in v.items.values())
     if isinstance(v, MethodValue):
-        return _rebuildable(v.receiver)
+        return _rebuildable(v.receiver, visiting)
     if hasattr(v, "rebuild"):
-        return all(_rebuildable(c) for c in (v.children() if hasattr(v, "children") else ()))
+        return all(_rebuildable(c, visiting) for c in (v.children() if hasattr(v, "children") else ()))
     return False
 
 

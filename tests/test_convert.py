@@ -141,3 +141,19 @@ def test_warned_reasons_are_bounded():
     w = WarnedOnce(limit=3)
     assert all(w.first_time(i) for i in range(10))
     assert len(w) == 3 and not w.first_time(9) and w.first_time(0)
+
+
+class _Node:
+    pass
+
+
+def cycle_across_break(x):
+    a, b = _Node(), _Node()
+    a.other, b.other = b, a
+    a.t = x * 2
+    print("break")
+    return a.t + 1, a.other.other is a
+
+
+def test_object_cycle_live_at_a_break():
+    check(cycle_across_break, randn(2), graphs=2, breaks=1)
