@@ -33,11 +33,18 @@ def is_model_output_class(cls):
     return any((k.__module__, k.__qualname__) == _BASE for k in cls.__mro__) and dataclasses.is_dataclass(cls)
 
 
-def rebuild_model_output(cls, attrs, items):
-    """The real object: dict items `items` ((key, value) pairs) and instance attributes `attrs`."""
-    out = cls.__new__(cls)
-    collections.OrderedDict.update(out, items)
-    out.__dict__.update(attrs)
+_NEW = collections.OrderedDict.__new__
+_SET = collections.OrderedDict.__setitem__
+_SETATTR = object.__setattr__           # ModelOutput.__setattr__ is Python: bypass it for __dict__
+
+
+def rebuild_model_output(cls, attrs, *items):
+    """The real object: instance attributes `attrs` (a fresh dict, adopted as __dict__) and dict items
+    given flat as key, value, key, value..."""
+    out = _NEW(cls)
+    for i in range(0, len(items), 2):
+        _SET(out, items[i], items[i + 1])
+    _SETATTR(out, "__dict__", attrs)
     return out
 
 
@@ -161,8 +168,8 @@ class ModelOutputValue(Value):
 
     def rebuild(self, rb):
         attrs = ", ".join(f"{k!r}: {rb.expr(v)}" for k, v in self.attrs.items())
-        items = "".join(f"({k!r}, {rb.expr(self.attrs[k])}), " for k in self.keys)
-        return f"{rb.ns.bind(rebuild_model_output)}({rb.ns.bind(self.cls)}, {{{attrs}}}, ({items}))"
+        items = "".join(f", {k!r}, {rb.expr(self.attrs[k])}" for k in self.keys)
+        return f"{rb.ns.bind(rebuild_model_output)}({rb.ns.bind(self.cls)}, {{{attrs}}}{items})"
 
 
 def _to_tuple(self, tx):

@@ -211,11 +211,13 @@ def iterator(values):
 
 @dataclass(frozen=True)
 class GlobalHooksSource(Source):
-    """Whether torch has global module hooks (torch.nn.modules.module._global_*_hooks) registered:
-    reached from the builtins' __import__, since generated code has no name bound to torch."""
+    """Whether torch has global module hooks (torch.nn.modules.module._global_*_hooks) registered
+    (the module is named directly in generated code, see FixedObjectSource)."""
 
     def expr(self):
-        g = "__fj_b['__import__']('torch').nn.modules.module"
+        from torch.nn.modules import module as torch_module
+        from .source import fixed_source
+        g = fixed_source(torch_module, "torch.nn.modules.module").expr()
         return (f"not ({g}._global_forward_pre_hooks or {g}._global_forward_hooks or "
                 f"{g}._global_backward_hooks or {g}._global_backward_pre_hooks)")
 

@@ -335,3 +335,82 @@ def test_compiling_predicates():
     compiled = framejit.compile(fn)
     assert compiled(torch.zeros(1)).item() == 110
     assert fn(torch.zeros(1)).item() == 0
+
+
+# ---- the module watch (module_guards.py / module_watch.py) ------------------------------------------
+
+def test_steady_calls_do_not_move_the_module_epoch_and_unrelated_modules_do_not_either():
+    from framejit.translate.module_watch import EPOCH
+    m, compiled, counter = _compiled_block()
+    x = randn(2, 4)
+    compiled(x)
+    before = EPOCH[0]
+    for _ in range(3):
+        compiled(x)
+    nn.Linear(3, 3).weight.requires_grad_(False)          # not watched: no effect
+    assert EPOCH[0] == before
+
+
+def test_requires_grad_attribute_assignment_recompiles():
+    m, compiled, counter = _compiled_block()
+    x = randn(2, 4)
+    compiled(x)
+    m.lin.bias.requires_grad = False
+    out = compiled(x)
+    assert counter.frame_count == 2
+    out.sum().backward()
+    assert m.lin.bias.grad is None and m.lin.weight.grad is not None
+
+
+def test_module_to_another_dtype_is_noticed():
+    m, compiled, counter = _compiled_block()
+    compiled(randn(2, 4))
+    m.to(torch.float64)
+    x = randn(2, 4, dtype=torch.float64)
+    torch.testing.assert_close(compiled(x), m(x))
+    assert counter.frame_count == 2
+
+
+def test_moduledict_pop_is_noticed():
+    class Heads(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.heads = nn.ModuleDict({"a": nn.Linear(3, 3), "b": nn.Linear(3, 3)})
+
+        def forward(self, x):
+            return sum(h(x) for h in self.heads.values())
+
+    m = _seeded(Heads)
+    compiled = framejit.compile(m)
+    x = randn(2, 3)
+    torch.testing.assert_close(compiled(x), m(x))
+    m.heads.pop("a")
+    torch.testing.assert_close(compiled(x), m(x))
+
+
+def test_a_reshaped_buffer_is_checked_on_every_call():
+    class WithBuffer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("scale", torch.ones(4))
+
+        def forward(self, x):
+            return x * self.scale
+
+    m = WithBuffer()
+    counter = framejit.CompileCounter()
+    compiled = framejit.compile(m, backend=counter)
+    torch.testing.assert_close(compiled(randn(2, 4)), randn(2, 4))
+    m.scale.data = torch.full((2, 1), 3.0)              # plain tensors: metadata is not watched, it is guarded
+    x = randn(2, 4)
+    torch.testing.assert_close(compiled(x), x * 3)
+    assert counter.frame_count == 2
+
+
+def test_a_parameter_replaced_through_the_original_module_of_a_compiled_module_is_noticed():
+    m = _seeded(Block)
+    compiled = framejit.compile(m)              # a new object sharing m.__dict__
+    x = randn(2, 4)
+    compiled(x)
+    m.lin = nn.Linear(4, 4)
+    torch.testing.assert_close(compiled(x), m(x))

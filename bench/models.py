@@ -1,0 +1,219 @@
+"""framejit vs torch.compile(backend="eager") on every zoo model, side by side in one process.
+
+Why this exists: the zoo is where capture cost and per-call overhead meet real model code. For each
+model (eval, torch.no_grad(), one thread) this measures:
+
+  eager       the plain model call
+  capture     the first compiled call after a reset (translation + backend + the call itself)
+  graphs / breaks
+  call        the steady compiled call
+  floor       the captured graph called directly on its example inputs (what a compiled call cannot beat)
+
+  frontend    the compiled call with its graph stubbed out (the graph returns its saved outputs): the
+              frontend's own work per call (guards, argument loading, rebuilding the result)
+  overhead    call - floor: the median over 20 alternating rounds of (call - floor), never less than
+              frontend (on a loaded machine noise can only hide cost);
+              it also counts what a frontend adds *while* the graph runs (torch.compile's frame
+              callback sees every Python frame the graph enters, e.g. torch.nn.functional wrappers)
+
+for framejit and for torch.compile, then prints the geometric means of the capture-time ratio
+(framejit / torch.compile) and of the overhead ratio (framejit overhead / torch.compile overhead).
+Targets: <= 0.25 and <= 0.10. Overheads are compared on models both compile into exactly one graph.
+Call and floor are medians over the same alternating rounds; frontend is the fastest batch of 20 calls.
+
+Usage: .venv/bin/python bench/models.py [--calls N] [--captures N] [model ...]
+This is bench/ code: it alone may import torch._dynamo.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import framejit  # noqa: E402
+from bench import zoo  # noqa: E402
+
+
+class Capture:
+    """A backend that keeps every graph with its example inputs and runs it as is (eager). With
+    `stub()` the compiled graphs return their first outputs again without computing anything, so a
+    compiled call then costs only the frontend's own work (guards, argument loading, rebuilding)."""
+
+    def __init__(self):
+        self.graphs = []
+        self.stubbed = False
+
+    def __call__(self, gm, example_inputs):
+        index = len(self.graphs)
+        self.graphs.append((gm, list(example_inputs), [None]))
+
+        def run(*args):
+            _, _, saved = self.graphs[index]
+            if self.stubbed:
+                return saved[0]
+            out = saved[0] = gm.forward(*args)
+            return out
+        return run
+
+    def stub(self):
+        self.stubbed = True
+
+
+def median_seconds(fn, calls, warmup=10):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def best_seconds(fn, calls, batch=20):
+    """Per-call time of the fastest batch of `batch` calls (robust to a loaded machine)."""
+    for _ in range(batch):
+        fn()
+    best = float("inf")
+    for _ in range(max(calls // batch, 5)):
+        start = time.perf_counter()
+        for _ in range(batch):
+            fn()
+        best = min(best, (time.perf_counter() - start) / batch)
+    return best
+
+
+def call_and_floor(compiled, kwargs, capture, calls, rounds=20):
+    """Median per-call times of the compiled call and of its graph called directly, measured in
+    alternating rounds, plus the median of the per-round differences (slow load drifts cancel out).
+    floor and difference are NaN unless there is exactly one graph."""
+    per_round = max(calls // rounds, 5)
+    if len(capture.graphs) != 1:
+        return median_seconds(lambda: compiled(**kwargs), calls), float("nan"), float("nan")
+    gm, inputs, _ = capture.graphs[0]
+    calls_t, floors_t, diffs = [], [], []
+    for _ in range(rounds):
+        c = median_seconds(lambda: compiled(**kwargs), per_round, warmup=2)
+        f = median_seconds(lambda: gm.forward(*inputs), per_round, warmup=2)
+        calls_t.append(c)
+        floors_t.append(f)
+        diffs.append(c - f)
+    return statistics.median(calls_t), statistics.median(floors_t), statistics.median(diffs)
+
+
+def frontend_seconds(compiled, kwargs, capture, calls):
+    """The frontend's own cost per call: the compiled call with its graphs stubbed out."""
+    capture.stub()
+    return best_seconds(lambda: compiled(**kwargs), calls)
+
+
+def measure_framejit(model, kwargs, calls, captures):
+    first = []
+    for _ in range(captures):
+        framejit.reset()
+        capture = Capture()
+        compiled = framejit.compile(model, backend=capture)
+        start = time.perf_counter()
+        compiled(**kwargs)
+        first.append(time.perf_counter() - start)
+    framejit.reset()
+    explained = framejit.explain(model)(**kwargs)
+    framejit.reset()
+    capture = Capture()
+    compiled = framejit.compile(model, backend=capture)
+    compiled(**kwargs)
+    call, floor, diff = call_and_floor(compiled, kwargs, capture, calls)
+    return {"capture": statistics.median(first), "graphs": explained.graph_count,
+            "breaks": explained.graph_break_count, "call": call, "floor": floor, "diff": diff,
+            "frontend": frontend_seconds(compiled, kwargs, capture, calls),
+            "eager_frames": len(explained.eager_reasons)}
+
+
+def measure_torch_compile(model, kwargs, calls, captures):
+    import torch._dynamo
+    from torch._dynamo.utils import counters
+    first = []
+    for _ in range(captures):
+        torch._dynamo.reset()
+        counters.clear()
+        capture = Capture()
+        compiled = torch.compile(model, backend=capture)
+        start = time.perf_counter()
+        compiled(**kwargs)
+        first.append(time.perf_counter() - start)
+    breaks = sum(counters["graph_break"].values())
+    call, floor, diff = call_and_floor(compiled, kwargs, capture, calls)
+    return {"capture": statistics.median(first), "graphs": len(capture.graphs), "breaks": breaks,
+            "call": call, "floor": floor, "diff": diff, "frontend": frontend_seconds(compiled, kwargs, capture, calls)}
+
+
+def _warm_up():
+    """Pay both frontends' one-time import/setup costs before the first model is timed."""
+    import torch._dynamo
+    lin = torch.nn.Linear(4, 4)
+    x = torch.ones(2, 4)
+    framejit.compile(lin)(x)
+    torch.compile(lin, backend="eager")(x)
+    framejit.reset()
+    torch._dynamo.reset()
+
+
+def geomean(values):
+    values = [v for v in values if v > 0 and math.isfinite(v)]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=200, help="calls per median")
+    parser.add_argument("--captures", type=int, default=3, help="first calls (after a reset) per median")
+    parser.add_argument("models", nargs="*", default=zoo.names())
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    warnings.simplefilter("ignore")
+    print(f"torch {torch.__version__}, 1 thread, torch.no_grad(), eval; times in ms; call/floor: medians over 20 alternating rounds of "
+          f"{args.calls} calls in all; frontend: fastest batch of 20; capture: median of {args.captures} first calls after a reset")
+    print("| model | eager | fj capture | tc capture | capture ratio | fj graphs/breaks | tc graphs/breaks "
+          "| fj call | fj floor | fj frontend | fj overhead | tc call | tc floor | tc frontend | tc overhead "
+          "| overhead ratio |")
+    print("|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    _warm_up()
+    capture_ratios, overhead_ratios = [], []
+    for name in args.models:
+        entry = zoo.get(name)
+        model = entry.build()
+        kwargs = entry.inputs()
+        with torch.no_grad():
+            eager = median_seconds(lambda: model(**kwargs), args.calls)
+            fj = measure_framejit(model, kwargs, args.calls, args.captures)
+            tc = measure_torch_compile(model, kwargs, args.calls, args.captures)
+        capture_ratio = fj["capture"] / tc["capture"]
+        capture_ratios.append(capture_ratio)
+        # call - floor, but never below the frontend's own measured cost (noise can only hide cost)
+        fj_over = max(fj["diff"], fj["frontend"])
+        tc_over = max(tc["diff"], tc["frontend"])
+        one_graph = fj["graphs"] == 1 and not fj["eager_frames"] and tc["graphs"] == 1
+        ratio = fj_over / tc_over if one_graph and tc_over > 0 else float("nan")
+        if one_graph:
+            overhead_ratios.append(max(ratio, 1e-3))
+        ms = 1e3
+        print(f"| {name} | {eager * ms:.3f} | {fj['capture'] * ms:.0f} | {tc['capture'] * ms:.0f} | {capture_ratio:.2f} "
+              f"| {fj['graphs']}/{fj['breaks']} | {tc['graphs']}/{tc['breaks']} | {fj['call'] * ms:.3f} "
+              f"| {fj['floor'] * ms:.3f} | {fj['frontend'] * ms:.3f} | {fj_over * ms:.3f} | {tc['call'] * ms:.3f} "
+              f"| {tc['floor'] * ms:.3f} | {tc['frontend'] * ms:.3f} | {tc_over * ms:.3f} | {ratio:.3f} |", flush=True)
+    print(f"\ngeometric mean capture ratio (framejit / torch.compile): {geomean(capture_ratios):.3f} "
+          f"over {len(capture_ratios)} models (target <= 0.25)")
+    print(f"geometric mean overhead ratio (framejit / torch.compile, call - floor): {geomean(overhead_ratios):.3f} "
+          f"over {len(overhead_ratios)} one-graph models (target <= 0.10)")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

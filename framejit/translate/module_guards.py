@@ -1,0 +1,198 @@
+"""Cheap guards for big modules: module state checked through one counter, members read from a cache.
+
+Why this exists: a transformer's captured forward depends on hundreds of facts about its module tree
+(`self.h._modules['3'] is <Block>`, its hook tables are empty, `attn.training is False`, the weight's
+dtype/shape/requires_grad...). Evaluated one by one through nn.Module attribute chains they cost
+hundreds of microseconds per call. Most of them are about state that only changes through nn.Module's
+and Parameter's own entry points, which module_watch.py wraps to bump one counter (EPOCH).
+
+A guard is *covered* when its Source is a path of module attributes (ModuleAttrSource) from a module
+whose identity is itself guarded, and the fact cannot change without one of those entry points:
+
+  ID_MATCH / TYPE_MATCH / immutable CONST_MATCH  on such a path (setattr/delattr/register_* rebind it)
+  LEN_MATCH / items of a tuple held on such a path (tuples are immutable)
+  TENSOR_MATCH of a Parameter on such a path       (data/requires_grad setters, in-place metadata ops)
+  DICT_KEYS of a module's _modules/_parameters/_buffers table, and its hook tables (HookStateSource)
+
+The entry evaluates every other guard on every call, and the covered ones only when EPOCH moved since
+they last passed:
+
+    <other guards> and ((__fj_e := EPOCH[0]) == state[0]
+                        or (<covered guards> and <refresh the member cache> and <state[0] = __fj_e>))
+                   and (__fj_m := state[1]) is not None and <guards reading members through __fj_m>
+
+The member cache holds the objects at covered paths that the rest of the entry needs (parameters fed to
+the graph, config objects whose own attributes are still guarded): `__fj_m[3]` instead of a chain of
+Module.__getattr__ calls. Buffers (plain tensors) keep their metadata checks, on the cached object.
+"""
+import copy
+import dataclasses
+
+import torch
+
+from .module_values import HookStateSource, ModuleAttrSource
+from .module_watch import EPOCH, watch
+from .source import ItemSource, Source
+
+MODULE_TABLES = ("_modules", "_parameters", "_buffers")
+IMMUTABLE_CONSTS = (int, float, bool, str, bytes, complex, type(None), torch.dtype, torch.device, torch.layout,
+                    torch.memory_format, torch.Size)
+
+
+@dataclasses.dataclass(frozen=True)
+class CachedSource(Source):
+    """The object at `original`, read from the entry's member cache."""
+    index: int
+    original: Source
+
+    def expr(self):
+        return f"__fj_m[{self.index}]"
+
+    def name(self):
+        return self.original.name()
+
+    def root(self):
+        return self.original.root()
+
+
+class ModulePlan:
+    """Which guards of one conversion are covered by the module watch, and the member cache."""
+
+    def __init__(self, guards, graph_inputs):
+        self.guards = list(guards)
+        self.types = {}
+        self.objects = {}
+        for g in self.guards:
+            if g.kind == "TYPE_MATCH":
+                self.types[g.source] = g.expected
+            elif g.kind == "ID_MATCH":
+                self.objects[g.source] = g.expected
+        self.tensors = {source: tensor for source, tensor, _ in graph_inputs}
+        self._identity = {}
+        self.covered = [g for g in self.guards if self.is_covered(g)]
+        covered_ids = {id(g) for g in self.covered}
+        self.cache = {}                          # covered Source -> index in the member cache
+        self.input_sources = [self.through_cache(s) for s, _, _ in graph_inputs] if self.covered else \
+            [s for s, _, _ in graph_inputs]
+        self.before, self.after = [], []
+        for g in self.guards:
+            if id(g) in covered_ids:
+                continue
+            if not self.covered or g.source is None:
+                self.before.append(g)
+                continue
+            cached = self.through_cache(g.source)
+            (self.before if cached == g.source else self.after).append(
+                g if cached == g.source else dataclasses.replace(g, source=cached))
+
+    # ---- coverage -----------------------------------------------------------------------------
+    def is_module_root(self, source):
+        return isinstance(self.objects.get(source), torch.nn.Module)
+
+    def identity_covered(self, source):
+        """Can the object at `source` only be replaced through a watched entry point?"""
+        known = self._identity.get(source)
+        if known is None:
+            known = self._identity[source] = self._identity_covered(source)
+        return known
+
+    def _identity_covered(self, source):
+        if isinstance(source, ModuleAttrSource):
+            return self.identity_covered(source.base) or self.is_module_root(source.base)
+        if isinstance(source, ItemSource):
+            return self.types.get(source.base) is tuple and self.identity_covered(source.base)
+        return False
+
+    def is_covered(self, g):
+        s = g.source
+        if s is None:
+            return False
+        if isinstance(s, HookStateSource):
+            return self.identity_covered(s.module) or self.is_module_root(s.module)
+        if not self.identity_covered(s):
+            return False
+        if g.kind in ("ID_MATCH", "TYPE_MATCH"):
+            return True
+        if g.kind == "CONST_MATCH":
+            return type(g.expected) in IMMUTABLE_CONSTS
+        if g.kind == "LEN_MATCH":
+            return self.types.get(s) is tuple
+        if g.kind == "TENSOR_MATCH":
+            return isinstance(self.tensors.get(s), torch.nn.Parameter)
+        if g.kind == "DICT_KEYS":
+            return isinstance(s, ModuleAttrSource) and s.attr in MODULE_TABLES and s.where == "__dict__"
+        return False
+
+    # ---- the member cache -----------------------------------------------------------------------
+    def through_cache(self, source):
+        """`source` with its longest covered prefix read from the member cache."""
+        if self.identity_covered(source):
+            index = self.cache.get(source)
+            if index is None:
+                index = self.cache[source] = len(self.cache)
+            return CachedSource(index, source)
+        return _map_parts(source, self.through_cache)
+
+    def watch_objects(self):
+        for obj in self.objects.values():
+            if isinstance(obj, torch.nn.Module):
+                watch(obj)
+        for g in self.covered:
+            tensor = self.tensors.get(g.source)
+            if isinstance(tensor, torch.nn.Parameter):
+                watch(tensor)
+
+    # ---- rendering ------------------------------------------------------------------------------
+    def render(self, bind, render_guard):
+        if not self.covered:
+            return " and ".join(p for p in (render_guard(g, bind) for g in self.guards) if p) or "True"
+        self.watch_objects()
+        state = bind([-1, ()])
+        epoch = bind(EPOCH)
+        members = sorted(self.cache, key=self.cache.get)
+        refresh = (f"{state}.__setitem__(1, ({''.join(s.expr() + ', ' for s in members)})) is None and "
+                   f"{state}.__setitem__(0, __fj_e) is None")
+        block = " and ".join([render_guard(g, bind) for g in self.covered] + [refresh])
+        parts = [render_guard(g, bind) for g in self.before]
+        parts.append(f"((__fj_e := {epoch}[0]) == {state}[0] or ({block}))")
+        parts.append(f"(__fj_m := {state}[1]) is not None")
+        parts += [render_guard(g, bind) for g in self.after]
+        return " and ".join(p for p in parts if p)
+
+
+def _map_parts(source, fn):
+    """A copy of `source` with fn applied to each Source it is built from (base, parts, members...)."""
+    if dataclasses.is_dataclass(source):
+        changes = {}
+        for f in dataclasses.fields(source):
+            value = getattr(source, f.name)
+            if isinstance(value, Source):
+                new = fn(value)
+                if new != value:
+                    changes[f.name] = new
+            elif isinstance(value, tuple) and value and all(isinstance(v, Source) for v in value):
+                new = tuple(fn(v) for v in value)
+                if new != value:
+                    changes[f.name] = new
+        return dataclasses.replace(source, **changes) if changes else source
+    members = getattr(source, "members", None)
+    if isinstance(members, list) and all(isinstance(m, Source) for m in members):
+        new = [fn(m) for m in members]
+        if new != members:
+            clone = copy.copy(source)
+            object.__setattr__(clone, "members", new)
+            return clone
+    return source
+
+
+def plan_for(ctx):
+    """The ModulePlan of a conversion (made once, when its entry is generated)."""
+    plan = getattr(ctx, "module_plan", None)
+    if plan is None:
+        plan = ctx.module_plan = ModulePlan(ctx.guards.guards, ctx.graph.inputs)
+    return plan
+
+
+def render(ctx, ns):
+    from ..guards import _render
+    return plan_for(ctx).render(ns.bind, _render)
