@@ -30,7 +30,7 @@ from .metrics import phase
 from .observe import current_recorder, note_restart
 from .translate.builtins_table import truth  # noqa: F401
 from .translate import module_guards
-from .translate.context import ConversionContext
+from .translate.context import ConversionContext, is_cpu_autocast_enabled
 from .translate.source import ClosureSource, LocalSource
 from .translate.translator import Translator, format_position
 from .translate.values import (NULL, Const, DictValue, MethodValue, NullValue, ObjectValue, SeqValue, SetValue,
@@ -180,7 +180,8 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
 def _compile_graph(ctx, outputs, opts):
     if ctx.graph.op_count() == 0 and not outputs:
         return None, None
-    ctx.guards.add("GRAD_MODE", None, torch.is_grad_enabled())
+    ctx.guard_state(torch.is_grad_enabled)         # grad mode and autocast at entry shape every graph
+    ctx.guard_state(is_cpu_autocast_enabled)
     gm, example_inputs = ctx.graph.finish(outputs)
     try:
         with phase("backend_compile"):
@@ -228,6 +229,10 @@ def _finish_break(fn, ctx, tx, gb, opts):
     stack = snap.stack
     nulls = [v is NULL for v in stack]
     live = _live_locals(code, tx, snap)
+    odd = [n for n in live if not n.isidentifier()]
+    if odd:          # e.g. pytest's assertion-rewriting temporaries: resume functions take locals by name
+        return ConvertResult("eager", reason=f"{gb.reason}; local variable {odd[0]!r} is not a Python identifier, so "
+                             "the function runs as plain Python", breaks=[info])
     local_values = [snap.locals[n] if n in snap.locals else None for n in live]
 
     orig_code, _ = resume.original_position(code, snap.index)

@@ -52,7 +52,7 @@ class Guard:
             return f"torch.is_grad_enabled() is {self.expected}"
         if self.kind == "STATE_MATCH":
             fn, value = self.expected
-            return f"torch.{fn.__name__}() == {value!r}"
+            return f"{fn.__module__.split('.')[0]}.{fn.__name__}() == {value!r}"
         return f"{self.kind} {name}"
 
     def explain_miss(self, env):
@@ -60,7 +60,7 @@ class Guard:
         if self.kind == "STATE_MATCH":
             fn, value = self.expected
             now = fn()
-            return None if now == value else f"torch.{fn.__name__}() changed {value!r} -> {now!r}"
+            return None if now == value else f"{fn.__name__}() changed {value!r} -> {now!r}"
         try:
             actual = eval(self.source.expr(), env) if self.source is not None else torch.is_grad_enabled()
         except Exception as e:

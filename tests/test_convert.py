@@ -157,3 +157,25 @@ def cycle_across_break(x):
 
 def test_object_cycle_live_at_a_break():
     check(cycle_across_break, randn(2), graphs=2, breaks=1)
+
+
+def test_break_with_assert_rewritten_locals():
+    def body(x):
+        y = x + 1
+        assert y.shape == (2,)          # pytest rewrites this into @py_assert locals
+        print("after assert")
+        return y * 2
+
+    out = framejit.compile(body)(torch.ones(2))
+    assert torch.equal(out, torch.full((2,), 4.0))
+
+
+def test_autocast_at_entry_is_guarded():
+    def mm(x, w):
+        return x @ w
+
+    f = framejit.compile(mm)
+    x, w = randn(2, 4), randn(4, 4, seed=1)
+    assert f(x, w).dtype == torch.float32
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert f(x, w).dtype == mm(x, w).dtype == torch.bfloat16

@@ -23,8 +23,12 @@ CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis)
                torch.dtype, torch.device, torch.layout, torch.memory_format)
 
 # Queries of global torch state: folded to constants at translation, so guarded (ConversionContext.guard_state)
+def is_cpu_autocast_enabled():
+    return torch.is_autocast_enabled("cpu")
+
+
 STATE_FUNCTIONS = (torch.is_grad_enabled, torch.get_default_dtype, torch.is_inference_mode_enabled,
-                   torch.are_deterministic_algorithms_enabled)
+                   torch.are_deterministic_algorithms_enabled, is_cpu_autocast_enabled)
 
 # Modules whose attributes are trusted not to be monkey-patched between calls: reading `torch.relu`
 # guards the global `torch` by identity but not the attribute itself (a guard per op would be paid on
