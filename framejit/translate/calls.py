@@ -27,6 +27,7 @@ from . import operators  # noqa: F401  (installs operator lookasides)
 from . import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
 from . import builtin_methods  # noqa: F401  (installs dict.get & co. on real dicts)
 from . import stdlib_lookasides  # noqa: F401  (installs inspect.signature & co.)
+from .stdlib_lookasides import method_lookaside
 from .ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
                            contextmanager_call, torch_decorated_call)
 from .exception_values import builtin_protocol, instantiate
@@ -76,6 +77,12 @@ def call_object(tx, fn_value, obj, args, kwargs):
         make_manager = MANAGER_FACTORIES.get(obj)
         if make_manager is not None:
             return make_manager(tx, args, kwargs)
+        method_impl = method_lookaside(obj) if isinstance(obj, types.MethodType) else None
+        if method_impl is not None:
+            # a bound method whose function has a stand-in (e.g. transformers' Logger.warning_once)
+            src = AttrSource(fn_value.source, "__self__") if fn_value.source is not None else None
+            receiver = tx.ctx.wrap(obj.__self__, src) if src is not None else ObjectValue(obj.__self__)
+            return method_impl(tx, [receiver, *args], kwargs)
     if is_tensor_method_descriptor(obj) and args and isinstance(args[0], TensorValue):
         return call_method(tx, args[0], obj.__name__, args[1:], kwargs)
     if hashable and is_graph_op(obj):

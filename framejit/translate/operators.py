@@ -181,6 +181,12 @@ def _contains(tx, container, item):
         return container.contains(tx, item)
     if isinstance(container, TensorValue):
         return tx.ctx.graph.call_method("__contains__", (container, item), {})
+    if isinstance(container, ObjectValue):     # an object whose class defines __contains__ in Python
+        import types
+        method = getattr(type(container.obj), "__contains__", None)
+        if isinstance(method, types.FunctionType):
+            from .calls import call_value
+            return truth(tx, call_value(tx, ObjectValue(method), [container, item], {}))
     raise GraphBreak("operator", f"`in` on {container!r}")
 
 
