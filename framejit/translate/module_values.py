@@ -19,7 +19,7 @@ import torch
 from ..errors import GraphBreak
 from .builtins_table import as_python
 from .source import AttrSource, Source
-from .values import Const, IteratorValue, ObjectValue, SeqValue
+from .values import Const, ObjectValue, SeqValue
 
 MODULE_TABLES = ("_parameters", "_buffers", "_modules")
 CONTAINER_ITERS = {getattr(c, "__iter__", None) for c in (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict,
@@ -200,26 +200,30 @@ class ModuleValue(ObjectValue):
         raise GraphBreak("operator", f"`in` on a {type(m).__name__}")
 
 
-def module_value_for(obj, source):
-    """The Value for a real module reached through `source` (guards are the caller's business)."""
-    return ModuleValue(obj, source)
-
-
-def iterator(values):
-    return IteratorValue(values)
+_GLOBAL_TABLES = ("_global_forward_pre_hooks", "_global_forward_hooks", "_global_forward_hooks_with_kwargs",
+                  "_global_backward_hooks", "_global_backward_pre_hooks")
 
 
 @dataclass(frozen=True)
 class GlobalHooksSource(Source):
-    """Whether torch has global module hooks (torch.nn.modules.module._global_*_hooks) registered
-    (the module is named directly in generated code, see FixedObjectSource)."""
+    """torch's global module hook tables (torch.nn.modules.module._global_*): `not (tables...)` when
+    there were none at translation, else the hook ids of each table in order. The module is named
+    directly in generated code (FixedObjectSource)."""
+    empty: bool = True
 
     def expr(self):
         from torch.nn.modules import module as torch_module
         from .source import fixed_source
         g = fixed_source(torch_module, "torch.nn.modules.module").expr()
-        return (f"not ({g}._global_forward_pre_hooks or {g}._global_forward_hooks or "
-                f"{g}._global_backward_hooks or {g}._global_backward_pre_hooks)")
+        if self.empty:
+            return "not (" + " or ".join(f"{g}.{t}" for t in _GLOBAL_TABLES) + ")"
+        return "(" + "".join(f"tuple({g}.{t}), " for t in _GLOBAL_TABLES) + ")"
 
     def name(self):
         return "global module hooks"
+
+
+def global_hook_state(empty):
+    from torch.nn.modules import module as torch_module
+    tables = [getattr(torch_module, t) for t in _GLOBAL_TABLES]
+    return not any(tables) if empty else tuple(tuple(t) for t in tables)

@@ -9,7 +9,9 @@ translation time, reading the real hook tables and guarding them, so a captured 
 the Python the eager call would have run.
 
 Backward hooks need autograd's BackwardHook wrappers around the inputs and outputs: a module that has
-any is called as plain Python (a graph break at the call).
+any (or any global backward hook) is called as plain Python (a graph break at the call). Hook tables
+are guarded (one cheap truth test when empty, the hook ids in order otherwise), and hook registration
+and removal bump the module watch (module_watch.py).
 
 The nn.Module methods a forward commonly calls on itself (parameters(), named_modules(), children()...)
 are lookasides here too: they are generators in torch, answered from the real module tree with every
@@ -23,7 +25,9 @@ from torch.nn.modules import module as _torch_module
 
 from ..errors import GraphBreak
 from .builtins_table import LOOKASIDES, as_python
-from .module_values import GlobalHooksSource, HookStateSource, ModuleAttrSource, ModuleValue, hook_state
+from .module_values import (GlobalHooksSource, HookStateSource, ModuleAttrSource, ModuleValue, global_hook_state,
+                            hook_state)
+from .source import fixed_source
 from .values import Const, DictValue, IteratorValue, ObjectValue, SeqValue
 
 Module = torch.nn.Module
@@ -52,41 +56,43 @@ def call_module(tx, module_value, args, kwargs):
 
 # ---- nn.Module.__call__ -----------------------------------------------------------------------------
 
-def _global_hooks():
-    m = _torch_module
-    return (m._global_forward_pre_hooks, m._global_forward_hooks, m._global_backward_hooks,
-            m._global_backward_pre_hooks)
-
-
 def _guard_hooks(tx, mv):
+    """Guard the global and per-module hook tables; True if the module call is a plain forward."""
     m = mv.obj
-    globals_empty = not any(_global_hooks())
-    if not globals_empty:
-        raise GraphBreak("module hooks", "global module hooks (torch.nn.modules.module."
-                         "register_module_*_hook) are registered; modules are called as plain Python")
-    tx.ctx.guards.add("CONST_MATCH", GlobalHooksSource(), True)
+    globals_empty = global_hook_state(True)
+    tx.ctx.guards.add("CONST_MATCH", GlobalHooksSource(globals_empty), global_hook_state(globals_empty))
     empty = hook_state(m, True)
     if mv.source is not None:
         tx.ctx.guards.add("CONST_MATCH", HookStateSource(mv.source, empty), hook_state(m, empty))
     elif not empty:
         raise GraphBreak("module hooks", f"{type(m).__name__} has hooks and framejit cannot reach the module "
                          "to guard them")
-    return empty
+    return empty and globals_empty
 
 
 def call_impl(tx, mv, args, kwargs):
-    """nn.Module._call_impl: pre-hooks, forward, hooks (torch/nn/modules/module.py, same order)."""
+    """nn.Module._call_impl: pre-hooks, forward, hooks (torch/nn/modules/module.py, same order:
+    global hooks first, then the module's own)."""
     from .calls import call_value
     m = mv.obj
     if _guard_hooks(tx, mv):
         return call_forward(tx, mv, args, kwargs)
-    if m._backward_hooks or m._backward_pre_hooks:
-        raise GraphBreak("module hooks", f"{type(m).__name__} has backward hooks; it is called as plain Python")
-    hooks_src = lambda table: ModuleAttrSource(mv.source, table, "__dict__")  # noqa: E731
+    g = _torch_module
+    if m._backward_hooks or m._backward_pre_hooks or g._global_backward_hooks or g._global_backward_pre_hooks:
+        raise GraphBreak("module hooks", f"{type(m).__name__} has backward hooks (BackwardHook wraps its inputs and "
+                         "outputs); it is called as plain Python")
+    if mv.source is None:
+        raise GraphBreak("module hooks", f"{type(m).__name__} is called with hooks but framejit cannot reach it")
+    own = lambda table: ModuleAttrSource(mv.source, table, "__dict__")  # noqa: E731
+    glob = lambda table: fixed_source(getattr(g, table), f"torch.nn.modules.module.{table}")  # noqa: E731
+    pre_hooks = [(i, h, glob("_global_forward_pre_hooks")) for i, h in g._global_forward_pre_hooks.items()] + \
+        [(i, h, own("_forward_pre_hooks")) for i, h in m._forward_pre_hooks.items()]
+    hooks = [(i, h, glob("_global_forward_hooks")) for i, h in g._global_forward_hooks.items()] + \
+        [(i, h, own("_forward_hooks")) for i, h in m._forward_hooks.items()]
     args_v = SeqValue(tuple, list(args))
     kwargs_v = DictValue(dict(kwargs))
-    for hook_id, hook in m._forward_pre_hooks.items():
-        hook_v = tx.ctx.wrap(hook, _item(hooks_src("_forward_pre_hooks"), hook_id))
+    for hook_id, hook, table in pre_hooks:
+        hook_v = tx.ctx.wrap(hook, _item(table, hook_id))
         if hook_id in m._forward_pre_hooks_with_kwargs:
             out = call_value(tx, hook_v, [mv, args_v, kwargs_v], {})
             if not _is_none(out):
@@ -104,9 +110,9 @@ def call_impl(tx, mv, args, kwargs):
     if not isinstance(kwargs_v, DictValue):
         raise GraphBreak("module hooks", "a forward pre-hook returned kwargs that are not a dict")
     result = call_forward(tx, mv, call_args, dict(kwargs_v.items))
-    for hook_id, hook in m._forward_hooks.items():
-        hook_v = tx.ctx.wrap(hook, _item(hooks_src("_forward_hooks"), hook_id))
-        if hook_id in m._forward_hooks_with_kwargs:
+    for hook_id, hook, table in hooks:
+        hook_v = tx.ctx.wrap(hook, _item(table, hook_id))
+        if hook_id in m._forward_hooks_with_kwargs or hook_id in g._global_forward_hooks_with_kwargs:
             out = call_value(tx, hook_v, [mv, args_v, kwargs_v, result], {})
         else:
             out = call_value(tx, hook_v, [mv, args_v, result], {})

@@ -414,3 +414,23 @@ def test_a_parameter_replaced_through_the_original_module_of_a_compiled_module_i
     compiled(x)
     m.lin = nn.Linear(4, 4)
     torch.testing.assert_close(compiled(x), m(x))
+
+
+def test_global_forward_hooks_run_before_the_module_hooks_and_removal_is_noticed():
+    from torch.nn.modules import module as torch_module
+    m = Doubler()
+    m.register_forward_hook(lambda mod, args, out: out * 10)
+    compiled = framejit.compile(m)
+    x = randn(2, 3)
+    torch.testing.assert_close(compiled(x), m(x))
+    pre = torch_module.register_module_forward_pre_hook(lambda mod, args: (args[0] + 1,))
+    post = torch_module.register_module_forward_hook(lambda mod, args, out: out - 1)
+    try:
+        expected = m(x)
+        torch.testing.assert_close(compiled(x), expected)
+        explained = framejit.explain(m)(x)
+        assert (explained.graph_count, explained.graph_break_count) == (1, 0)
+    finally:
+        pre.remove()
+        post.remove()
+    torch.testing.assert_close(compiled(x), m(x))
