@@ -30,7 +30,9 @@ from .metrics import phase
 from .observe import current_recorder, note_restart
 from .translate.builtins_table import truth  # noqa: F401
 from .translate import module_guards
+from .translate.autocast import autocast_sensitive
 from .translate.context import ConversionContext, is_cpu_autocast_enabled
+from .translate.ctx_managers import STATE_NODE_TARGETS
 from .translate.source import ClosureSource, LocalSource
 from .translate.translator import Translator, format_position
 from .translate.values import (NULL, Const, DictValue, MethodValue, NullValue, ObjectValue, SeqValue, SetValue,
@@ -180,9 +182,10 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
 def _compile_graph(ctx, outputs, opts):
     if ctx.graph.op_count() == 0 and not outputs:
         return None, None
-    ctx.guard_state(torch.is_grad_enabled)         # grad mode and autocast at entry shape every graph
-    ctx.guard_state(is_cpu_autocast_enabled)
+    ctx.guard_state(torch.is_grad_enabled)         # grad mode at entry shapes every graph
     gm, example_inputs = ctx.graph.finish(outputs)
+    if autocast_sensitive(gm.graph, STATE_NODE_TARGETS):
+        ctx.guard_state(is_cpu_autocast_enabled)
     try:
         with phase("backend_compile"):
             compiled = opts.backend(gm, example_inputs)

@@ -158,5 +158,8 @@ def _render(g, bind):
         return f"__fj_grad_enabled() is {g.expected}"
     if g.kind == "STATE_MATCH":
         fn, value = g.expected
-        return f"{bind(fn)}() is {value!r}" if isinstance(value, bool) else f"{bind(fn)}() == {bind(value)}"
+        call = f"{bind(fn)}()"
+        if fn.__name__ == "is_cpu_autocast_enabled":       # skip the Python wrapper on the fast path
+            call = f"{bind(torch.is_autocast_enabled)}('cpu')"
+        return f"{call} is {value!r}" if isinstance(value, bool) else f"{call} == {bind(value)}"
     raise ValueError(g.kind)

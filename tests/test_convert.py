@@ -179,3 +179,18 @@ def test_autocast_at_entry_is_guarded():
     assert f(x, w).dtype == torch.float32
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert f(x, w).dtype == mm(x, w).dtype == torch.bfloat16
+
+
+def test_autocast_guard_only_where_autocast_changes_the_graph():
+    def elementwise(x):
+        return torch.relu(x * 2 + 1)
+
+    def mm(x, w):
+        return x @ w
+
+    assert not any("autocast" in g for g in framejit.explain(elementwise)(randn(2, 4)).guards)
+    assert any("autocast" in g for g in framejit.explain(mm)(randn(2, 4), randn(4, 4)).guards)
+    f = framejit.compile(elementwise)
+    x = randn(2, 4)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert torch.equal(f(x), elementwise(x)) and f(x).dtype == elementwise(x).dtype
