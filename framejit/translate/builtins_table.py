@@ -236,11 +236,23 @@ def _enumerate(tx, args, kwargs):
 
 @lookaside(zip)
 def _zip(tx, args, kwargs):
-    lists = [unpack_iterable(tx, a) for a in args]
+    # Step the arguments in lockstep, as zip does: zip(it, it) pairs consecutive items of one iterator.
     strict = as_python(kwargs.get("strict", Const(False)))
-    if strict and len({len(l) for l in lists}) > 1:
-        raise GraphBreak("zip", "zip(strict=True) with different lengths")
-    return IteratorValue([SeqValue(tuple, list(t)) for t in zip(*lists)])
+    sources = [a if isinstance(a, IteratorValue) else IteratorValue(unpack_iterable(tx, a)) for a in args]
+    rows = []
+    while sources:
+        row = []
+        for it in sources:
+            if it.pos >= len(it.items):
+                break
+            row.append(it.items[it.pos])
+            it.pos += 1
+        if len(row) < len(sources):
+            if strict and (row or any(it.pos < len(it.items) for it in sources)):
+                raise GraphBreak("value error", "ValueError: zip() arguments have different lengths")
+            break
+        rows.append(SeqValue(tuple, row))
+    return IteratorValue(rows)
 
 
 @lookaside(reversed)
@@ -378,8 +390,8 @@ def _pure(tx, args, kwargs):
 def _make_pure(fn):
     def impl(tx, args, kwargs):
         if any(isinstance(a, TensorValue) for a in list(args) + list(kwargs.values())):
-            if fn in (pow, round) and isinstance(args[0], TensorValue):
-                target = torch.pow if fn is pow else torch.round
+            if fn is pow and isinstance(args[0], TensorValue):   # round(tensor) raises TypeError eagerly
+                target = torch.pow
                 return tx.ctx.graph.call_function(target, tuple(args), {})
             raise GraphBreak("data-dependent", f"{getattr(fn, '__name__', fn)}() of a tensor needs its value")
         return _call_real(fn, args, kwargs)
