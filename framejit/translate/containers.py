@@ -12,7 +12,7 @@ import torch
 from ..errors import GraphBreak
 from .builtins_table import as_python, truth, unpack_iterable
 from .source import ItemSource
-from .values import Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .values import Value, Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
 
 MODULE_CONTAINERS = (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict, torch.nn.ParameterList,
                      torch.nn.ParameterDict)
@@ -180,16 +180,63 @@ LIST_METHODS = {"append": _append, "extend": _extend, "insert": _insert, "pop": 
                 "reverse": _reverse, "copy": _copy, "index": _index, "count": _count, "sort": _sort}
 
 
+class DictViewValue(Value):
+    """d.keys() / d.values() / d.items(): a live view, so later changes to d show through it."""
+    __slots__ = ("dict_value", "kind")
+    _TYPES = {"keys": type({}.keys()), "values": type({}.values()), "items": type({}.items())}
+
+    def __init__(self, dict_value, kind):
+        super().__init__(None)
+        self.dict_value = dict_value
+        self.kind = kind
+
+    def python_type(self):
+        return self._TYPES[self.kind]
+
+    def unpack(self, tx):
+        d = self.dict_value.items
+        if self.kind == "keys":
+            return [Const(k) for k in d]
+        if self.kind == "values":
+            return list(d.values())
+        return [SeqValue(tuple, [Const(k), v]) for k, v in d.items()]
+
+    def length(self, tx):
+        return len(self.dict_value.items)
+
+    def truth(self, tx):
+        return bool(self.dict_value.items)
+
+    def contains(self, tx, item):
+        if self.kind == "keys":
+            return as_python(item) in self.dict_value.items
+        raise GraphBreak("dict view", f"`in` on dict.{self.kind}()")
+
+    def binary_op(self, tx, sym, other):
+        if self.kind != "keys" or sym not in ("|", "&", "-", "^"):
+            raise GraphBreak("dict view", f"{sym} on dict.{self.kind}()")
+        import operator as op
+        fn = {"|": op.or_, "&": op.and_, "-": op.sub, "^": op.xor}[sym]
+        right = set(as_python(i) for i in unpack_iterable(tx, other))
+        return SetValue([Const(x) for x in fn(self.dict_value.items.keys(), right)])
+
+    def children(self):
+        return [self.dict_value]
+
+    def rebuild(self, rb):
+        return f"{rb.expr(self.dict_value)}.{self.kind}()"
+
+
 def _keys(tx, d):
-    return SeqValue(list, [Const(k) for k in d.items])
+    return DictViewValue(d, "keys")
 
 
 def _values(tx, d):
-    return SeqValue(list, list(d.items.values()))
+    return DictViewValue(d, "values")
 
 
 def _items(tx, d):
-    return SeqValue(list, [SeqValue(tuple, [Const(k), v]) for k, v in d.items.items()])
+    return DictViewValue(d, "items")
 
 
 def _get(tx, d, k, default=Const(None)):

@@ -156,6 +156,8 @@ def _same_object(a, b):
 
 
 def _contains(tx, container, item):
+    if hasattr(container, "contains"):
+        return container.contains(tx, item)
     if isinstance(container, (SeqValue, SetValue)):
         if isinstance(item, TensorValue):
             if any(i is item for i in container.items):

@@ -612,11 +612,9 @@ CASES = [
     case(dict_merge_operators, **PY),
     case(dict_of_tensors_in_order, x34, y34, **ONE),
     case(dict_keys_view_membership_and_list, **PY),
-    bug(dict_keys_view_set_operations, reason="WRONG RESULT: d.keys() is a list snapshot; d.keys() | set "
-        "raises TypeError (eager: a set)"),
-    bug(dict_keys_view_is_live, reason="WRONG RESULT: d.keys() is a list snapshot, not a live view "
-        "(keys added later are missing)"),
-    bug(dict_view_type_names, reason="WRONG RESULT: type(d.keys()) is list, not dict_keys"),
+    case(dict_keys_view_set_operations, **PY),
+    case(dict_keys_view_is_live, **PY),
+    case(dict_view_type_names, **PY),
     case(set_algebra, **PY),
     case(set_mutation_methods, **PY),
     case(frozenset_as_dict_key, **PY),
