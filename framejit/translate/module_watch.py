@@ -4,7 +4,7 @@ Why this exists: a captured model reads hundreds of module attributes, submodule
 parameters; guarding each one on every call costs more than the graph saves. But that state only
 changes through a handful of entry points: nn.Module.__setattr__/__delattr__ (which also carry
 train()/eval(), parameter and submodule replacement, `module.to()` through _apply), register_* and the
-hook registration methods, the container mutators that touch `_modules` directly, RemovableHandle.remove,
+hook registration methods, the few container methods that edit `_modules` directly, RemovableHandle.remove,
 and for Parameters the `data`/`requires_grad` setters and the in-place methods that change metadata
 (requires_grad_, resize_, set_, t_, ...). Each of those is wrapped here to bump EPOCH when the object
 is watched (a module or parameter some cache entry relies on). A generated entry then checks one
@@ -20,6 +20,7 @@ idempotent.
 """
 import functools
 import threading
+import types
 import weakref
 
 import torch
@@ -34,10 +35,11 @@ MODULE_MUTATORS = ("__setattr__", "__delattr__", "register_buffer", "register_pa
                    "register_module", "_apply", "set_submodule", "register_forward_pre_hook",
                    "register_forward_hook", "register_full_backward_pre_hook", "register_full_backward_hook",
                    "register_backward_hook", "set_extra_state", "load_state_dict")
-CONTAINER_MUTATORS = ("__setitem__", "__delitem__", "insert", "append", "extend", "pop", "clear", "update",
-                      "__iadd__")
-CONTAINERS = (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict, torch.nn.ParameterList,
-              torch.nn.ParameterDict)
+# Container methods that edit `_modules` directly (the others go through add_module/setattr/delattr,
+# which are wrapped already). Kept to this minimum so other tools that trace these classes by identity
+# (TorchDynamo inlines ModuleList.__init__ -> __iadd__) see torch's own functions.
+CONTAINER_MUTATORS = {torch.nn.ModuleList: ("insert",), torch.nn.Sequential: ("insert",),
+                      torch.nn.ModuleDict: ("__delitem__", "clear")}
 PARAMETER_METADATA_METHODS = ("requires_grad_", "resize_", "resize_as_", "set_", "t_", "transpose_", "squeeze_",
                               "unsqueeze_", "as_strided_", "swapdims_", "swapaxes_", "share_memory_")
 
@@ -59,27 +61,33 @@ def _key(obj):
 
 
 def _changed(obj):
+    if torch.compiler.is_compiling():    # TorchDynamo tracing this call: the real one comes later
+        return
     ref = _WATCHED.get(_key(obj))        # by id: tensors compare by value, so no WeakSet
     if ref is not None and ref() is not None:
         EPOCH[0] += 1
 
 
-def _bumping(method):
-    @functools.wraps(method)
+def _bumping(method, name):
+    """`method` followed by a bump. Each wrapper gets its own code object: tools that recognise
+    nn.Module's methods by their code (TorchDynamo) must not mistake one wrapper for another."""
     def wrapper(self, *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
         finally:
             _changed(self)
-    wrapper.__framejit_watch__ = method
-    return wrapper
+    code = wrapper.__code__.replace(co_name=name, co_qualname=f"framejit_watched.{name}")
+    unique = types.FunctionType(code, wrapper.__globals__, name, None, wrapper.__closure__)
+    functools.update_wrapper(unique, method)
+    unique.__framejit_watch__ = method
+    return unique
 
 
 def _wrap_methods(cls, names):
     for name in names:
         method = cls.__dict__.get(name)
         if method is not None and callable(method) and not hasattr(method, "__framejit_watch__"):
-            setattr(cls, name, _bumping(method))
+            setattr(cls, name, _bumping(method, name))
 
 
 def _handle_remove(method):
@@ -111,8 +119,8 @@ def install():
         if _INSTALLED:
             return
         _wrap_methods(torch.nn.Module, MODULE_MUTATORS)
-        for cls in CONTAINERS:
-            _wrap_methods(cls, CONTAINER_MUTATORS)
+        for cls, names in CONTAINER_MUTATORS.items():
+            _wrap_methods(cls, names)
         if not hasattr(RemovableHandle.remove, "__framejit_watch__"):
             RemovableHandle.remove = _handle_remove(RemovableHandle.remove)
         param = torch.nn.Parameter
@@ -121,5 +129,5 @@ def install():
                 setattr(param, name, _metadata_property(name))
         for name in PARAMETER_METADATA_METHODS:
             if name not in param.__dict__:
-                setattr(param, name, _bumping(getattr(torch.Tensor, name)))
+                setattr(param, name, _bumping(getattr(torch.Tensor, name), name))
         _INSTALLED.append(True)
