@@ -163,6 +163,8 @@ def _make_converter(fn):
         if fn is str and len(args) == 1 and isinstance(args[0], ObjectValue) and isinstance(args[0].obj, type):
             return Const(str(args[0].obj))       # a class: its name (the class is guarded by identity)
         if fn is str and len(args) == 1 and not isinstance(args[0], Const):
+            if isinstance(args[0], (SeqValue, DictValue, SetValue)):   # containers of constants only
+                return Const(str(as_python(args[0])))
             raise GraphBreak("str", f"str() of {args[0]!r}")
         return _call_real(fn, args, kwargs)
     return impl
@@ -323,26 +325,46 @@ def truth(tx, v):
     return True
 
 
+def _key_values(tx, items, key):
+    """The sort/min/max keys of items as real values: the items themselves, or key(item) called
+    symbolically (so tensors can be ordered by their shapes, say), each of which must be a constant."""
+    if key is None or (isinstance(key, Const) and key.value is None):
+        return [as_python(i) for i in items]
+    from .calls import call_value
+    return [as_python(call_value(tx, key, [i], {})) for i in items]
+
+
 @lookaside(sorted)
 def _sorted(tx, args, kwargs):
     items = unpack_iterable(tx, args[0])
-    if not all(isinstance(i, Const) for i in items) or kwargs.get("key") is not None and not isinstance(kwargs.get("key"), Const):
-        raise GraphBreak("sorted", "sorted() of non-constants")
-    rev = as_python(kwargs.get("reverse", Const(False)))
-    return SeqValue(list, [Const(x) for x in sorted((i.value for i in items), reverse=rev)])
+    keys = _key_values(tx, items, kwargs.get("key"))
+    reverse = as_python(kwargs.get("reverse", Const(False)))
+    try:
+        order = sorted(range(len(items)), key=keys.__getitem__, reverse=reverse)
+    except TypeError as e:
+        raise GraphBreak("constant op raised", f"TypeError: {e}")
+    return SeqValue(list, [items[i] for i in order])
 
 
-def _make_reduce(fn):
+def _make_extreme(fn):
     def impl(tx, args, kwargs):
         items = unpack_iterable(tx, args[0]) if len(args) == 1 else list(args)
-        if all(isinstance(i, Const) for i in items) and not any(isinstance(v, Value) and not isinstance(v, Const) for v in kwargs.values()):
-            return _call_real(fn, [SeqValue(list, items)], kwargs)
-        raise GraphBreak("data-dependent", f"{fn.__name__}() over tensors compares their values")
+        if not items:
+            if "default" in kwargs:
+                return kwargs["default"]
+            raise GraphBreak("value error", f"ValueError: {fn.__name__}() arg is an empty sequence")
+        if kwargs.get("key") is None and any(isinstance(i, TensorValue) for i in items):
+            raise GraphBreak("data-dependent", f"{fn.__name__}() over tensors compares their values")
+        keys = _key_values(tx, items, kwargs.get("key"))
+        try:
+            return items[fn(range(len(items)), key=keys.__getitem__)]     # the first extreme, as Python
+        except TypeError as e:
+            raise GraphBreak("constant op raised", f"TypeError: {e}")
     return impl
 
 
-LOOKASIDES[min] = _make_reduce(min)
-LOOKASIDES[max] = _make_reduce(max)
+LOOKASIDES[min] = _make_extreme(min)
+LOOKASIDES[max] = _make_extreme(max)
 
 
 @lookaside(any, all)
@@ -382,7 +404,10 @@ def _abs(tx, args, kwargs):
 @lookaside(round, divmod, pow, chr, ord, hash, repr, format, hex, oct, bin, math.sqrt, math.ceil, math.floor,
            math.log, math.exp, math.pow, math.prod, math.isclose, math.isfinite, math.isinf, math.isnan,
            math.gcd, math.sin, math.cos, math.tan, math.log2, math.log10, math.fabs, math.trunc, math.atan2,
-           math.erf, math.tanh, math.fsum, math.factorial, math.comb, math.radians, math.degrees, math.hypot)
+           math.erf, math.tanh, math.fsum, math.factorial, math.comb, math.radians, math.degrees, math.hypot,
+           math.perm, math.isqrt, math.lcm, math.copysign, math.fmod, math.modf, math.dist, math.frexp,
+           math.ldexp, math.remainder, math.asin, math.acos, math.atan, math.sinh, math.cosh, math.log1p,
+           math.expm1)
 def _pure(tx, args, kwargs):
     raise AssertionError
 
