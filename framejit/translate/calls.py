@@ -120,20 +120,9 @@ def call_object(tx, fn_value, obj, args, kwargs):
     call_method_fn = _python_call_method(obj)
     if call_method_fn is not None:              # an instance of a Python class with __call__
         return inline_function(tx, call_method_fn, None, [fn_value, *args], kwargs)
-    call_method_fn = _python_call_method(obj)
-    if call_method_fn is not None:              # an instance of a Python class with __call__
-        return inline_function(tx, call_method_fn, None, [fn_value, *args], kwargs)
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
     raise GraphBreak("call", f"call to {name} cannot be put in a graph (not a torch op and not Python code "
                      "framejit can inline)")
-
-
-def _python_call_method(obj):
-    from .identity import is_plain_instance
-    if not is_plain_instance(obj):
-        return None
-    fn = inspect.getattr_static(type(obj), "__call__", None)
-    return fn if isinstance(fn, types.FunctionType) else None
 
 
 def _python_call_method(obj):
@@ -179,14 +168,14 @@ def call_method(tx, recv, name, args, kwargs):
     if isinstance(recv, (SeqValue, DictValue, SetValue)):
         return call_container_method(tx, recv, name, args, kwargs)
     if isinstance(recv, Const):
-        if any(not isinstance(a, Const) for a in args) or any(not isinstance(v, Const) for v in kwargs.values()):
-            if isinstance(recv.value, str) and name == "join":
-                return Const(recv.value.join(as_python(x) for x in unpack_iterable(tx, args[0])))
-            if isinstance(recv.value, str) and name == "format":
-                raise GraphBreak("format", "str.format of non-constant values")
-            raise GraphBreak("method", f"{type(recv.value).__name__}.{name} with non-constant arguments")
+        if isinstance(recv.value, str) and name == "join":
+            return Const(recv.value.join(as_python(x) for x in unpack_iterable(tx, args[0])))
+        # methods of constants run for real on arguments made only of constants (str.format(d=...),
+        # format_map, translate, ...); anything else (tensors, objects) is a GraphBreak from as_python
+        real_args = [as_python(a) for a in args]
+        real_kwargs = {k: as_python(v) for k, v in kwargs.items()}
         try:
-            out = getattr(recv.value, name)(*[a.value for a in args], **{k: v.value for k, v in kwargs.items()})
+            out = getattr(recv.value, name)(*real_args, **real_kwargs)
         except Exception as e:
             raise GraphBreak("constant op raised", f"{type(recv.value).__name__}.{name} raised {type(e).__name__}: {e}")
         from .context import wrap_unsourced

@@ -194,6 +194,8 @@ def wrap_unsourced(obj):
         return Const(obj)
     if isinstance(obj, tuple) and all(type(x) in CONST_TYPES for x in obj):
         return Const(obj)
+    if type(obj) is range:
+        return Const(obj)
     if type(obj) is list and all(type(x) in CONST_TYPES for x in obj):      # e.g. "a.b".split(".")
         return SeqValue(list, [Const(x) for x in obj])
     if type(obj) is dict and all(type(x) in CONST_TYPES for x in (*obj, *obj.values())):

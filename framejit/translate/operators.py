@@ -43,6 +43,8 @@ def binary_op(tx, sym, a, b):
     fn = BINARY.get(sym) or INPLACE[sym]
     if isinstance(a, Const) and isinstance(b, Const):
         return _fold(fn, a, b)
+    if sym == "%" and isinstance(a, Const) and isinstance(a.value, str) and isinstance(b, (SeqValue, DictValue)):
+        return _fold(fn, a, Const(as_python(b)))           # "%s and %s" % (x, y) of constants
     if isinstance(a, TensorValue) or isinstance(b, TensorValue):
         if not all(isinstance(x, (TensorValue, Const)) for x in (a, b)):
             raise GraphBreak("operator", f"{sym} between a tensor and {a if not isinstance(a, TensorValue) else b!r}")

@@ -62,10 +62,8 @@ def build_string(tx, inst):
 def format_value(tx, inst):
     spec = tx.pop() if inst.arg & 0x04 else Const("")
     value = tx.pop()
-    if not isinstance(value, Const):
-        raise GraphBreak("format", f"formatting {value!r} into a string needs its real value")
+    v = as_python(value)        # constants and containers of constants; anything else is a GraphBreak
     conv = inst.arg & 0x03
-    v = value.value
     v = str(v) if conv == 1 else repr(v) if conv == 2 else ascii(v) if conv == 3 else v
     tx.push(Const(format(v, spec.value)))
 
