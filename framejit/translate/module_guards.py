@@ -13,6 +13,11 @@ whose identity is itself guarded, and the fact cannot change without one of thos
   LEN_MATCH / items of a tuple held on such a path (tuples are immutable)
   TENSOR_MATCH of a Parameter on such a path       (data/requires_grad setters, in-place metadata ops)
   DICT_KEYS of a module's _modules/_parameters/_buffers table, and its hook tables (HookStateSource)
+  facts (identity.py's `a is b`) relating such paths only
+
+Guards on what is read from an immutable object whose identity is guarded (a code object's
+co_varnames, items of a tuple) are implied by that guard and not rendered at all. Paths read by several
+guards are evaluated once into locals (_Aliases).
 
 The entry evaluates every other guard on every call, and the covered ones only when EPOCH moved since
 they last passed:
@@ -27,16 +32,18 @@ Module.__getattr__ calls. Buffers (plain tensors) keep their metadata checks, on
 """
 import copy
 import dataclasses
+import types
 
 import torch
 
 from .module_values import HookStateSource, ModuleAttrSource
 from .module_watch import EPOCH, watch
-from .source import ItemSource, Source
+from .source import AttrSource, BuiltinSource, FixedObjectSource, ItemSource, LocalSource, Source
 
 MODULE_TABLES = ("_modules", "_parameters", "_buffers")
 IMMUTABLE_CONSTS = (int, float, bool, str, bytes, complex, type(None), torch.dtype, torch.device, torch.layout,
                     torch.memory_format, torch.Size)
+IMMUTABLE_HOLDERS = (types.CodeType, tuple, str, bytes, frozenset, torch.Size)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,8 +76,11 @@ class ModulePlan:
                 self.objects[g.source] = g.expected
         self.tensors = {source: tensor for source, tensor, _ in graph_inputs}
         self._identity = {}
+        self._fixed = {}
         self.covered = [g for g in self.guards if self.is_covered(g)]
         covered_ids = {id(g) for g in self.covered}
+        self.implied = [g for g in self.guards if id(g) not in covered_ids and self.is_implied(g)]
+        covered_ids |= {id(g) for g in self.implied}
         self.cache = {}                          # covered Source -> index in the member cache
         self.input_sources = [self.through_cache(s) for s, _, _ in graph_inputs] if self.covered else \
             [s for s, _, _ in graph_inputs]
@@ -99,6 +109,8 @@ class ModulePlan:
     def _identity_covered(self, source):
         if isinstance(source, ModuleAttrSource):
             return self.identity_covered(source.base) or self.is_module_root(source.base)
+        if isinstance(source, AttrSource) and source.attr == "__class__":     # rebound only by setattr
+            return self.identity_covered(source.base) or self.is_module_root(source.base)
         if isinstance(source, ItemSource):
             return self.types.get(source.base) is tuple and self.identity_covered(source.base)
         return False
@@ -109,6 +121,11 @@ class ModulePlan:
             return False
         if isinstance(s, HookStateSource):
             return self.identity_covered(s.module) or self.is_module_root(s.module)
+        parts = getattr(s, "parts", None)
+        if g.kind == "CONST_MATCH" and isinstance(parts, tuple) and hasattr(s, "template") and parts:
+            # a fact about module paths only (identity.py's `a is b` between two of them)
+            return type(g.expected) in IMMUTABLE_CONSTS and all(
+                isinstance(p, Source) and self.identity_covered(p) for p in parts)
         if not self.identity_covered(s):
             return False
         if g.kind in ("ID_MATCH", "TYPE_MATCH"):
@@ -122,6 +139,33 @@ class ModulePlan:
         if g.kind == "DICT_KEYS":
             return isinstance(s, ModuleAttrSource) and s.attr in MODULE_TABLES and s.where == "__dict__"
         return False
+
+    # ---- implied by identity ----------------------------------------------------------------------
+    def fixed(self, source):
+        """Is the object at `source` certainly the one seen at translation, given the other guards?
+        Yes for a source with an ID_MATCH guard, and for what is read from such an object when the
+        object cannot change (a code object, a tuple, a string...)."""
+        known = self._fixed.get(source)
+        if known is None:
+            known = self._fixed[source] = source in self.objects or self.fixed_by_base(source)
+        return known
+
+    def fixed_by_base(self, source):
+        if isinstance(source, ModuleAttrSource) or not isinstance(source, (AttrSource, ItemSource)):
+            return False
+        base = source.base
+        if not self.fixed(base):
+            return False
+        kind = type(self.objects[base]) if base in self.objects else self.types.get(base)
+        return kind in IMMUTABLE_HOLDERS
+
+    def is_implied(self, g):
+        """A guard on an attribute or item of an immutable object whose identity is guarded."""
+        if g.source is None or g.kind not in ("ID_MATCH", "TYPE_MATCH", "LEN_MATCH", "CONST_MATCH"):
+            return False
+        if g.kind == "CONST_MATCH" and type(g.expected) not in IMMUTABLE_CONSTS:
+            return False
+        return self.fixed_by_base(g.source)
 
     # ---- the member cache -----------------------------------------------------------------------
     def through_cache(self, source):
@@ -144,8 +188,9 @@ class ModulePlan:
 
     # ---- rendering ------------------------------------------------------------------------------
     def render(self, bind, render_guard):
+        terms = _Aliases(self.before + self.after)
         if not self.covered:
-            return " and ".join(p for p in (render_guard(g, bind) for g in self.guards) if p) or "True"
+            return " and ".join(terms.render(g, bind, render_guard) for g in self.before) or "True"
         self.watch_objects()
         state = bind([-1, ()])
         epoch = bind(EPOCH)
@@ -153,35 +198,121 @@ class ModulePlan:
         refresh = (f"{state}.__setitem__(1, ({''.join(s.expr() + ', ' for s in members)})) is None and "
                    f"{state}.__setitem__(0, __fj_e) is None")
         block = " and ".join([render_guard(g, bind) for g in self.covered] + [refresh])
-        parts = [render_guard(g, bind) for g in self.before]
+        parts = [terms.render(g, bind, render_guard) for g in self.before]
         parts.append(f"((__fj_e := {epoch}[0]) == {state}[0] or ({block}))")
         parts.append(f"(__fj_m := {state}[1]) is not None")
-        parts += [render_guard(g, bind) for g in self.after]
+        parts += [terms.render(g, bind, render_guard) for g in self.after]
         return " and ".join(p for p in parts if p)
 
 
+@dataclasses.dataclass(frozen=True)
+class AliasSource(Source):
+    """A Source already evaluated into a local of the entry by an earlier guard term."""
+    local: str
+    original: Source
+
+    def expr(self):
+        return self.local
+
+    def name(self):
+        return self.original.name()
+
+
+_CHEAP = (LocalSource, CachedSource, FixedObjectSource, BuiltinSource, AliasSource)
+
+
+class _Aliases:
+    """Common subexpressions of guard Sources: a path read by two or more guards is evaluated once,
+    into a local, by a term of its own placed just before the first guard that needs it (a term that is
+    always evaluated, so later guards never see it unassigned)."""
+
+    def __init__(self, guards):
+        direct, parents, depth = {}, {}, {}
+
+        def visit(source, parent):
+            if parent is not None:
+                parents.setdefault(source, []).append(parent)
+            if source in depth:
+                return depth[source]
+            depth[source] = 0
+            d = 1 + max((visit(p, source) for p in _parts(source)), default=-1)
+            depth[source] = d
+            return d
+
+        for g in guards:
+            if g.source is not None:
+                direct[g.source] = direct.get(g.source, 0) + 1
+                visit(g.source, None)
+        # how many times each path would be evaluated, given the paths aliased above it
+        self.counts, aliased = {}, set()
+        for source in sorted(depth, key=depth.get, reverse=True):
+            n = direct.get(source, 0) + sum(1 if p in aliased else self.counts.get(p, 0)
+                                            for p in parents.get(source, ()))
+            self.counts[source] = n
+            if n >= 2 and not isinstance(source, _CHEAP):
+                aliased.add(source)
+        self.names = {}
+
+    def _substitute(self, source, pending):
+        name = self.names.get(source)
+        if name is not None:
+            return AliasSource(name, source)
+        mapped = _map_parts(source, lambda s: self._substitute(s, pending))
+        if self.counts.get(source, 0) >= 2 and not isinstance(source, _CHEAP):
+            name = self.names[source] = f"__fj_p{len(self.names)}"
+            pending.append(f"({name} := {mapped.expr()}) is not __fj_MISS")
+            return AliasSource(name, source)
+        return mapped
+
+    def render(self, g, bind, render_guard):
+        if g.source is None:
+            return render_guard(g, bind)
+        pending = []
+        source = self._substitute(g.source, pending)
+        term = render_guard(g if source == g.source else dataclasses.replace(g, source=source), bind)
+        return " and ".join(pending + [term]) if term else " and ".join(pending)
+
+
+def _parts(source):
+    """The Sources `source` is built from: dataclass fields holding Sources (or tuples of them), and a
+    `members` list (identity.py's DistinctObjectsSource)."""
+    members = getattr(source, "members", None)
+    if isinstance(members, list):
+        return [m for m in members if isinstance(m, Source)]
+    out = []
+    if dataclasses.is_dataclass(source):
+        for f in dataclasses.fields(source):
+            value = getattr(source, f.name)
+            if isinstance(value, Source):
+                out.append(value)
+            elif isinstance(value, tuple):
+                out += [v for v in value if isinstance(v, Source)]
+    return out
+
+
 def _map_parts(source, fn):
-    """A copy of `source` with fn applied to each Source it is built from (base, parts, members...)."""
+    """A copy of `source` with fn applied to each Source it is built from (see _parts)."""
+    members = getattr(source, "members", None)
+    if isinstance(members, list):
+        new = [fn(m) if isinstance(m, Source) else m for m in members]
+        if any(a is not b for a, b in zip(new, members)):
+            clone = copy.copy(source)
+            object.__setattr__(clone, "members", new)
+            return clone
+        return source
     if dataclasses.is_dataclass(source):
         changes = {}
         for f in dataclasses.fields(source):
             value = getattr(source, f.name)
             if isinstance(value, Source):
                 new = fn(value)
-                if new != value:
+                if new is not value:
                     changes[f.name] = new
             elif isinstance(value, tuple) and value and all(isinstance(v, Source) for v in value):
                 new = tuple(fn(v) for v in value)
-                if new != value:
+                if any(a is not b for a, b in zip(new, value)):
                     changes[f.name] = new
         return dataclasses.replace(source, **changes) if changes else source
-    members = getattr(source, "members", None)
-    if isinstance(members, list) and all(isinstance(m, Source) for m in members):
-        new = [fn(m) for m in members]
-        if new != members:
-            clone = copy.copy(source)
-            object.__setattr__(clone, "members", new)
-            return clone
     return source
 
 
