@@ -23,7 +23,7 @@ from .torch_table import (compiling_answer, graph_target, CONSTANT_FUNCTIONS, FA
                           TENSOR_CONST_METHODS, is_graph_op, is_tensor_method_descriptor)
 from .values import (Const, DictValue, IteratorValue, MethodValue, NULL, ObjectValue, SeqValue,
                      SetValue, TensorValue, Value)
-from . import operators  # noqa: F401  (installs operator lookasides)
+from . import operators, operator_values  # noqa: F401  (install operator lookasides)
 from . import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
 from . import builtin_methods  # noqa: F401  (installs dict.get & co. on real dicts)
 from . import stdlib_lookasides  # noqa: F401  (installs inspect.signature & co.)

@@ -275,7 +275,16 @@ def _update(tx, d, other=None, **kwargs):
     return Const(None)
 
 
-DICT_METHODS = {"keys": _keys, "values": _values, "items": _items, "get": _get, "pop": _dpop,
+def _popitem(tx, d):
+    if not d.items:
+        raise GraphBreak("key error", "KeyError: 'popitem(): dictionary is empty'")
+    key = next(reversed(d.items))
+    value = d.items.pop(key)
+    _mut(tx, d)
+    return SeqValue(tuple, [Const(key), value])
+
+
+DICT_METHODS = {"popitem": _popitem, "keys": _keys, "values": _values, "items": _items, "get": _get, "pop": _dpop,
                 "setdefault": _setdefault, "update": _update, "clear": _clear, "copy": _copy,
                 "__contains__": lambda tx, d, k: Const(as_python(k) in d.items),
                 "__getitem__": lambda tx, d, k: getitem(tx, d, k)}

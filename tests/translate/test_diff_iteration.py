@@ -606,7 +606,7 @@ CASES = [
     case(star_call_with_list_and_dict, x34, **ONE),
     case(dict_order_after_delete_and_reinsert, **PY),
     case(dict_update_pop_setdefault, **PY),
-    bug(dict_popitem_is_lifo, **PY, reason="dict.popitem is not supported (GraphBreak)"),
+    case(dict_popitem_is_lifo, **PY),
     case(dict_copy_is_independent, x34, **PY),
     bug(dict_fromkeys, x34, **PY, reason="dict.fromkeys is not supported (GraphBreak)"),
     case(dict_merge_operators, **PY),
