@@ -83,11 +83,30 @@ def _bumping(method, name):
     return unique
 
 
+def _bumping_setattr(method):
+    """Module.__setattr__ followed by a bump, except when a plain attribute is set to the very object
+    it already held (a forward that re-assigns `self.shift_size = 0` on every call changes nothing)."""
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        before = d.get(name, _ABSENT)
+        try:
+            return method(self, name, value)
+        finally:
+            if before is _ABSENT or d.get(name, _ABSENT) is not before:
+                _changed(self)
+    functools.update_wrapper(__setattr__, method)
+    __setattr__.__framejit_watch__ = method
+    return __setattr__
+
+
+_ABSENT = object()
+
+
 def _wrap_methods(cls, names):
     for name in names:
         method = cls.__dict__.get(name)
         if method is not None and callable(method) and not hasattr(method, "__framejit_watch__"):
-            setattr(cls, name, _bumping(method, name))
+            setattr(cls, name, _bumping_setattr(method) if name == "__setattr__" else _bumping(method, name))
 
 
 def _handle_remove(method):

@@ -434,3 +434,30 @@ def test_global_forward_hooks_run_before_the_module_hooks_and_removal_is_noticed
         pre.remove()
         post.remove()
     torch.testing.assert_close(compiled(x), m(x))
+
+
+class Resetting(nn.Module):
+    """Re-assigns plain attributes in forward, like transformers' Swin layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.shift = 0
+        self.calls = 0
+
+    def forward(self, x, shift):
+        self.shift = shift if x.shape[0] > 100 else 0
+        return x + self.shift
+
+
+def test_a_forward_reassigning_the_same_attribute_value_keeps_the_fast_path():
+    from framejit.translate.module_watch import EPOCH
+    m = Resetting()
+    compiled = framejit.compile(m)
+    x = randn(2, 3)
+    torch.testing.assert_close(compiled(x, 5), m(x, 5))
+    before = EPOCH[0]
+    for _ in range(3):
+        torch.testing.assert_close(compiled(x, 5), x)
+    assert EPOCH[0] == before and m.shift == 0
+    m.shift = 7                                  # a real change is still noticed
+    assert EPOCH[0] != before
