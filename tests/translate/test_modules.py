@@ -442,11 +442,12 @@ class Resetting(nn.Module):
     def __init__(self):
         super().__init__()
         self.shift = 0
-        self.calls = 0
+        self.scale = 2
 
     def forward(self, x, shift):
+        y = x * self.scale
         self.shift = shift if x.shape[0] > 100 else 0
-        return x + self.shift
+        return y + self.shift
 
 
 def test_a_forward_reassigning_the_same_attribute_value_keeps_the_fast_path():
@@ -457,7 +458,8 @@ def test_a_forward_reassigning_the_same_attribute_value_keeps_the_fast_path():
     torch.testing.assert_close(compiled(x, 5), m(x, 5))
     before = EPOCH[0]
     for _ in range(3):
-        torch.testing.assert_close(compiled(x, 5), x)
+        torch.testing.assert_close(compiled(x, 5), x * 2)
     assert EPOCH[0] == before and m.shift == 0
-    m.shift = 7                                  # a real change is still noticed
+    m.scale = 3                                  # a real change is still noticed
     assert EPOCH[0] != before
+    torch.testing.assert_close(compiled(x, 5), x * 3)
