@@ -81,6 +81,9 @@ def _compile_function(fn, backend_fn, fullgraph, config, observer):
         return _on_miss(fn, signature, state, opts, args, kwargs)
 
     framejit_wrapper = build_dispatcher(fn, entries, on_miss)
+    state.listeners.append(weakref.ref(framejit_wrapper))
+    if entries:
+        framejit_wrapper._framejit_refresh()
     functools.update_wrapper(framejit_wrapper, fn)
     framejit_wrapper._framejit_fn = fn
     framejit_wrapper._framejit_state = state
@@ -124,6 +127,7 @@ def _convert(fn, signature, state, opts, args, kwargs):
                                           lambda: convert_frame(fn, signature, args, kwargs, opts))
     if result.kind == "entry":
         state.entries.append(result.entry)
+        state.changed()
         state.results.append(result)
     elif result.kind == "eager":
         state.eager_reason = result.reason

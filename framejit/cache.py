@@ -21,6 +21,17 @@ class CodeState:
         self.recompile_reasons = []
         self.warned_limit = False
         self.conversions = 0
+        self.listeners = []          # weak refs to dispatchers to regenerate when entries change
+
+    def changed(self):
+        """Entries were added or cleared: let every live dispatcher regenerate its fast path."""
+        alive = []
+        for ref in self.listeners:
+            dispatcher = ref()
+            if dispatcher is not None:
+                alive.append(ref)
+                dispatcher._framejit_refresh()
+        self.listeners[:] = alive
 
 
 def state_for(code, key):
@@ -49,4 +60,5 @@ def reset():
                 st.eager_reason = None
                 st.recompile_reasons.clear()
                 st.warned_limit = False
+                st.changed()
         _CACHE.clear()

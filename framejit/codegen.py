@@ -234,7 +234,11 @@ def build_entry(fn_code, f_globals, defaults, kwdefaults, with_closure, guard_ex
         ns.env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[int(key)]
     filename = f"<framejit entry {fn_code.co_name}>"
     exec(compile(text, filename, "exec"), ns.env)
-    entry = apply_bytecode_hooks(fn_code, ns.env["__fj_entry"])     # framejit.register_bytecode_hook
+    plain = ns.env["__fj_entry"]
+    entry = apply_bytecode_hooks(fn_code, plain)     # framejit.register_bytecode_hook
+    if entry is plain and entry.__code__ is plain.__code__:
+        # the dispatcher may inline this entry's text (dispatcher.py); not when a hook replaced its code
+        entry._framejit_parts = (guard_expr, body, ns)
     entry.__defaults__ = _shifted_defaults(defaults, with_closure)
     entry.__kwdefaults__ = kwdefaults
     return entry, text, ns

@@ -1,16 +1,26 @@
 """The fast path: a generated function with the compiled function's own signature.
 
     def add_relu(x, y):                          # same parameters, defaults, *args/**kwargs as fn
-        for __fj_e in __fj_entries:              # the cache entries of fn's code object
-            __fj_r = __fj_e(x, y)                # generated guards + graph call (codegen.py)
-            if __fj_r is not __fj_MISS:
-                return __fj_r
+        try:                                     # the first cache entry, inlined (codegen.py text):
+            __fj_ok = (type(x) is __fj_c0 and ...)   #   its guards,
+        except Exception:
+            __fj_ok = False
+        if __fj_ok:
+            __fj_o = __fj_graph(x, y)            #   its graph call and rebuilt result
+            return __fj_o[0]
+        for __fj_e in __fj_entries:              # the other entries of fn's code object
+            if __fj_e is not __fj_first:
+                __fj_r = __fj_e(x, y)
+                if __fj_r is not __fj_MISS:
+                    return __fj_r
         return __fj_on_miss((x, y), {})          # slow path: convert (api._on_miss)
 
-Arguments are bound once, by CPython, when the dispatcher is called; entries receive them as plain
-positional/keyword arguments, so nothing re-binds them and no *args tuple or **kwargs dict is built
-on a hit. For a function with free variables the closure tuple goes first (entries guard on the cells
-of the function actually called, since several functions can share one code object).
+Arguments are bound once, by CPython, when the dispatcher is called: nothing re-binds them and no
+*args tuple or **kwargs dict is built on a hit. The common call — one entry whose guards pass — is a
+single Python call: guards, graph, result. When the entries change (a conversion, framejit.reset())
+the dispatcher's code is regenerated in place (`_framejit_refresh`), so the function object users hold
+stays the same. For a function with free variables the closure tuple is `__fj_cl` (entries guard on
+the cells of the function actually called, since several functions can share one code object).
 """
 from .codegen import MISS, signature_source
 
@@ -28,29 +38,52 @@ def _call_parts(code):
     call = positional + ([f"*{star}"] if star else []) + [f"{k}={k}" for k in kwonly] + \
         ([f"**{dstar}"] if dstar else [])
     miss_args = "(" + "".join(f"{p}, " for p in positional) + (f"*{star}, " if star else "") + ")"
-    miss_kwargs = "{" + ", ".join(f"{k!r}: {k}" for k in kwonly) + (f", **{dstar}" if dstar and kwonly else
-                                                                         f"**{dstar}" if dstar else "") + "}"
-    return ", ".join(call), miss_args, miss_kwargs
+    kw_items = [f"{k!r}: {k}" for k in kwonly] + ([f"**{dstar}"] if dstar else [])
+    return ", ".join(call), miss_args, "{" + ", ".join(kw_items) + "}"
+
+
+def _source(code, name, first_parts):
+    call, miss_args, miss_kwargs = _call_parts(code)
+    head = "__fj_cl, " if code.co_freevars else ""
+    lines = [f"def {name}({signature_source(code, False)}):"]
+    if first_parts is not None:
+        guard_expr, body, _ = first_parts
+        lines += ["    try:", f"        __fj_ok = ({guard_expr})", "    except Exception:", "        __fj_ok = False",
+                  "    if __fj_ok:"]
+        lines += ["        " + line for line in body]
+    lines += ["    for __fj_e in __fj_entries:",
+              "        if __fj_e is not __fj_first:",
+              f"            __fj_r = __fj_e({head}{call})",
+              "            if __fj_r is not __fj_MISS:",
+              "                return __fj_r",
+              f"    return __fj_on_miss({miss_args}, {miss_kwargs})"]
+    return "\n".join(lines) + "\n"
 
 
 def build_dispatcher(fn, entries, on_miss):
     code = fn.__code__
-    with_closure = bool(code.co_freevars)
-    call, miss_args, miss_kwargs = _call_parts(code)
-    head = "__fj_cl, " if with_closure else ""
-    src = (f"def __fj_make(__fj_entries, __fj_on_miss, __fj_MISS, __fj_cl):\n"
-           f"    def {_safe_name(code.co_name)}({signature_source(code, False)}):\n"
-           f"        for __fj_e in __fj_entries:\n"
-           f"            __fj_r = __fj_e({head}{call})\n"
-           f"            if __fj_r is not __fj_MISS:\n"
-           f"                return __fj_r\n"
-           f"        return __fj_on_miss({miss_args}, {miss_kwargs})\n"
-           f"    return {_safe_name(code.co_name)}\n")
-    namespace = {}
-    exec(compile(src, f"<framejit dispatcher {code.co_qualname}>", "exec"), namespace)
-    dispatcher = namespace["__fj_make"](entries, on_miss, MISS, fn.__closure__)
+    name = _safe_name(code.co_name)
+    env = {"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS, "__fj_cl": fn.__closure__,
+           "__fj_first": None, "__builtins__": __builtins__}
+    filename = f"<framejit dispatcher {code.co_qualname}>"
+    exec(compile(_source(code, name, None), filename, "exec"), env)
+    dispatcher = env[name]
     dispatcher.__defaults__ = fn.__defaults__
     dispatcher.__kwdefaults__ = fn.__kwdefaults__
+
+    def refresh():
+        first = entries[0] if entries else None
+        parts = getattr(first, "_framejit_parts", None)
+        scratch = dict(env)
+        if parts is not None:
+            scratch.update(parts[2].env)
+        scratch.update({"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS,
+                        "__fj_cl": fn.__closure__, "__fj_first": first if parts is not None else None})
+        exec(compile(_source(code, name, parts), filename, "exec"), scratch)
+        env.update(scratch)              # the dispatcher's globals now hold the inlined entry's names
+        dispatcher.__code__ = scratch[name].__code__
+
+    dispatcher._framejit_refresh = refresh
     return dispatcher
 
 
