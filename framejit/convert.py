@@ -25,6 +25,7 @@ import warnings
 import torch
 
 from . import codegen, resume
+from .callees import CalleeWrappers, CompiledCallee, callee_position
 from .errors import BackendError, GraphBreak, Unsupported
 from .metrics import phase
 from .observe import current_recorder, note_restart
@@ -110,6 +111,7 @@ class Options:
         self.wrap = wrap
         self.observer = observer      # called with (code, ConvertResult, seconds) after each conversion
         self.key = (backend, fullgraph, config, observer)   # resume functions are cached per options
+        self.callee_wrappers = CalleeWrappers(wrap)          # callees that break run compiled (callees.py)
 
 
 def bind_frame_args(fn, signature, args, kwargs):
@@ -229,7 +231,11 @@ def _finish_break(fn, ctx, tx, gb, opts):
     ctx.graph.rollback(snap.graph_mark)
     ctx.side_effects.rollback(snap.effects_mark)
 
-    stack = snap.stack
+    stack = list(snap.stack)
+    if snap.index in ctx.break_at:       # the callee has a break inside: call it through its compiled wrapper
+        at = callee_position(inst, stack)
+        if at is not None and stack[at] is not NULL:
+            stack[at] = CompiledCallee(stack[at], opts.callee_wrappers)
     nulls = [v is NULL for v in stack]
     live = _live_locals(code, tx, snap)
     odd = [n for n in live if not n.isidentifier()]

@@ -194,3 +194,23 @@ def test_autocast_guard_only_where_autocast_changes_the_graph():
     x = randn(2, 4)
     with torch.autocast("cpu", dtype=torch.bfloat16):
         assert torch.equal(f(x), elementwise(x)) and f(x).dtype == elementwise(x).dtype
+
+
+def _helper_with_print(x):
+    y = x.sin()
+    print("inside helper")
+    return y.cos()
+
+
+def calls_helper_that_breaks(x):
+    a = x + 1
+    b = _helper_with_print(a)
+    return b * 2
+
+
+def test_callee_with_a_break_runs_compiled():
+    # caller: graph before the call, graph after; callee (compiled wrapper): graph before and after its print
+    check(calls_helper_that_breaks, randn(3), graphs=4)
+    out = framejit.explain(calls_helper_that_breaks)(randn(3))
+    assert out.graph_count == 4
+    assert any("inside helper" in (b.where or "") for b in out.break_reasons)

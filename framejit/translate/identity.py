@@ -15,6 +15,7 @@ checks that the inputs that were different objects at translation still are
 Both guards are CONST_MATCH guards on a FactSource: a Source whose expression is a Python fact about
 other Sources.
 """
+import dataclasses
 import functools
 import types
 from dataclasses import dataclass
@@ -71,6 +72,8 @@ def is_plain_instance(obj):
     t = type(obj)
     if not t.__flags__ & HEAPTYPE or isinstance(obj, (torch.nn.Module, torch.Tensor, BaseException, type)):
         return False
+    if dataclasses.is_dataclass(t):        # dataclasses on builtin bases too (HF's ModelOutput is a dict)
+        return True
     mro = t.__mro__
     return mro[-1] is object and all(k.__flags__ & HEAPTYPE for k in mro[:-1])
 

@@ -21,11 +21,11 @@ ATOL = 1e-5
 EXPECTED = {
     # MixtralExperts' reference expert loop iterates over `nonzero()` of the routing mask: a data-dependent
     # shape, a break by design. The break is deep inside inlined code, so translation restarts and breaks
-    # at the root frame's `func(self, *args, **kwargs)` (CALL_FUNCTION_EX in transformers'
-    # can_return_tuple wrapper); the wrapper has no tensor work before or after that call (0 graphs) and
-    # the callee then runs as plain Python: a break at CALL_FUNCTION_EX does not route the callee through
-    # a compiled wrapper (convert.py), so its graphs before and after the loop are not captured.
-    "mixtral": (0, 1, "nonzero() in the expert loop; callee of a CALL_FUNCTION_EX break runs eagerly"),
+    # at the root frame's `func(self, *args, **kwargs)` (transformers' can_return_tuple wrapper), and the
+    # callee runs through its compiled wrapper (callees.py): MixtralForCausalLM.forward gives 1 graph and
+    # breaks at `self.model(...)`, whose compiled forward breaks again at the inner decorator's call; that
+    # break lies inside a try block there, so MixtralModel.forward runs as plain Python.
+    "mixtral": (1, 3, "nonzero() in the expert loop; MixtralModel.forward's break sits in a try block"),
 }
 
 
@@ -71,7 +71,7 @@ def test_eval_forward_matches_eager_in_one_graph(name):
         explained = framejit.explain(model)(**inputs)
         graphs, breaks, why = EXPECTED.get(name, (1, 0, ""))
         assert (explained.graph_count, explained.graph_break_count) == (graphs, breaks), str(explained)
-        assert not explained.eager_reasons, explained.eager_reasons
+        assert not explained.eager_reasons or name in EXPECTED, explained.eager_reasons
         if name in EXPECTED:
             assert all("graph break inside" in b.reason for b in explained.break_reasons), str(explained)
         assert_same_outputs(explained.result, expected)
