@@ -129,6 +129,7 @@ def convert_frame(fn, signature, args, kwargs, opts):
     except TypeError as e:
         return ConvertResult("once", reason=f"the arguments do not bind: {e}")
     break_at = set()
+    inner_kinds = {}         # root call index -> kind of the break found inside the callee
     for _attempt in range(8):
         ctx = ConversionContext(opts.config, fn.__globals__, frozenset(break_at))
         ctx.recorder = current_recorder()
@@ -145,9 +146,10 @@ def convert_frame(fn, signature, args, kwargs, opts):
             inst = tx.instructions[index]
             if gb.inlined and inst.opname in ("CALL", "CALL_FUNCTION_EX") and index not in break_at:
                 break_at.add(index)
+                inner_kinds[index] = gb.kind
                 note_restart(f"{gb.reason} (inside the call at line {tx.line_of(inst)} of {code.co_qualname})")
                 continue
-            return _finish_break(fn, ctx, tx, gb, opts)
+            return _finish_break(fn, ctx, tx, gb, opts, inner_kinds.get(index))
         return _finish_return(fn, ctx, rv, opts)
     raise RuntimeError("framejit: too many restarts while converting " + code.co_qualname)
 
@@ -217,7 +219,7 @@ def _render_guards(ctx, ns):
 
 # ---- a frame that breaks ------------------------------------------------------------------------
 
-def _finish_break(fn, ctx, tx, gb, opts):
+def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
     code = fn.__code__
     snap = tx.snapshot
     inst = tx.instructions[snap.index]
@@ -232,7 +234,9 @@ def _finish_break(fn, ctx, tx, gb, opts):
     ctx.side_effects.rollback(snap.effects_mark)
 
     stack = list(snap.stack)
-    if snap.index in ctx.break_at:       # the callee has a break inside: call it through its compiled wrapper
+    # The callee has a break inside: call it through its compiled wrapper, so it keeps its graphs. Not
+    # for recursion past the inline depth: each level would be one more conversion of the same code.
+    if snap.index in ctx.break_at and inner_kind != "recursion":
         at = callee_position(inst, stack)
         if at is not None and stack[at] is not NULL:
             stack[at] = CompiledCallee(stack[at], opts.callee_wrappers)

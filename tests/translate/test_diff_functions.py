@@ -321,7 +321,7 @@ CASES = [
     case(recursion_on_tensors, x3, **ONE),
     case(mutual_recursion, x3, **ONE),
     case(recursion_over_nested_lists, x3, y3, **ONE),
-    case(recursion_too_deep, x3, graphs=3, breaks=1),   # root + resume + the callee, compiled on its own
+    case(recursion_too_deep, x3, graphs=2, breaks=1),
     case(nested_recursive_function, x3, **ONE),
 ]
 
