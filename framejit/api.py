@@ -77,8 +77,12 @@ def _compile_function(fn, backend_fn, fullgraph, config, observer):
 
     opts = Options(backend_fn, config, fullgraph, wrap, observer)
 
+    # Per wrapper, not per code object: functions made by one decorator share a code object (HF's
+    # forward wrappers), and one of them running eagerly or hitting the limit must not stop the others.
+    local = types.SimpleNamespace(eager_reason=None, conversions=0)
+
     def on_miss(args, kwargs):
-        return _on_miss(fn, signature, state, opts, args, kwargs)
+        return _on_miss(fn, signature, state, local, opts, args, kwargs)
 
     framejit_wrapper = build_dispatcher(fn, entries, on_miss)
     state.listeners.append(weakref.ref(framejit_wrapper))
@@ -90,28 +94,39 @@ def _compile_function(fn, backend_fn, fullgraph, config, observer):
     return framejit_wrapper
 
 
+# Entries of all functions sharing one code object (each guarded on its own closure) at most this many
+# times the recompile limit.
+SHARED_CODE_LIMIT = 8
+
+
 def _call_entry(fn, entry, args, kwargs):
     if fn.__code__.co_freevars:
         return entry(fn.__closure__, *args, **kwargs)
     return entry(*args, **kwargs)
 
 
-def _on_miss(fn, signature, state, opts, args, kwargs):
+def _on_miss(fn, signature, state, local, opts, args, kwargs):
+    limit = opts.config.recompile_limit
     with cache.LOCK:
         for entry in state.entries:          # another thread may have converted meanwhile
             out = _call_entry(fn, entry, args, kwargs)
             if out is not MISS:
                 return out
-        if state.eager_reason is not None:
+        if local.eager_reason is not None:
             result = None
-        elif len(state.entries) >= opts.config.recompile_limit:
+        elif local.conversions >= limit or len(state.entries) >= SHARED_CODE_LIMIT * limit:
             _hit_limit(fn, state, opts, args, kwargs)
+            local.eager_reason = state.eager_reason
             result = None
         else:
             if state.entries:
                 reason = _recompile_reason(fn, state, signature, args, kwargs)
                 state.recompile_reasons.append(reason)
             result = _convert(fn, signature, state, opts, args, kwargs)
+            if result.kind == "entry":
+                local.conversions += 1
+            elif result.kind == "eager":
+                local.eager_reason = result.reason
     if result is not None and result.kind == "entry":
         out = _call_entry(fn, result.entry, args, kwargs)
         if out is not MISS:

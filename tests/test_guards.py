@@ -162,3 +162,20 @@ def test_global_torch_state_read_by_the_frame_is_guarded():
         assert g(x).dtype == makes_default_dtype_tensor(x).dtype
     finally:
         torch.set_default_dtype(old)
+
+
+def test_recompile_limit_is_per_function_not_per_shared_code():
+    def decorate(inner):
+        def wrapper(x):
+            return inner(x) + 1
+        return wrapper
+
+    fns = [decorate(lambda x, k=k: x * k) for k in range(12)]     # twelve functions, one code object
+    counter = framejit.CompileCounter()
+    compiled = [framejit.compile(f, backend=counter, recompile_limit=2) for f in fns]
+    x = torch.ones(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                               # no "recompile limit" warning
+        for f, c in zip(fns, compiled):
+            assert torch.equal(c(x), f(x))
+    assert counter.frame_count == 12
