@@ -143,6 +143,8 @@ def _render(g, bind):
                 f" and {v}.requires_grad is {m.requires_grad}")
     if g.kind == "CONST_MATCH":
         x = g.expected
+        if x is True and getattr(g.source, "boolean", False):
+            return e                       # the expression is a bool test already
         if x is None or x is True or x is False:
             return f"{e} is {x!r}"
         return f"type({e}) is {bind(type(x))} and {e} == {bind(x)}"

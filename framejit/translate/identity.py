@@ -33,6 +33,7 @@ class FactSource(Source):
     """A Python expression over other Sources, e.g. FactSource("({0} is {1})", (a, b))."""
     template: str
     parts: tuple
+    boolean = False          # class attribute: True when the expression is itself a bool test
 
     def expr(self):
         return self.template.format(*(p.expr() for p in self.parts))
@@ -44,6 +45,7 @@ class FactSource(Source):
 class DistinctObjectsSource(Source):
     """`len({id(a), id(b), ...}) == n` over the inputs tracked so far (the list grows while translating;
     the guard is rendered once translation has finished)."""
+    boolean = True
 
     def __init__(self):
         object.__setattr__(self, "members", [])
