@@ -8,9 +8,9 @@ An entry has the compiled function's own signature (so the fast path never re-bi
                 return __fj_MISS
         except Exception:
             return __fj_MISS
-        __fj_o = __fj_graph(x, y, __fj_g['w'])         # graph inputs, loaded by their Sources
+        __fj_o0, __fj_o1, = __fj_graph(x, y, __fj_g['w'])   # graph inputs, loaded by their Sources
         __fj_g['calls'] = __fj_c0                        # side effects, in program order
-        return (__fj_o[0], [__fj_o[1], 3])               # the return value, rebuilt exactly
+        return (__fj_o0, [__fj_o1, 3])                   # the return value, rebuilt exactly
 
 On a graph break the last line instead calls the break function (see resume.py) with the live stack
 and locals. The source text is kept on the entry for reports ("transformed code").
@@ -61,7 +61,7 @@ class Rebuilder:
 
     def __init__(self, ns, output_index):
         self.ns = ns
-        self.output_index = output_index     # fx Node -> index into __fj_o
+        self.output_index = output_index     # fx Node -> i, the graph output named __fj_o<i>
         self.prelude = []                    # statements creating shared mutable objects
         self._memo = {}
         self._counts = {}
@@ -117,7 +117,7 @@ class Rebuilder:
         if isinstance(v, TensorValue):
             if v.node.op == "placeholder" and v.source is not None:
                 return self.reload(v.source)
-            return f"__fj_o[{self.output_index[v.node]}]"
+            return f"__fj_o{self.output_index[v.node]}"
         if v.source is not None and isinstance(v, (SeqValue, DictValue, ObjectValue)):
             return self.reload(v.source)
         if isinstance(v, SeqValue):
@@ -215,8 +215,13 @@ def signature_source(code, with_closure):
     return ", ".join(params)
 
 
-def graph_call_source(input_sources):
-    return f"__fj_o = __fj_graph({', '.join(s.expr() for s in input_sources)})"
+def graph_call_source(input_sources, n_outputs):
+    """The graph call, its outputs unpacked into __fj_o0, __fj_o1, ... (a tuple unpack is cheaper than
+    indexing on the fast path)."""
+    call = f"__fj_graph({', '.join(s.expr() for s in input_sources)})"
+    if n_outputs == 0:
+        return call
+    return "".join(f"__fj_o{i}, " for i in range(n_outputs)) + "= " + call
 
 
 def build_entry(fn_code, f_globals, defaults, kwdefaults, with_closure, guard_expr_fn, body_fn):

@@ -6,8 +6,8 @@
         except Exception:
             __fj_ok = False
         if __fj_ok:
-            __fj_o = __fj_graph(x, y)            #   its graph call and rebuilt result
-            return __fj_o[0]
+            __fj_o0, = __fj_graph(x, y)          #   its graph call and rebuilt result
+            return __fj_o0
         for __fj_e in __fj_entries:              # the other entries of fn's code object
             if __fj_e is not __fj_first:
                 __fj_r = __fj_e(x, y)

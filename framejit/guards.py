@@ -131,6 +131,25 @@ class GuardSet:
         return " and ".join(p for p in parts if p) or "True"
 
 
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
+
+
+def _stride_check(v, m, bind):
+    """Exact strides, as cheaply as they can be checked once the shape matched: nothing for 0-d tensors;
+    `is_contiguous()` (no tuple built) for contiguous tensors whose every dim is > 1, where contiguity
+    fixes each stride exactly; `stride() == ...` otherwise (size-0/1 dims leave strides free)."""
+    if not m.shape:
+        return ""
+    if m.stride == _contiguous_strides(m.shape) and all(d > 1 for d in m.shape):
+        return f" and {v}.is_contiguous()"
+    return f" and {v}.stride() == {bind(m.stride)}"
+
+
 def _render(g, bind):
     e = g.source.expr() if g.source is not None else None
     if g.kind == "TENSOR_MATCH":
@@ -139,7 +158,7 @@ def _render(g, bind):
         head = f"type({v}) is {bind(m.type)}" if v == e else f"type(__fj_t := {e}) is {bind(m.type)}"
         device = f"{v}.is_cpu" if m.device.type == "cpu" else f"{v}.device == {bind(m.device)}"
         return (f"{head} and {v}.dtype is {bind(m.dtype)} and {device}"
-                f" and {v}.shape == {bind(torch.Size(m.shape))} and {v}.stride() == {bind(m.stride)}"
+                f" and {v}.shape == {bind(torch.Size(m.shape))}{_stride_check(v, m, bind)}"
                 f" and {v}.requires_grad is {m.requires_grad}")
     if g.kind == "CONST_MATCH":
         x = g.expected

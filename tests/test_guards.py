@@ -179,3 +179,35 @@ def test_recompile_limit_is_per_function_not_per_shared_code():
         for f, c in zip(fns, compiled):
             assert torch.equal(c(x), f(x))
     assert counter.frame_count == 12
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.randn(4, 3).t(),                  # same shape (3, 4), transposed strides
+    lambda: torch.randn(3, 8)[:, ::2],              # same shape, strided
+    lambda: torch.randn(1, 4).expand(3, 4),         # same shape, zero stride
+    lambda: torch.randn(3, 1, 4).transpose(0, 1).reshape(1, 3, 4)[0],   # contiguous again
+])
+def test_strides_are_checked_exactly(make):
+    def f(x):
+        return x.contiguous().view(-1) * 2
+
+    cf, c = compiled(f)
+    base = torch.randn(3, 4)
+    cf(base)
+    other = make()
+    assert other.shape == base.shape
+    assert torch.equal(cf(other), f(other))
+    expected = 1 if other.stride() == base.stride() else 2
+    assert c.frame_count == expected
+
+
+def test_size_one_dims_keep_exact_stride_checks():
+    def f(x):
+        return x + 1
+
+    cf, c = compiled(f)
+    a = torch.randn(1, 4)
+    cf(a)
+    b = torch.randn(4, 1).t()          # shape (1, 4), stride (1, 1): contiguous but different stride
+    assert torch.equal(cf(b), f(b))
+    assert c.frame_count == 2
