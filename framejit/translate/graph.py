@@ -133,34 +133,28 @@ def _target_name(target):
     return target if isinstance(target, str) else getattr(target, "__name__", repr(target))
 
 
-def _to_fx(v):
+def _to_arg(v, fake):
+    """A Value as an op argument: fx nodes for the graph (fake=False) or fake tensors to run it on."""
     if isinstance(v, TensorValue):
-        return v.node
+        return v.fake if fake else v.node
     if isinstance(v, Const):
         return v.value
     if isinstance(v, SeqValue):
-        items = [_to_fx(i) for i in v.items]
+        items = [_to_arg(i, fake) for i in v.items]
         return items if v.kind is list else tuple(items)
     if isinstance(v, DictValue):
-        return {k: _to_fx(x) for k, x in v.items.items()}
-    if isinstance(v, ObjectValue) and _graphable_object(v.obj):
+        return {k: _to_arg(x, fake) for k, x in v.items.items()}
+    if isinstance(v, ObjectValue) and (fake or _graphable_object(v.obj)):
         return v.obj
     raise GraphBreak("graph argument", f"cannot pass {v!r} into a graph op")
+
+
+def _to_fx(v):
+    return _to_arg(v, False)
 
 
 def _to_fake(v):
-    if isinstance(v, TensorValue):
-        return v.fake
-    if isinstance(v, Const):
-        return v.value
-    if isinstance(v, SeqValue):
-        items = [_to_fake(i) for i in v.items]
-        return items if v.kind is list else tuple(items)
-    if isinstance(v, DictValue):
-        return {k: _to_fake(x) for k, x in v.items.items()}
-    if isinstance(v, ObjectValue):
-        return v.obj
-    raise GraphBreak("graph argument", f"cannot pass {v!r} into a graph op")
+    return _to_arg(v, True)
 
 
 def _graphable_object(obj):

