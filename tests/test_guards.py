@@ -211,3 +211,25 @@ def test_size_one_dims_keep_exact_stride_checks():
     b = torch.randn(4, 1).t()          # shape (1, 4), stride (1, 1): contiguous but different stride
     assert torch.equal(cf(b), f(b))
     assert c.frame_count == 2
+
+
+def _scaled_by_default(x, a=2.0, b=None):
+    return x * a if b is None else x * a + b
+
+
+def test_replacing_an_inlined_functions_defaults_recompiles():
+    def caller(x):
+        return _scaled_by_default(x)
+
+    cf, c = compiled(caller)
+    x = torch.ones(2)
+    assert torch.equal(cf(x), x * 2)
+    old = _scaled_by_default.__defaults__
+    try:
+        _scaled_by_default.__defaults__ = (3.0, 1.0)
+        assert torch.equal(cf(x), caller(x))
+        assert c.frame_count == 2
+    finally:
+        _scaled_by_default.__defaults__ = old
+    out = framejit.explain(caller)(x)
+    assert not any("(default 0)" in g for g in out.guards)       # one guard on the tuple, not per item

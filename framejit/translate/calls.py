@@ -15,6 +15,7 @@ import types
 import torch
 
 from ..errors import GraphBreak
+from .context import CONST_TYPES
 from .attrs import PropertyCall, load_attr
 from .builtins_table import LOOKASIDES, as_python, unpack_iterable
 from .containers import call_container_method
@@ -292,8 +293,14 @@ def _inline_frame(tx, fn, fn_source, args, kwargs, closure_values, defaults, kwd
 def _wrap_defaults(tx, fn, fn_source, defaults, kwdefaults):
     from .source import DefaultSource
     pos = []
+    # A tuple of immutable constants: one identity guard on the tuple covers every item.
+    whole = fn_source is not None and defaults and type(defaults) is tuple and \
+        all(type(d) in CONST_TYPES for d in defaults)
+    if whole:
+        tx.ctx.guards.add("ID_MATCH", AttrSource(fn_source, "__defaults__"), defaults)
     for i, d in enumerate(defaults or ()):
-        pos.append(d if isinstance(d, Value) else (tx.ctx.wrap(d, DefaultSource(fn_source, i)) if fn_source else _unsourced(d)))
+        pos.append(d if isinstance(d, Value) else
+                   (tx.ctx.wrap(d, DefaultSource(fn_source, i), guard=not whole) if fn_source else _unsourced(d)))
     kw = {}
     for k, d in (kwdefaults or {}).items():
         kw[k] = d if isinstance(d, Value) else (tx.ctx.wrap(d, DefaultSource(fn_source, k)) if fn_source else _unsourced(d))
