@@ -21,7 +21,7 @@ from .bytecode import assemble, copy_instructions, decode, make
 
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 
-# resume code -> (original code, number of prologue instructions)
+# resume code -> (weak ref to the original code, number of prologue instructions)
 RESUME_ORIGIN = weakref.WeakKeyDictionary()
 # original code -> {(K, null layout, locals): compiled resume wrapper}
 _RESUME_CACHE = weakref.WeakKeyDictionary()
@@ -30,10 +30,10 @@ _RESUME_CACHE = weakref.WeakKeyDictionary()
 def original_position(code, index):
     """(original code, original instruction index) for instruction `index` of `code`."""
     origin = RESUME_ORIGIN.get(code)
-    if origin is None:
+    orig_code = origin[0]() if origin is not None else None
+    if orig_code is None:
         return code, index
-    orig_code, prologue = origin
-    return orig_code, index - prologue
+    return orig_code, index - origin[1]
 
 
 def _prologue(code, stack_nulls, positions):
@@ -82,7 +82,8 @@ def make_resume_function(orig_code, f_globals, closure, k_index, stack_nulls, li
                     co_posonlyargcount=0, co_kwonlyargcount=0,
                     co_flags=orig_code.co_flags & ~(CO_VARARGS | CO_VARKEYWORDS),
                     co_name=name, co_qualname=name)
-    RESUME_ORIGIN[code] = (orig_code, len(prologue) + 1)
+    # weak: the original's cache holds this resume function, so a strong ref here would keep it alive
+    RESUME_ORIGIN[code] = (weakref.ref(orig_code), len(prologue) + 1)
     fn = types.FunctionType(code, f_globals, name, None, closure)
     compiled = wrap(fn)
     per_code[key] = compiled

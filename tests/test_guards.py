@@ -233,3 +233,18 @@ def test_replacing_an_inlined_functions_defaults_recompiles():
         _scaled_by_default.__defaults__ = old
     out = framejit.explain(caller)(x)
     assert not any("(default 0)" in g for g in out.guards)       # one guard on the tuple, not per item
+
+
+def test_dead_function_with_a_graph_break_frees_its_cache():
+    import gc
+    import weakref
+
+    namespace = {"torch": torch}
+    exec("def broken(x):\n    y = x + 1\n    print('break')\n    return y * 2\n", namespace)
+    fn = namespace.pop("broken")
+    cf = framejit.compile(fn)
+    cf(torch.ones(1))
+    ref = weakref.ref(fn.__code__)
+    del fn, cf, namespace
+    gc.collect()
+    assert ref() is None
