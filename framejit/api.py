@@ -8,7 +8,6 @@ state_dict keys, train/eval), whose forward is the compiled forward.
 """
 import functools
 import inspect
-import time
 import types
 import warnings
 import weakref
@@ -19,9 +18,8 @@ from . import cache
 from .backends import lookup_backend
 from .codegen import MISS
 from .config import Config
-from .convert import ConvertResult, Options, convert_frame
+from .convert import Options, convert_frame
 from .dispatcher import build_dispatcher
-from .errors import GraphBreak, Unsupported
 
 _DISABLED = weakref.WeakSet()
 

@@ -22,12 +22,9 @@ import torch
 
 from .errors import GraphBreak
 from .hooks import apply_bytecode_hooks
-from .translate.cells import CellValue
 from .translate.source import FIXED_OBJECTS
-from .translate.functions import FunctionValue
-from .translate.values import (Const, DictValue, IteratorValue, MethodValue, NullValue, ObjectValue,
-                               SeqValue, SetValue, TensorValue)
-from .translate.context import is_namedtuple_class, is_structseq_class
+from .translate.values import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .translate.context import is_namedtuple_class
 from .translate.source import LocalSource
 
 MISS = object()
@@ -244,10 +241,7 @@ def build_entry(fn_code, f_globals, defaults, kwdefaults, with_closure, guard_ex
     if entry is plain and entry.__code__ is plain.__code__:
         # the dispatcher may inline this entry's text (dispatcher.py); not when a hook replaced its code
         entry._framejit_parts = (guard_expr, body, ns)
-    entry.__defaults__ = _shifted_defaults(defaults, with_closure)
+    entry.__defaults__ = defaults
     entry.__kwdefaults__ = kwdefaults
     return entry, text, ns
 
-
-def _shifted_defaults(defaults, with_closure):
-    return defaults

@@ -17,10 +17,6 @@ eager with a warning; they never reach the user's program as framejit's exceptio
 """
 import dis
 import inspect
-import time
-import traceback
-import types
-import warnings
 
 import torch
 
@@ -29,15 +25,13 @@ from .callees import CalleeWrappers, CompiledCallee, callee_position
 from .errors import BackendError, GraphBreak, Unsupported
 from .metrics import phase
 from .observe import current_recorder, note_restart
-from .translate.builtins_table import truth  # noqa: F401
 from .translate import module_guards
 from .translate.autocast import autocast_sensitive
 from .translate.context import ConversionContext, is_cpu_autocast_enabled
 from .translate.ctx_managers import STATE_NODE_TARGETS
-from .translate.source import ClosureSource, LocalSource
+from .translate.source import ClosureSource
 from .translate.translator import Translator, format_position
-from .translate.values import (NULL, Const, DictValue, MethodValue, NullValue, ObjectValue, SeqValue, SetValue,
-                               TensorValue)
+from .translate.values import NULL, Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 
 NON_FRAME_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 USER_ERROR_KINDS = {"constant op raised", "bad call", "key error", "index error", "value error", "name error",

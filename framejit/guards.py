@@ -6,7 +6,7 @@ constants bound by name, never spliced in as text), which codegen puts at the to
 entry function. The same list gives readable strings for explain() and names the failing guard when
 an entry keeps missing ("x.shape changed (8, 4) -> (16, 4)").
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 

@@ -4,14 +4,13 @@ Each entry is `fn(tx, args, kwargs) -> Value` standing in for a real callable. C
 calling the real function; tensors go to the graph; containers are handled symbolically. A call that
 needs real data (int(tensor), bool(tensor)) raises GraphBreak.
 """
-import builtins
 import math
 import operator
 
 import torch
 
 from ..errors import GraphBreak
-from .values import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
+from .values import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 
 LOOKASIDES = {}
 
@@ -149,11 +148,6 @@ def _range(tx, args, kwargs):
     return _call_real(range, args, kwargs)
 
 
-@lookaside(int, float, bool, str, complex)
-def _convert(tx, args, kwargs, _fns={}):
-    raise AssertionError("replaced below")
-
-
 def _make_converter(fn):
     def impl(tx, args, kwargs):
         if any(isinstance(a, TensorValue) for a in args):
@@ -172,11 +166,6 @@ def _make_converter(fn):
 
 for _f in (int, float, bool, str, complex):
     LOOKASIDES[_f] = _make_converter(_f)
-
-
-@lookaside(tuple, list)
-def _sequence(tx, args, kwargs, kind=None):
-    raise AssertionError("replaced below")
 
 
 def _make_seq(kind):
@@ -367,11 +356,6 @@ LOOKASIDES[min] = _make_extreme(min)
 LOOKASIDES[max] = _make_extreme(max)
 
 
-@lookaside(any, all)
-def _anyall(tx, args, kwargs):
-    raise AssertionError
-
-
 def _make_anyall(fn):
     def impl(tx, args, kwargs):
         items = unpack_iterable(tx, args[0])
@@ -401,31 +385,28 @@ def _abs(tx, args, kwargs):
     return _call_real(abs, args, kwargs)
 
 
-@lookaside(round, divmod, pow, chr, ord, hash, repr, format, hex, oct, bin, math.sqrt, math.ceil, math.floor,
+# Pure functions of constants: called for real when no argument is a tensor.
+PURE_FUNCTIONS = (round, divmod, pow, chr, ord, hash, repr, format, hex, oct, bin, math.sqrt, math.ceil, math.floor,
            math.log, math.exp, math.pow, math.prod, math.isclose, math.isfinite, math.isinf, math.isnan,
            math.gcd, math.sin, math.cos, math.tan, math.log2, math.log10, math.fabs, math.trunc, math.atan2,
            math.erf, math.tanh, math.fsum, math.factorial, math.comb, math.radians, math.degrees, math.hypot,
            math.perm, math.isqrt, math.lcm, math.copysign, math.fmod, math.modf, math.dist, math.frexp,
            math.ldexp, math.remainder, math.asin, math.acos, math.atan, math.sinh, math.cosh, math.log1p,
            math.expm1)
-def _pure(tx, args, kwargs):
-    raise AssertionError
 
 
 def _make_pure(fn):
     def impl(tx, args, kwargs):
         if any(isinstance(a, TensorValue) for a in list(args) + list(kwargs.values())):
             if fn is pow and isinstance(args[0], TensorValue):   # round(tensor) raises TypeError eagerly
-                target = torch.pow
-                return tx.ctx.graph.call_function(target, tuple(args), {})
+                return tx.ctx.graph.call_function(torch.pow, tuple(args), {})
             raise GraphBreak("data-dependent", f"{getattr(fn, '__name__', fn)}() of a tensor needs its value")
         return _call_real(fn, args, kwargs)
     return impl
 
 
-for _f in list(LOOKASIDES):
-    if LOOKASIDES[_f] is _pure:
-        LOOKASIDES[_f] = _make_pure(_f)
+for _f in PURE_FUNCTIONS:
+    LOOKASIDES[_f] = _make_pure(_f)
 
 
 @lookaside(getattr)

@@ -16,14 +16,13 @@ import torch
 
 from ..errors import GraphBreak
 from .context import CONST_TYPES
-from .attrs import PropertyCall, load_attr
+from .attrs import load_attr
 from .builtins_table import LOOKASIDES, as_python, unpack_iterable
 from .containers import call_container_method
 from .source import AttrSource, ItemSource, fixed_source
 from .torch_table import (compiling_answer, graph_target, CONSTANT_FUNCTIONS, FACTORY_FUNCTIONS, TENSOR_BREAK_METHODS,
                           TENSOR_CONST_METHODS, is_graph_op, is_tensor_method_descriptor)
-from .values import (Const, DictValue, IteratorValue, MethodValue, NULL, ObjectValue, SeqValue,
-                     SetValue, TensorValue, Value)
+from .values import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from . import operators, operator_values  # noqa: F401  (install operator lookasides)
 from . import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
 from . import builtin_methods  # noqa: F401  (installs dict.get & co. on real dicts)

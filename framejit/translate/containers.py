@@ -10,9 +10,9 @@ import operator
 import torch
 
 from ..errors import GraphBreak
-from .builtins_table import as_python, truth, unpack_iterable
+from .builtins_table import as_python, unpack_iterable
 from .source import ItemSource
-from .values import Value, Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .values import Value, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 
 MODULE_CONTAINERS = (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict, torch.nn.ParameterList,
                      torch.nn.ParameterDict)

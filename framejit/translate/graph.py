@@ -14,9 +14,8 @@ import operator
 import torch
 import torch.fx as fx
 from torch._subclasses.fake_tensor import FakeTensorMode
-from torch.fx.experimental.symbolic_shapes import ShapeEnv
 
-from .values import Const, DictValue, NULL, ObjectValue, SeqValue, SetValue, TensorValue, Value
+from .values import Const, DictValue, ObjectValue, SeqValue, TensorValue
 from ..errors import GraphBreak
 from ..metrics import phase
 
@@ -64,10 +63,10 @@ class GraphBuilder:
         return self._record("call_method", name, args, kwargs)
 
     def _record(self, op, target, args, kwargs):
-        fx_args = tuple(_to_fx(a) for a in args)
-        fx_kwargs = {k: _to_fx(v) for k, v in kwargs.items()}
-        fake_args = tuple(_to_fake(a) for a in args)
-        fake_kwargs = {k: _to_fake(v) for k, v in kwargs.items()}
+        fx_args = tuple(_to_arg(a, False) for a in args)
+        fx_kwargs = {k: _to_arg(v, False) for k, v in kwargs.items()}
+        fake_args = tuple(_to_arg(a, True) for a in args)
+        fake_kwargs = {k: _to_arg(v, True) for k, v in kwargs.items()}
         try:
             with phase("fake_propagation"), self.fake_mode:
                 if op == "call_method":
@@ -147,14 +146,6 @@ def _to_arg(v, fake):
     if isinstance(v, ObjectValue) and (fake or _graphable_object(v.obj)):
         return v.obj
     raise GraphBreak("graph argument", f"cannot pass {v!r} into a graph op")
-
-
-def _to_fx(v):
-    return _to_arg(v, False)
-
-
-def _to_fake(v):
-    return _to_arg(v, True)
 
 
 def _graphable_object(obj):

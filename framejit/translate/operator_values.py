@@ -9,7 +9,7 @@ import operator
 
 from ..errors import GraphBreak
 from .builtins_table import LOOKASIDES, as_python, unpack_iterable
-from .values import Const, SeqValue, Value
+from .values import SeqValue, Value
 
 
 class OperatorCallable(Value):

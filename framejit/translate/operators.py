@@ -7,11 +7,9 @@ source); lists, tuples and dicts follow Python's own rules symbolically.
 import dis
 import operator
 
-import torch
-
 from ..errors import GraphBreak
 from .builtins_table import LOOKASIDES, as_python, truth, unpack_iterable
-from .values import Const, DictValue, MethodValue, NullValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .values import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 
 BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
           "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
