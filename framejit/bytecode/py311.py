@@ -370,3 +370,18 @@ def encode_location_table(runs, firstlineno: int) -> bytes:
             _write_varint(out, end_col + 1)
             cur_line = line
     return bytes(out)
+
+# --- the runtime beside the bytecode ---------------------------------------------
+# Object layout facts that translate/dict_versions.py reads through ctypes (it checks each against live
+# objects before use, and turns itself off if one is wrong):
+# * PyDictObject: PyObject_HEAD (refcount, type), ma_used, then ma_version_tag (PEP 509), a 64-bit tag
+#   set from a global counter on every mutation of the dict, so an unchanged tag means unchanged contents;
+# * PyObject: ob_type right after the refcount;
+# * a managed __dict__ (Py_TPFLAGS_MANAGED_DICT types): its pointer three words before the object;
+# * PyTypeObject.tp_version_tag: a 32-bit tag, 0 after any change to the type or one of its bases and
+#   a fresh value once looked up again (so a non-zero tag seen twice means no change in between).
+DICT_VERSION_OFFSET: int = 3 * 8
+OB_TYPE_OFFSET: int = 8
+MANAGED_DICT_FLAG: int = 1 << 4
+MANAGED_DICT_OFFSET: int = -3 * 8
+TYPE_VERSION_OFFSET: int = 384

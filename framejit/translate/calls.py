@@ -292,14 +292,15 @@ def _inline_frame(tx, fn, fn_source, args, kwargs, closure_values, defaults, kwd
 def _wrap_defaults(tx, fn, fn_source, defaults, kwdefaults):
     from .source import DefaultSource
     pos = []
-    # A tuple of immutable constants: one identity guard on the tuple covers every item.
-    whole = fn_source is not None and defaults and type(defaults) is tuple and \
-        all(type(d) in CONST_TYPES for d in defaults)
+    # One identity guard on the defaults tuple fixes every item (a tuple never changes): constants need
+    # nothing more, and the guards other items get are implied by it (module_guards.ModulePlan).
+    whole = fn_source is not None and defaults and type(defaults) is tuple
     if whole:
         tx.ctx.guards.add("ID_MATCH", AttrSource(fn_source, "__defaults__"), defaults)
     for i, d in enumerate(defaults or ()):
         pos.append(d if isinstance(d, Value) else
-                   (tx.ctx.wrap(d, DefaultSource(fn_source, i), guard=not whole) if fn_source else _unsourced(d)))
+                   (tx.ctx.wrap(d, DefaultSource(fn_source, i), guard=not (whole and type(d) in CONST_TYPES))
+                    if fn_source else _unsourced(d)))
     kw = {}
     for k, d in (kwdefaults or {}).items():
         kw[k] = d if isinstance(d, Value) else (tx.ctx.wrap(d, DefaultSource(fn_source, k)) if fn_source else _unsourced(d))

@@ -36,9 +36,11 @@ import types
 
 import torch
 
+from ..guards import Guard
+from .dict_guards import VersionPlan
 from .module_values import HookStateSource, ModuleAttrSource
 from .module_watch import EPOCH, watch
-from .source import AttrSource, BuiltinSource, FixedObjectSource, ItemSource, LocalSource, Source
+from .source import AttrSource, BuiltinSource, DefaultSource, FixedObjectSource, ItemSource, LocalSource, Source
 
 MODULE_TABLES = ("_modules", "_parameters", "_buffers")
 IMMUTABLE_CONSTS = (int, float, bool, str, bytes, complex, type(None), torch.dtype, torch.device, torch.layout,
@@ -65,7 +67,7 @@ class CachedSource(Source):
 class ModulePlan:
     """Which guards of one conversion are covered by the module watch, and the member cache."""
 
-    def __init__(self, guards, graph_inputs):
+    def __init__(self, guards, graph_inputs, f_globals=None):
         self.guards = list(guards)
         self.types = {}
         self.objects = {}
@@ -81,6 +83,11 @@ class ModulePlan:
         covered_ids = {id(g) for g in self.covered}
         self.implied = [g for g in self.guards if id(g) not in covered_ids and self.is_implied(g)]
         covered_ids |= {id(g) for g in self.implied}
+        self.versions = VersionPlan([g for g in self.guards if id(g) not in covered_ids and g.source is not None],
+                                    self.objects, self.identity_covered, f_globals)
+        covered_ids |= {id(g) for g in self.versions.covered}
+        for source, obj in self.versions.pinned.items():    # their identity, checked when EPOCH moves
+            self.covered.append(Guard("ID_MATCH", source, obj))
         self.cache = {}                          # covered Source -> index in the member cache
         self.input_sources = [self.through_cache(s) for s, _, _ in graph_inputs] if self.covered else \
             [s for s, _, _ in graph_inputs]
@@ -94,6 +101,8 @@ class ModulePlan:
             cached = self.through_cache(g.source)
             (self.before if cached == g.source else self.after).append(
                 g if cached == g.source else dataclasses.replace(g, source=cached))
+        self.versioned = [dataclasses.replace(g, source=self.through_cache(g.source)) if self.covered else g
+                          for g in self.versions.covered]
 
     # ---- coverage -----------------------------------------------------------------------------
     def is_module_root(self, source):
@@ -151,6 +160,8 @@ class ModulePlan:
         return known
 
     def fixed_by_base(self, source):
+        if isinstance(source, DefaultSource) and isinstance(source.key, int):   # fn.__defaults__[i]
+            source = ItemSource(AttrSource(source.fn_source, "__defaults__"), source.key)
         if isinstance(source, ModuleAttrSource) or not isinstance(source, (AttrSource, ItemSource)):
             return False
         base = source.base
@@ -165,6 +176,8 @@ class ModulePlan:
             return False
         if g.kind == "CONST_MATCH" and type(g.expected) not in IMMUTABLE_CONSTS:
             return False
+        if g.kind == "LEN_MATCH" and self.types.get(g.source) not in IMMUTABLE_HOLDERS:
+            return False                     # a list held in a tuple still changes length
         return self.fixed_by_base(g.source)
 
     # ---- the member cache -----------------------------------------------------------------------
@@ -189,8 +202,11 @@ class ModulePlan:
     # ---- rendering ------------------------------------------------------------------------------
     def render(self, bind, render_guard):
         terms = _Aliases(self.before + self.after)
+        inner = _Aliases(self.versioned, prefix="__fj_q")
+        versioned = self.versions.render(bind, [inner.render(g, bind, render_guard) for g in self.versioned])
         if not self.covered:
-            return " and ".join(terms.render(g, bind, render_guard) for g in self.before) or "True"
+            parts = [terms.render(g, bind, render_guard) for g in self.before] + [versioned]
+            return " and ".join(p for p in parts if p) or "True"
         self.watch_objects()
         state = bind([-1, ()])
         epoch = bind(EPOCH)
@@ -202,6 +218,7 @@ class ModulePlan:
         parts.append(f"((__fj_e := {epoch}[0]) == {state}[0] or ({block}))")
         parts.append(f"(__fj_m := {state}[1]) is not None")
         parts += [terms.render(g, bind, render_guard) for g in self.after]
+        parts.append(versioned)
         return " and ".join(p for p in parts if p)
 
 
@@ -226,7 +243,8 @@ class _Aliases:
     into a local, by a term of its own placed just before the first guard that needs it (a term that is
     always evaluated, so later guards never see it unassigned)."""
 
-    def __init__(self, guards):
+    def __init__(self, guards, prefix="__fj_p"):
+        self.prefix = prefix
         direct, parents, depth = {}, {}, {}
 
         def visit(source, parent):
@@ -259,7 +277,7 @@ class _Aliases:
             return AliasSource(name, source)
         mapped = _map_parts(source, lambda s: self._substitute(s, pending))
         if self.counts.get(source, 0) >= 2 and not isinstance(source, _CHEAP):
-            name = self.names[source] = f"__fj_p{len(self.names)}"
+            name = self.names[source] = f"{self.prefix}{len(self.names)}"
             pending.append(f"({name} := {mapped.expr()}) is not __fj_MISS")
             return AliasSource(name, source)
         return mapped
@@ -320,7 +338,7 @@ def plan_for(ctx):
     """The ModulePlan of a conversion (made once, when its entry is generated)."""
     plan = getattr(ctx, "module_plan", None)
     if plan is None:
-        plan = ctx.module_plan = ModulePlan(ctx.guards.guards, ctx.graph.inputs)
+        plan = ctx.module_plan = ModulePlan(ctx.guards.guards, ctx.graph.inputs, ctx.f_globals)
     return plan
 
 

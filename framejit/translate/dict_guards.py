@@ -1,0 +1,354 @@
+"""Guards implied by unchanged dicts: library state checked through a tuple of dict version tags.
+
+Why this exists: after the module watch (module_guards.py) the guards left on a transformers forward
+are mostly about state outside the module tree that lives in dicts: other modules' globals
+(`modeling_utils.is_torchdynamo_compiling is <function>`), registries (`ALL_MASK_ATTENTION_FUNCTIONS
+._global_mapping['sdpa'] is <function>`, the keys of that dict), config attributes
+(`config.use_cache is False`). A guard is *versioned* when the value it checks is a function of the
+contents of dicts whose identity is known, and of nothing else:
+
+  module globals / a registry dict        d[key], dict.__getitem__(d, key), `key in d`, d.keys()
+  an attribute of a module object         module.__dict__[attr] (present at translation)
+  an attribute of a plain Python object   its instance __dict__ and the __dict__s of the classes on its
+                                          MRO, when attribute lookup is object's own and `attr` is not
+                                          a data descriptor (property, slot) there
+  an attribute of a class                 the class __dict__s on its MRO (functions, plain values)
+  items of a tuple, a function's __closure__ / __globals__ (immutable once made)
+
+starting from an object named directly (FixedObjectSource) or whose identity another guard checks. The
+kinds covered are ID_MATCH, immutable CONST_MATCH, non-heap TYPE_MATCH, tuple LEN_MATCH, DICT_KEYS and
+identity facts between such values. Tensors, cell contents and function __code__/__defaults__ are never
+versioned (they change without touching a dict).
+
+The entry then reads, on every call, a tuple of machine words (dict_versions.py): the version tag of
+each of those dicts, the version tag of each class involved (it moves when the class or a base class
+changes), and for each object whose attributes are versioned its type pointer and __dict__ pointer
+(neither `obj.__class__ = ...` nor `obj.__dict__ = ...` touches a dict):
+
+    ((__fj_s := (word0.value, word1.value, ...)) == stamp[0] or (<versioned guards> and restamp(__fj_s)))
+
+The versioned guards (which include `type(obj) is T` and `obj.__dict__ is D` for those objects) run
+only when a word moved: the first call, or after a change anywhere in one of those dicts or classes.
+`restamp` re-checks the structural facts above (attribute lookup still plain, no data descriptor
+appeared, every class tag valid) before it records the words, so a stamp always describes a state in
+which the versioned guards passed and their values were functions of what the words watch.
+"""
+import types
+
+import torch
+
+from .builtin_methods import DictKeySource
+from .dict_versions import ENABLED, dict_pointer, dict_version, type_pointer, type_version
+from .module_values import HookStateSource, ModuleAttrSource
+from .source import AttrSource, FixedObjectSource, FIXED_OBJECTS, GlobalSource, ItemSource, Source
+
+HEAPTYPE = 1 << 9
+_MISSING = object()
+_READONLY_FUNCTION_ATTRS = ("__closure__", "__globals__")
+_IMMUTABLE = (tuple, str, bytes, frozenset, int, float, bool, type(None), torch.Size)
+_PLAIN_CLASS_ATTR_TYPES = (types.FunctionType, staticmethod, property, types.BuiltinFunctionType)
+
+
+def _is_heap(t):
+    return bool(t.__flags__ & HEAPTYPE)
+
+
+def _class_lookup(t, attr):
+    """The object `attr` names on t's MRO, or _MISSING."""
+    for k in t.__mro__:
+        found = k.__dict__.get(attr, _MISSING)
+        if found is not _MISSING:
+            return found
+    return _MISSING
+
+
+def _hf_config_lookup(obj, attr):
+    """transformers' PreTrainedConfig.__getattribute__: renames `attr` through the `attribute_map` dict."""
+    names = object.__getattribute__(obj, "attribute_map")
+    return (names.get(attr, attr), [names]) if type(names) is dict else None
+
+
+def _hf_heterogeneous_lookup(obj, attr):
+    """transformers' HeterogeneousConfigMixin.__getattribute__: plain unless the config is heterogeneous."""
+    spec = object.__getattribute__(obj, "__dict__").get("_heterogeneity_spec")
+    return (attr, []) if spec is None else None
+
+
+# __getattribute__ overrides whose answer is still a plain lookup decided by dicts: (module, qualname) ->
+# f(obj, attr) -> (the attribute finally looked up, extra dicts the choice reads) or None (not plain now)
+DICT_DETERMINED_LOOKUPS = {
+    ("transformers.configuration_utils", "PreTrainedConfig.__getattribute__"): _hf_config_lookup,
+    ("transformers.integrations.heterogeneity.configuration_utils", "HeterogeneousConfigMixin.__getattribute__"):
+        _hf_heterogeneous_lookup,
+}
+
+
+def plain_lookup_dicts(obj, attr):
+    """If `obj.attr` is a function of obj's instance __dict__, its classes' __dict__s and a few more
+    dicts, the list of those extra dicts; else None."""
+    t = type(obj)
+    if isinstance(obj, (torch.Tensor, type, types.ModuleType)) or not _is_heap(t):
+        return None
+    extra = []
+    if t.__getattribute__ is not object.__getattribute__:
+        for k in t.__mro__:
+            override = k.__dict__.get("__getattribute__")
+            if override is None or override is object.__getattribute__:
+                continue
+            lookup = DICT_DETERMINED_LOOKUPS.get((getattr(override, "__module__", None),
+                                                  getattr(override, "__qualname__", None)))
+            answer = lookup(obj, attr) if lookup is not None else None
+            if answer is None:
+                return None
+            attr, dicts = answer
+            extra += dicts
+    try:
+        inst = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return None
+    if type(inst) is not dict:
+        return None
+    found = _class_lookup(t, attr)
+    if found is not _MISSING and hasattr(type(found), "__get__") and \
+            (hasattr(type(found), "__set__") or hasattr(type(found), "__delete__")):
+        return None                                   # a data descriptor (property, slot) decides
+    if attr in inst or (found is not _MISSING and not hasattr(type(found), "__get__")):
+        return extra
+    return None
+
+
+def _class_attr_is_plain(cls, attr):
+    if type(cls) is not type or attr in type.__dict__:
+        return False
+    found = _class_lookup(cls, attr)
+    return found is not _MISSING and (not hasattr(type(found), "__get__") or
+                                      isinstance(found, _PLAIN_CLASS_ATTR_TYPES))
+
+
+class VersionPlan:
+    """Which guards of one conversion are versioned, the dicts they depend on, and the per-call
+    requirements on objects whose attributes are versioned."""
+
+    def __init__(self, guards, objects, identity_watched=lambda source: False, f_globals=None):
+        self.f_globals = f_globals            # the frame's globals: `__fj_g` in generated code
+        self.objects = objects                # Source -> object, from every ID_MATCH guard
+        self.identity_watched = identity_watched  # can the object at a Source change only via the module watch?
+        self.pinned = {}                      # such Source -> object: needs an ID_MATCH under the watch
+        self.dicts = {}                       # id -> (dict, reader of its version tag)
+        self.classes = {}                     # id -> (class, reader of its version tag)
+        self.requirements = {}                # id -> (obj, type(obj), obj.__dict__ or None, word readers)
+        self.plain_attrs = []                 # (obj, attr, is_class): re-checked before a restamp
+        self._known = {}                      # ("dict" | "class" | "object", id) -> the above
+        self._determined = {}
+        self._values = {}
+        self.covered = []
+        if not ENABLED:
+            return
+        for g in guards:
+            deps = self.cover(g)
+            if deps:
+                self.covered.append(g)
+                for d in deps:
+                    kind, key = d
+                    if kind == "pin":
+                        self.pinned[key] = self.value(key)
+                    else:
+                        {"dict": self.dicts, "class": self.classes, "object": self.requirements}[kind].setdefault(
+                            key, self._known[d])
+
+    # ---- what a Source's value depends on ---------------------------------------------------------
+    def value(self, s):
+        """The object at `s` now (at planning, i.e. as translation saw it), or _MISSING."""
+        if s in self._values:
+            return self._values[s]
+        v = _MISSING
+        try:
+            if s in self.objects:
+                v = self.objects[s]
+            elif isinstance(s, FixedObjectSource):
+                v = FIXED_OBJECTS[s.key]
+            elif isinstance(s, GlobalSource):
+                v = self.f_globals[s.global_name]
+            elif isinstance(s, DictKeySource) and s.lookup:
+                v = dict.__getitem__(self.value(s.base), s.key)
+            elif isinstance(s, ItemSource):
+                v = self.value(s.base)[s.index]
+            elif isinstance(s, AttrSource):
+                v = getattr(self.value(s.base), s.attr)
+        except Exception:
+            v = _MISSING
+        self._values[s] = v
+        return v
+
+    def determined(self, s):
+        """Frozenset of ids of the dicts that fix which object is at `s` (empty: fixed by a guard
+        rendered elsewhere, or named directly), or None when it is not fixed that way."""
+        if s in self._determined:
+            return self._determined[s]
+        self._determined[s] = None                        # no cycles through a half-built answer
+        if isinstance(s, FixedObjectSource):
+            result = frozenset()
+        elif s in self.objects:
+            structural = self.structural(s)
+            result = frozenset() if structural is None else structural
+        elif self.identity_watched(s) and self.value(s) is not _MISSING:
+            result = frozenset({("pin", s)})              # fixed once its identity is guarded too
+        else:
+            result = self.structural(s)
+        self._determined[s] = result
+        return result
+
+    def structural(self, s):
+        """The dicts whose contents decide the object at `s`, given its base is fixed, or None."""
+        if isinstance(s, GlobalSource):
+            ok = type(self.f_globals) is dict and s.global_name in self.f_globals
+            return frozenset({self._dict(self.f_globals)}) if ok else None
+        if isinstance(s, (ModuleAttrSource, HookStateSource)) or not isinstance(s, (AttrSource, ItemSource,
+                                                                                    DictKeySource)):
+            return None
+        base = self.determined(s.base)
+        if base is None:
+            return None
+        holder = self.value(s.base)
+        if holder is _MISSING or self.value(s) is _MISSING:
+            return None
+        if isinstance(s, DictKeySource):
+            return base | {self._dict(holder)} if isinstance(holder, dict) else None
+        if isinstance(s, ItemSource):
+            if type(holder) is dict:
+                return base | {self._dict(holder)}
+            return base if type(holder) in (tuple, torch.Size) else None
+        attr = s.attr
+        if isinstance(holder, types.FunctionType):
+            return base if attr in _READONLY_FUNCTION_ATTRS else None
+        if type(holder) is types.ModuleType:
+            obj = self._object(holder, with_dict=False)
+            if attr not in holder.__dict__ or obj is None:
+                return None
+            return base | {obj, self._dict(holder.__dict__)}
+        if isinstance(holder, type):
+            obj = self._object(holder, with_dict=False)
+            version = self._class(holder)
+            if not _class_attr_is_plain(holder, attr) or obj is None or version is None:
+                return None
+            self.plain_attrs.append((holder, attr, True))
+            return base | {obj, version}
+        extra = plain_lookup_dicts(holder, attr)
+        if extra is None:
+            return None
+        obj = self._object(holder, with_dict=True)
+        version = self._class(type(holder))
+        if obj is None or version is None:
+            return None
+        self.plain_attrs.append((holder, attr, False))
+        inst = object.__getattribute__(holder, "__dict__")
+        return base | {obj, version} | {self._dict(d) for d in [inst] + extra}
+
+    def _dict(self, d):
+        key = ("dict", id(d))
+        self._known.setdefault(key, (d, dict_version(d)))
+        return key
+
+    def _class(self, cls):
+        key = ("class", id(cls))
+        if key not in self._known:
+            self._known[key] = (cls, type_version(cls))
+        return key if self._known[key][1] is not None else None
+
+    def _object(self, obj, with_dict):
+        """Watch obj's type pointer (and __dict__ pointer): the words that `obj.__class__ = ...` and
+        `obj.__dict__ = ...` change."""
+        key = ("object", id(obj))
+        if key not in self._known:
+            words = [type_pointer(obj)]
+            inst = None
+            if with_dict:
+                inst = object.__getattribute__(obj, "__dict__")
+                words.append(dict_pointer(obj))
+            self._known[key] = (obj, type(obj), inst, words) if all(w is not None for w in words) else None
+        return key if self._known[key] is not None else None
+
+    # ---- which guards are versioned -----------------------------------------------------------------
+    def cover(self, g):
+        s = g.source
+        if s is None:
+            return False
+        deps = None
+        if g.kind == "ID_MATCH":
+            deps = self.structural(s)
+        elif g.kind == "TYPE_MATCH":
+            if not _is_heap(g.expected):
+                deps = self.determined(s)
+        elif g.kind == "LEN_MATCH":
+            if type(self.value(s)) in _IMMUTABLE:
+                deps = self.determined(s)
+        elif g.kind == "DICT_KEYS":
+            d = self.determined(s)
+            holder = self.value(s)
+            if d is not None and type(holder) is dict:
+                deps = d | {self._dict(holder)}
+        elif g.kind == "CONST_MATCH" and type(g.expected) in _IMMUTABLE:
+            deps = self._const_deps(s)
+        return deps
+
+    def _const_deps(self, s):
+        if isinstance(s, DictKeySource) and not s.lookup:
+            base = self.determined(s.base)
+            holder = self.value(s.base)
+            return base | {self._dict(holder)} if base is not None and isinstance(holder, dict) else None
+        parts = getattr(s, "parts", None)
+        members = getattr(s, "members", None)
+        facts = parts if isinstance(parts, tuple) and hasattr(s, "template") else \
+            members if isinstance(members, list) else None
+        if facts is not None:                             # identity facts between fixed values
+            found = [self.determined(p) if isinstance(p, Source) else None for p in facts]
+            return None if not facts or any(f is None for f in found) else frozenset().union(*found)
+        if type(self.value(s)) in _IMMUTABLE:
+            return self.determined(s)
+        return None
+
+    # ---- the fast check ----------------------------------------------------------------------------
+    def words(self):
+        """(reader, kind) of every word the entry compares on each call, in order."""
+        out = [(reader, "dict") for _, reader in self.dicts.values()]
+        out += [(reader, "class") for _, reader in self.classes.values()]
+        for _, _, _, readers in self.requirements.values():
+            out += [(reader, "object") for reader in readers]
+        return out
+
+    def restamp(self, stamp, class_positions):
+        """Record the words read before the versioned guards passed, if every class tag in them is valid
+        and the lookups the guards rely on are still plain (else the next call checks everything again)."""
+        def record(words):
+            if any(words[i] == 0 for i in class_positions):
+                for cls, reader in self.classes.values():
+                    type_version(cls)                     # a lookup gives the class a fresh tag
+                return True
+            for obj, attr, is_class in self.plain_attrs:
+                ok = _class_attr_is_plain(obj, attr) if is_class else plain_lookup_dicts(obj, attr) is not None
+                if not ok:
+                    return True
+            stamp[0] = words
+            return True
+        return record
+
+    def requirement_guards(self, bind):
+        """The checks behind the type and __dict__ pointer words, for the versioned block."""
+        terms = []
+        for obj, t, inst, _ in self.requirements.values():
+            terms.append(f"type({bind(obj)}) is {bind(t)}")
+            if inst is not None:
+                terms.append(f"{bind(object.__getattribute__)}({bind(obj)}, '__dict__') is {bind(inst)}")
+        return terms
+
+    def render(self, bind, block_terms):
+        """The per-call check around the versioned guards' terms."""
+        if not self.covered:
+            return ""
+        stamp = [None]
+        words = self.words()
+        bind((tuple(self.dicts.values()), tuple(self.classes.values()), tuple(self.requirements.values())))
+        read = "".join(f"{bind(reader)}.value, " for reader, _ in words)
+        classes = [i for i, (_, kind) in enumerate(words) if kind == "class"]
+        block = " and ".join(self.requirement_guards(bind) + list(block_terms))
+        return f"((__fj_s := ({read})) == {bind(stamp)}[0] or ({block} and {bind(self.restamp(stamp, classes))}(__fj_s)))"

@@ -1,0 +1,110 @@
+"""Machine words that say "unchanged": dict version tags, type version tags, type and __dict__ pointers.
+
+Why this exists: a transformers forward reads dozens of facts from outside the module tree on every
+call — other modules' globals (`is_torchdynamo_compiling`, `create_causal_mask`...), registries (the
+attention-mask function tables), config attributes. Checked one by one they were most of a compiled
+call's own cost. All of them live in dicts (module globals, registry dicts, instance __dict__s) and
+classes, and CPython 3.11 keeps for every dict a version tag (PEP 509) that moves on each mutation, and
+for every class a version tag that is reset on any change to it or its bases. dict_guards.py turns
+guards on such values into one comparison of a tuple of these words; the full guards run only when a
+word moved.
+
+Each reader is a ctypes integer laid over the field (offsets are 3.11 facts, in bytecode/py311.py);
+`.value` reads the live word. The layout is checked against live objects at import, and every reader
+against the object it is made for; where that fails (another Python, another layout) the readers are
+None and callers keep the plain guards. A reader never outlives its object: the caller keeps the
+object alive for as long as it keeps the reader.
+"""
+import ctypes
+import sys
+
+try:
+    from ..bytecode import py311 as _layout
+except ImportError:                       # another CPython: no version guards
+    _layout = None
+
+
+def _layout_ok():
+    if _layout is None or sys.implementation.name != "cpython" or ctypes.sizeof(ctypes.c_void_p) != 8:
+        return False
+    probe = {"a": 1}
+    tag = ctypes.c_uint64.from_address(id(probe) + _layout.DICT_VERSION_OFFSET)
+    seen = [tag.value]
+    probe["b"] = 2
+    seen.append(tag.value)
+    probe["a"] = object()
+    seen.append(tag.value)
+    del probe["b"]
+    seen.append(tag.value)
+    _ = probe["a"]
+    seen.append(tag.value)
+    if not seen[0] < seen[1] < seen[2] < seen[3] == seen[4]:
+        return False
+
+    class Probe:
+        pass
+    obj = Probe()
+    obj.a = 1
+    if ctypes.c_void_p.from_address(id(obj) + _layout.OB_TYPE_OFFSET).value != id(Probe):
+        return False
+    inst = obj.__dict__                   # made on first use: read the pointer after
+    if _dict_pointer_address(obj) is None or \
+            ctypes.c_void_p.from_address(_dict_pointer_address(obj)).value != id(inst):
+        return False
+    version = ctypes.c_uint32.from_address(id(Probe) + _layout.TYPE_VERSION_OFFSET)
+    _ = obj.a                              # a lookup gives the class a tag
+    before = version.value
+    Probe.b = 2
+    after_change = version.value
+    _ = obj.a
+    return before != 0 and after_change == 0 and version.value not in (0, before)
+
+
+def _dict_pointer_address(obj):
+    t = type(obj)
+    if t.__flags__ & _layout.MANAGED_DICT_FLAG:
+        return id(obj) + _layout.MANAGED_DICT_OFFSET
+    if t.__dictoffset__ > 0:
+        return id(obj) + t.__dictoffset__
+    return None
+
+
+ENABLED = _layout_ok()
+
+
+def dict_version(d):
+    """A reader of `d`'s version tag, or None."""
+    if not ENABLED or not isinstance(d, dict):
+        return None
+    return ctypes.c_uint64.from_address(id(d) + _layout.DICT_VERSION_OFFSET)
+
+
+def type_pointer(obj):
+    """A reader whose value is id(type(obj)), or None."""
+    if not ENABLED:
+        return None
+    word = ctypes.c_void_p.from_address(id(obj) + _layout.OB_TYPE_OFFSET)
+    return word if word.value == id(type(obj)) else None
+
+
+def dict_pointer(obj):
+    """A reader whose value is id(obj.__dict__) (the instance dict, however it is reached), or None."""
+    if not ENABLED:
+        return None
+    try:
+        inst = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return None
+    address = _dict_pointer_address(obj)
+    if address is None:
+        return None
+    word = ctypes.c_void_p.from_address(address)
+    return word if word.value == id(inst) else None
+
+
+def type_version(cls):
+    """A reader of class `cls`'s version tag (0: changed since last looked up, or none given yet), or None."""
+    if not ENABLED or not isinstance(cls, type):
+        return None
+    getattr(cls, "__framejit_probe__", None)          # a lookup assigns a tag if there is none
+    return ctypes.c_uint32.from_address(id(cls) + _layout.TYPE_VERSION_OFFSET)

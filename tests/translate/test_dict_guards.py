@@ -1,0 +1,206 @@
+"""Versioned guards (dict_guards.py, dict_versions.py): state outside the frame checked through dict and
+class version tags. Each test compiles a function reading another module's globals, a registry dict, a
+plain object's attributes or a transformers config, then changes that state the way users do and checks
+the compiled call follows eager; the fast-path tests check the guards really are skipped when nothing
+changed (a counting __getattribute__ is not called) and re-run when something did.
+"""
+import types
+
+import pytest
+import torch
+
+import framejit
+from framejit.translate import dict_guards, dict_versions
+
+pytestmark = pytest.mark.skipif(not dict_versions.ENABLED, reason="no dict version tags on this Python")
+
+
+def _library(source):
+    """A module of its own (its globals are not the test's), like a library the model calls into."""
+    mod = types.ModuleType("fj_test_library")
+    exec(source, mod.__dict__)
+    return mod
+
+
+def _compiled(fn):
+    counter = framejit.CompileCounter()
+    return framejit.compile(fn, backend=counter), counter
+
+
+def test_version_words_move_on_every_kind_of_change():
+    d = {"a": 1}
+    tag = dict_versions.dict_version(d)
+    before = tag.value
+    _ = d["a"]
+    assert tag.value == before
+    d["a"] = object()
+    assert tag.value > before
+
+    class Slot:
+        pass
+    obj = Slot()
+    obj.x = 1
+    pointer = dict_versions.dict_pointer(obj)
+    kind = dict_versions.type_pointer(obj)
+    assert pointer.value == id(obj.__dict__) and kind.value == id(Slot)
+    obj.__dict__ = {"x": 2}
+    assert pointer.value == id(obj.__dict__)
+    version = dict_versions.type_version(Slot)
+    seen = version.value
+    Slot.y = 3
+    assert version.value != seen
+
+
+def test_another_modules_global_rebound_is_noticed_and_steady_calls_do_not_recompile():
+    lib = _library("SCALE = 2.0\ndef scale(x):\n    return x * SCALE\n")
+
+    def f(x):
+        return lib.scale(x) + 1
+
+    cf, counter = _compiled(f)
+    x = torch.randn(3)
+    for _ in range(3):
+        torch.testing.assert_close(cf(x), f(x))
+    assert counter.frame_count == 1
+    lib.SCALE = 5.0
+    torch.testing.assert_close(cf(x), x * 5.0 + 1)
+    lib.unrelated = 1                      # moves the tag, the guards pass again: no recompile
+    torch.testing.assert_close(cf(x), x * 5.0 + 1)
+    assert counter.frame_count == 2
+
+
+def test_a_registry_entry_replaced_or_removed_is_noticed():
+    lib = _library("import torch\nACTS = {'relu': torch.relu, 'tanh': torch.tanh}\n"
+                   "def act(name, x):\n    return ACTS[name](x)\n")
+
+    def f(x):
+        return lib.act("relu", x) * 2
+
+    cf, _ = _compiled(f)
+    x = torch.randn(5)
+    torch.testing.assert_close(cf(x), f(x))
+    lib.ACTS["relu"] = torch.sigmoid
+    torch.testing.assert_close(cf(x), torch.sigmoid(x) * 2)
+    del lib.ACTS["relu"]
+    with pytest.raises(KeyError):
+        cf(x)
+
+
+def test_a_registry_the_frame_itself_mutates_stays_correct():
+    lib = _library("CALLS = {'n': 0}\ndef bump():\n    CALLS['n'] = CALLS['n'] + 1\n    return CALLS['n']\n")
+
+    def f(x):
+        return x * lib.bump()
+
+    cf, counter = _compiled(f)
+    x = torch.ones(2)
+    for n in range(1, 5):
+        torch.testing.assert_close(cf(x), x * n)
+    assert lib.CALLS["n"] == 4
+
+
+class Settings:
+    scale = 3.0                            # a class attribute, read through the instance
+
+    def __init__(self):
+        self.shift = 1.0
+
+
+SETTINGS = Settings()
+
+
+def read_settings(x):
+    return x * SETTINGS.scale + SETTINGS.shift
+
+
+@pytest.mark.parametrize("change", ["instance", "class", "new_dict", "new_class", "property"])
+def test_plain_object_attributes_follow_every_kind_of_change(change):
+    global SETTINGS
+    saved = SETTINGS
+    SETTINGS = Settings()
+    try:
+        cf, _ = _compiled(read_settings)
+        x = torch.randn(4)
+        torch.testing.assert_close(cf(x), read_settings(x))
+        if change == "instance":
+            SETTINGS.shift = -2.0
+        elif change == "class":
+            Settings.scale = 7.0
+        elif change == "new_dict":
+            SETTINGS.__dict__ = {"shift": 10.0}
+        elif change == "new_class":
+            SETTINGS.__class__ = type("Other", (Settings,), {"scale": 0.5})
+        else:
+            Settings.shift = property(lambda self: 4.0)
+        torch.testing.assert_close(cf(x), read_settings(x))
+    finally:
+        SETTINGS = saved
+        Settings.scale = 3.0
+        if "shift" in Settings.__dict__:
+            del Settings.shift
+
+
+READS = []
+
+
+class Counted:
+    """A class whose __getattribute__ counts calls; registered in the lookup table by the test."""
+
+    def __getattribute__(self, name):
+        READS.append(name)
+        return object.__getattribute__(self, name)
+
+
+COUNTED = Counted()
+COUNTED.factor = 2.0
+
+
+def read_counted(x):
+    return x * COUNTED.factor
+
+
+def test_versioned_guards_are_skipped_until_something_changes(monkeypatch):
+    key = (Counted.__getattribute__.__module__, Counted.__getattribute__.__qualname__)
+    monkeypatch.setitem(dict_guards.DICT_DETERMINED_LOOKUPS, key, lambda obj, attr: (attr, []))
+    cf, counter = _compiled(read_counted)
+    x = torch.randn(3)
+    torch.testing.assert_close(cf(x), x * 2.0)
+    torch.testing.assert_close(cf(x), x * 2.0)             # the first call stamps the words
+    reads = len(READS)
+    for _ in range(5):
+        torch.testing.assert_close(cf(x), x * 2.0)
+    assert len(READS) == reads                          # guards on COUNTED.factor were not evaluated
+    COUNTED.factor = 3.0
+    torch.testing.assert_close(cf(x), x * 3.0)
+    assert len(READS) > reads
+
+
+def test_transformers_config_attributes_are_versioned_and_changes_are_noticed():
+    transformers = pytest.importorskip("transformers")
+    config = transformers.GPT2Config(n_embd=8, n_layer=1, n_head=2)
+
+    class Head(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.config = config
+            self.lin = torch.nn.Linear(8, 8)
+
+        def forward(self, x):
+            y = self.lin(x)
+            if self.config.output_hidden_states:
+                y = y * 2
+            return y * self.config.hidden_size            # attribute_map: hidden_size -> n_embd
+
+    model = Head()
+    eager = Head()
+    eager.load_state_dict(model.state_dict())
+    cm = framejit.compile(model)
+    x = torch.randn(2, 8)
+    torch.testing.assert_close(cm(x), eager(x))
+    config.output_hidden_states = True
+    torch.testing.assert_close(cm(x), eager(x))
+    config.n_embd = 16
+    torch.testing.assert_close(cm(x), eager(x))
+    model.config = transformers.GPT2Config(n_embd=3, n_layer=1, n_head=1)
+    eager.config = model.config
+    torch.testing.assert_close(cm(x), eager(x))
