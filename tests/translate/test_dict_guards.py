@@ -204,3 +204,18 @@ def test_transformers_config_attributes_are_versioned_and_changes_are_noticed():
     model.config = transformers.GPT2Config(n_embd=3, n_layer=1, n_head=1)
     eager.config = model.config
     torch.testing.assert_close(cm(x), eager(x))
+
+
+def test_a_list_inside_the_defaults_tuple_can_still_change_length():
+    def f(x, steps=([1.0, 2.0],)):
+        for v in steps[0]:
+            x = x + v
+        return x
+
+    cf, _ = _compiled(f)
+    x = torch.zeros(2)
+    torch.testing.assert_close(cf(x), f(x))
+    f.__defaults__[0][0].append(4.0)
+    torch.testing.assert_close(cf(x), x + 7.0)
+    f.__defaults__ = ([1.0],)
+    torch.testing.assert_close(cf(x), x + 1.0)
