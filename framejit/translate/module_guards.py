@@ -38,6 +38,7 @@ import torch
 
 from ..guards import Guard
 from .dict_guards import VersionPlan
+from .identity import DistinctObjectsSource
 from .module_values import HookStateSource, ModuleAttrSource
 from .module_watch import EPOCH, watch
 from .source import AttrSource, BuiltinSource, DefaultSource, FixedObjectSource, ItemSource, LocalSource, Source
@@ -76,6 +77,7 @@ class ModulePlan:
                 self.types[g.source] = g.expected
             elif g.kind == "ID_MATCH":
                 self.objects[g.source] = g.expected
+        self.guards = [g for g in (self.only_possible_aliases(g) for g in self.guards) if g is not None]
         self.tensors = {source: tensor for source, tensor, _ in graph_inputs}
         self._identity = {}
         self._fixed = {}
@@ -103,6 +105,28 @@ class ModulePlan:
                 g if cached == g.source else dataclasses.replace(g, source=cached))
         self.versioned = [dataclasses.replace(g, source=self.through_cache(g.source)) if self.covered else g
                           for g in self.versions.covered]
+
+    def only_possible_aliases(self, g):
+        """The distinct-inputs guard (identity.py) over just the members that could be the same object:
+        two members whose types other guards check to differ never are. None if nothing is left."""
+        members = getattr(g.source, "members", None)
+        if g.kind != "CONST_MATCH" or not isinstance(members, list) or not isinstance(g.source, DistinctObjectsSource):
+            return g
+        known = {}
+        for other in self.guards:
+            if other.kind == "TENSOR_MATCH":
+                known[other.source] = other.expected.type
+        known.update(self.types)
+        known.update({s: type(obj) for s, obj in self.objects.items()})
+        kinds = [known.get(m) for m in members]
+        keep = [m for m, k in zip(members, kinds) if k is None or sum(k is j or j is None for j in kinds) > 1]
+        if len(keep) == len(members):
+            return g
+        if len(keep) < 2:
+            return None
+        narrowed = DistinctObjectsSource()
+        narrowed.members.extend(keep)
+        return dataclasses.replace(g, source=narrowed)
 
     # ---- coverage -----------------------------------------------------------------------------
     def is_module_root(self, source):

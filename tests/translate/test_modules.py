@@ -463,3 +463,19 @@ def test_a_forward_reassigning_the_same_attribute_value_keeps_the_fast_path():
     m.scale = 3                                  # a real change is still noticed
     assert EPOCH[0] != before
     torch.testing.assert_close(compiled(x, 5), x * 3)
+
+
+def test_inputs_of_one_type_are_still_checked_for_aliasing_when_other_types_are_not():
+    def f(a, b, d, t):
+        a.append(1.0)
+        d["n"] = len(b)
+        return t * len(b)
+
+    compiled = framejit.compile(f)
+    t = torch.ones(2)
+    for make in (lambda: ([], [], {}), lambda: ([0.0],) * 2 + ({},), lambda: ([], [], {})):
+        eager_args, compiled_args = make(), make()
+        expected = f(*eager_args, t)
+        got = compiled(*compiled_args, t)
+        torch.testing.assert_close(got, expected)
+        assert compiled_args[2] == eager_args[2] and compiled_args[1] == eager_args[1]
