@@ -15,6 +15,8 @@ import torch
 import torch.fx as fx
 from torch._subclasses.fake_tensor import FakeTensorMode
 
+from . import fake_memo
+from .fake_inputs import fake_of_input
 from .values import Const, DictValue, ObjectValue, SeqValue, TensorValue
 from ..errors import GraphBreak
 from ..metrics import phase
@@ -33,13 +35,14 @@ class GraphBuilder:
         self.input_by_id = {}         # id(real tensor) -> TensorValue (aliases share one placeholder)
         self.created = []             # nodes in creation order, for rollback
         self.current_stack_trace = None
+        self.op_memo = fake_memo.SHARED    # fake results by input metadata, shared by conversions
 
     # ---- inputs -------------------------------------------------------------------------------
     def add_input(self, tensor, source):
         known = self.input_by_id.get(id(tensor))
         if known is not None:
             return known
-        fake = self.fake_mode.from_tensor(tensor, static_shapes=True)
+        fake = fake_of_input(self.fake_mode, tensor)
         if self.inputs:
             with self.graph.inserting_after(self.inputs[-1][2]):
                 node = self.graph.placeholder(_placeholder_name(source.name()))
@@ -68,11 +71,8 @@ class GraphBuilder:
         fake_args = tuple(_to_arg(a, True) for a in args)
         fake_kwargs = {k: _to_arg(v, True) for k, v in kwargs.items()}
         try:
-            with phase("fake_propagation"), self.fake_mode:
-                if op == "call_method":
-                    out = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
-                else:
-                    out = target(*fake_args, **fake_kwargs)
+            with phase("fake_propagation"):
+                out = self._run_fake(op, target, fake_args, fake_kwargs)
         except (torch._subclasses.fake_tensor.DataDependentOutputException,
                 torch._subclasses.fake_tensor.DynamicOutputShapeException) as e:
             raise GraphBreak("data-dependent op", f"{_target_name(target)} has a data-dependent output ({type(e).__name__})")
@@ -87,6 +87,24 @@ class GraphBuilder:
         if self.current_stack_trace:
             node.meta["stack_trace"] = self.current_stack_trace
         return self._wrap(node, out, target)
+
+    def _run_fake(self, op, target, fake_args, fake_kwargs):
+        """The op's result on fake tensors: from the shared memo when the same op already ran on
+        inputs of the same metadata (fake_memo.py), else run under the conversion's FakeTensorMode."""
+        memo = self.op_memo
+        key, tensors = memo.key(op, target, fake_args, fake_kwargs)
+        if key is not None:
+            out = memo.lookup(key, tensors, self.fake_mode)
+            if out is not None:
+                return out
+        with self.fake_mode:
+            if op == "call_method":
+                out = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
+            else:
+                out = target(*fake_args, **fake_kwargs)
+        if key is not None:
+            memo.store(key, tensors, out)
+        return out
 
     def _wrap(self, node, out, target):
         if isinstance(out, torch.Tensor):
