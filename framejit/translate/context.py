@@ -13,7 +13,7 @@ import torch
 from ..guards import GuardSet, TensorMeta
 from .graph import GraphBuilder
 from .side_effects import SideEffects
-from ..bytecode import decode as decode_cached
+from ..bytecode.shared import decoded as decoded_shared
 from ..errors import GraphBreak
 from .identity import IdentityTracker, guard_object
 from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource
@@ -62,7 +62,6 @@ class ConversionContext:
         self.restart_reasons = []
         self.special_calls = {}      # callable -> fn(tx, args, kwargs): per-conversion lookasides
         self.instruction_count = 0
-        self._decoded = {}
         self._local_objects = set()
         self._real_cells = {}        # id(real cell) -> CellValue (every inlined call sees the same cell)
         self.identity = IdentityTracker(self.guards)   # aliasing between mutable inputs (identity.py)
@@ -76,10 +75,8 @@ class ConversionContext:
 
     # ---- helpers used by handlers -------------------------------------------------------------
     def decode(self, code):
-        instrs = self._decoded.get(code)
-        if instrs is None:
-            instrs = self._decoded[code] = decode_cached(code)
-        return instrs
+        """The instructions of `code`, decoded once per process (bytecode/shared.py): read-only."""
+        return decoded_shared(code)
 
     def count_backedge(self, tx):
         self.instruction_count += 1

@@ -41,7 +41,8 @@ class Translator:
         self.ctx = ctx                      # ConversionContext: graph, guards, side effects, config
         self.code = code
         self.instructions = instructions
-        self.index = {inst: i for i, inst in enumerate(instructions)}
+        position = getattr(instructions, "position", None)      # shared decodes carry their index
+        self.index = position if position is not None else {inst: i for i, inst in enumerate(instructions)}
         self.f_globals = f_globals
         self.globals_source = globals_source   # None: same globals as the root frame
         self.closure = closure               # tuple of Values (CellValue) for inlined, real cells for root
