@@ -28,7 +28,8 @@ from .observe import current_recorder, note_restart
 from .translate import module_guards
 from .translate.autocast import autocast_sensitive
 from .translate.context import ConversionContext, is_cpu_autocast_enabled
-from .translate.ctx_managers import STATE_NODE_TARGETS
+from .translate.ctx_managers import STATE_NODE_TARGETS, ExitValue
+from .translate.cells import EMPTY
 from .translate.source import ClosureSource
 from .translate.translator import Translator, format_position
 from .translate.values import NULL, Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
@@ -240,7 +241,7 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
     if odd:          # e.g. pytest's assertion-rewriting temporaries: resume functions take locals by name
         return ConvertResult("eager", reason=f"{gb.reason}; local variable {odd[0]!r} is not a Python identifier, so "
                              "the function runs as plain Python", breaks=[info])
-    local_values = [snap.locals[n] if n in snap.locals else None for n in live]
+    local_values = [snap.cells[n] if n in snap.cells else snap.locals.get(n) for n in live]
 
     orig_code, _ = resume.original_position(code, snap.index)
     offset = snap.index - resume.original_position(code, snap.index)[1] if orig_code is not code else 0
@@ -272,10 +273,13 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
                                                     nulls_after, live, opts.wrap, opts.key)
         resume_tails.append((jump, fn_resume, nulls_after))
 
-    break_instrs = _break_instructions(tx, snap)
     with phase("codegen"):
-        break_fn = resume.make_break_function(orig_code, fn.__globals__, fn.__closure__, break_instrs, nulls,
-                                              live, resume_tails)
+        if inst.exn is not None:         # a call inside a try block: its handlers stay in force
+            break_fn = resume.make_break_in_try_function(orig_code, fn.__globals__, fn.__closure__,
+                                                         orig_index(snap.index), nulls, live, resume_tails[0])
+        else:
+            break_fn = resume.make_break_function(orig_code, fn.__globals__, fn.__closure__,
+                                                  _break_instructions(tx, snap), nulls, live, resume_tails)
 
     values = [v for v in stack if v is not NULL] + [v for v in local_values if v is not None]
 
@@ -288,10 +292,16 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
     return _emit_entry(fn, ctx, values, opts, [info], call_break)
 
 
+_CALLED_AT_ONCE = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>"})
+
+
 def _why_not_splittable(code, tx, inst, snap):
-    if code.co_cellvars:
+    if code.co_cellvars and tx.closures_made - _CALLED_AT_ONCE:
+        # a function made over the frame's cells may still hold them after the break; comprehensions
+        # are called at once and dropped, so the resume function may make fresh cells
         return "the function has variables captured by inner functions, so it runs as plain Python"
-    if inst.exn is not None:
+    if inst.exn is not None and (inst.opname not in ("CALL", "CALL_FUNCTION_EX") or
+                                 any(_is_with_exit(v) for v in snap.stack)):
         return "the break is inside a try or with block, so the function runs as plain Python"
     if inst.opname not in SPLIT_POPS and not inst.opname.startswith(("CALL", "POP_JUMP", "JUMP_IF")):
         return f"framejit cannot split the graph at {inst.opname}, so the function runs as plain Python"
@@ -303,10 +313,15 @@ def _why_not_splittable(code, tx, inst, snap):
     for v in snap.stack:
         if v is not NULL and not _rebuildable(v):
             return f"a value on the stack ({type(v).__name__}) cannot be rebuilt, so the function runs as plain Python"
-    for n, v in snap.locals.items():
+    for n, v in list(snap.locals.items()) + [(n, v) for n, v in snap.cells.items() if v is not EMPTY]:
         if not _rebuildable(v):
             return f"local {n!r} ({type(v).__name__}) cannot be rebuilt, so the function runs as plain Python"
     return None
+
+
+def _is_with_exit(v):
+    """The __exit__ a with-block keeps on the stack (its manager was entered during translation only)."""
+    return isinstance(v, ExitValue) or (isinstance(v, MethodValue) and v.name == "__exit__")
 
 
 def _rebuildable(v, visiting=None):
@@ -329,11 +344,17 @@ def _rebuildable(v, visiting=None):
 
 
 def _live_locals(code, tx, snap):
+    """Names the resume function takes: locals with a value, and cell variables holding one (passed by
+    value; the resume function makes its own cells, see _why_not_splittable)."""
     out = []
-    for name in code.co_varnames:
+    cells_only = tuple(c for c in code.co_cellvars if c not in code.co_varnames)
+    for name in code.co_varnames + cells_only:
         if name.startswith("__fj_"):          # a resume function's stack-slot arguments: dead after its prologue
             continue
-        if name in snap.locals or (name in tx.frame_args and name not in tx.deleted):
+        if name in snap.cells:
+            if snap.cells[name] is not EMPTY:
+                out.append(name)
+        elif name in snap.locals or (name in tx.frame_args and name not in tx.deleted):
             out.append(name)
     return out
 

@@ -36,8 +36,10 @@ def original_position(code, index):
     return orig_code, index - origin[1]
 
 
-def _prologue(code, stack_nulls, positions):
-    out = []
+def _prologue(code, stack_nulls, positions, cells=True):
+    """Frame setup, then the stack pushed back. A copy of the original code makes the original's cells
+    (those holding a value arrive as arguments of the same name; MAKE_CELL wraps them)."""
+    out = [make("MAKE_CELL", name) for name in code.co_cellvars] if cells else []
     if code.co_freevars:
         out.append(make("COPY_FREE_VARS", len(code.co_freevars)))
     out.append(make("RESUME", 0))
@@ -100,7 +102,7 @@ def make_break_function(orig_code, f_globals, closure, break_instrs, stack_nulls
     for ins in body:
         ins.exn = None
     positions = body[-1].positions
-    prologue = _prologue(orig_code, stack_nulls, positions)
+    prologue = _prologue(orig_code, stack_nulls, positions, cells=False)
     tails = []
     for _, resume_fn, nulls_after in successors:
         tails.append(_call_resume_tail(resume_fn, nulls_after, live_locals, positions))
@@ -119,6 +121,34 @@ def make_break_function(orig_code, f_globals, closure, break_instrs, stack_nulls
     code = assemble(instrs, orig_code, co_varnames=varnames, co_argcount=len(argnames), co_posonlyargcount=0,
                     co_kwonlyargcount=0, co_flags=orig_code.co_flags & ~(CO_VARARGS | CO_VARKEYWORDS),
                     co_cellvars=(), co_name=name, co_qualname=name)
+    return types.FunctionType(code, f_globals, name, None, closure)
+
+
+def make_break_in_try_function(orig_code, f_globals, closure, call_index, stack_nulls, live_locals, successor):
+    """The break function for a call inside a try block: a copy of the whole original code whose
+    prologue pushes the stack and jumps to the call (its KW_NAMES/PRECALL first), with the call to the
+    compiled resume function inserted right after it. The call keeps its place in the exception table,
+    so an exception it raises runs the frame's own handler (as plain Python, in this copy); the inserted
+    tail is outside the table, so what the resume function raises is not handled twice (the resume
+    function, a copy too, has already run the handlers that cover the code after the call)."""
+    original = copy_instructions(decode(orig_code))
+    start = call_index
+    while start > 0 and original[start - 1].opname in ("PRECALL", "KW_NAMES"):
+        start -= 1
+    target = original[start]
+    positions = original[call_index].positions
+    prologue = _prologue(orig_code, stack_nulls, target.positions)
+    jump = make("JUMP_FORWARD", target=target)
+    jump.positions = target.positions
+    _, resume_fn, nulls_after = successor
+    tail = _call_resume_tail(resume_fn, nulls_after, live_locals, positions)
+    instrs = prologue + [jump] + original[:call_index + 1] + tail + original[call_index + 1:]
+    argnames = _argnames(stack_nulls, live_locals)
+    temps = tuple(f"__fj_r{i}" for i in range(len(nulls_after)))
+    name = f"__fj_break_{original[call_index].offset}_{orig_code.co_name}"
+    code = assemble(instrs, orig_code, co_varnames=_varnames(orig_code, argnames) + temps,
+                    co_argcount=len(argnames), co_posonlyargcount=0, co_kwonlyargcount=0,
+                    co_flags=orig_code.co_flags & ~(CO_VARARGS | CO_VARKEYWORDS), co_name=name, co_qualname=name)
     return types.FunctionType(code, f_globals, name, None, closure)
 
 

@@ -214,3 +214,79 @@ def test_callee_with_a_break_runs_compiled():
     out = framejit.explain(calls_helper_that_breaks)(randn(3))
     assert out.graph_count == 4
     assert any("inside helper" in (b.where or "") for b in out.break_reasons)
+
+
+# ---- breaks inside try blocks and in functions with cells -------------------------------------------
+
+def _noisy(y):
+    print("noisy")
+    return y + 1
+
+
+def _raises(y):
+    print("raising")
+    raise KeyError("k")
+
+
+def test_a_break_at_a_call_inside_try_finally_splits_and_runs_the_finally():
+    from tests.differential import check
+    log = []
+
+    def f(x):
+        y = x * 2
+        try:
+            z = _noisy(y)
+            w = z * 3
+        finally:
+            log.append("finally")
+        return w + y
+    check(f, torch.randn(3), graphs=3, breaks=2)
+
+
+def test_an_exception_from_the_call_at_a_break_inside_try_runs_the_frames_own_handler():
+    from tests.differential import check
+
+    def f(x):
+        y = x + 1
+        try:
+            _raises(y)
+            return y
+        except KeyError as e:
+            return x - len(str(e))
+    check(f, torch.randn(3), breaks=3)
+
+
+def test_a_break_with_args_star_call_inside_try_splits():
+    from tests.differential import check
+
+    def f(x, *args):
+        try:
+            out = _noisy(x, *args)
+        finally:
+            x = x * 0
+        return out * 2 + x
+    check(f, torch.randn(2), graphs=2, breaks=2)
+
+
+def test_a_break_in_a_function_whose_cells_only_comprehensions_captured_splits():
+    from tests.differential import check
+
+    def f(x, k):
+        scale = 2.0
+        d = {i: x * scale + i for i in range(k)}
+        print("mid")
+        scale = scale + 1
+        return sum(v * scale for v in d.values()), scale
+    check(f, torch.randn(3), 3, graphs=2, breaks=1)
+
+
+def test_a_break_after_a_lambda_captured_a_cell_runs_the_function_as_plain_python():
+    from tests.differential import check
+
+    def f(x):
+        fns = [lambda: n]
+        n = 1
+        print("mid")
+        n = 5
+        return x * fns[0]()
+    check(f, torch.randn(3), graphs=0, breaks=1)

@@ -53,6 +53,7 @@ def make_function(tx, inst):
     closure = annotations = kwdefaults = defaults = None
     if flags & 0x08:
         closure = tuple(tx.pop().items)
+        tx.closures_made.add(code.co_name)
     if flags & 0x04:
         annotations = tx.pop()
     if flags & 0x02:

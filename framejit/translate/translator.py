@@ -24,12 +24,13 @@ from .exception_values import raise_in_frame
 
 
 class Snapshot:
-    __slots__ = ("index", "stack", "locals", "kw_names", "graph_mark", "effects_mark")
+    __slots__ = ("index", "stack", "locals", "kw_names", "graph_mark", "effects_mark", "cells")
 
-    def __init__(self, index, stack, locals_, kw_names, graph_mark, effects_mark):
+    def __init__(self, index, stack, locals_, kw_names, graph_mark, effects_mark, cells=None):
         self.index = index
         self.stack = stack
         self.locals = locals_
+        self.cells = cells or {}            # cellvar name -> its contents then (EMPTY if unset)
         self.kw_names = kw_names
         self.graph_mark = graph_mark
         self.effects_mark = effects_mark
@@ -54,6 +55,7 @@ class Translator:
         self.locals = dict(locals_ or {})
         self.frame_args = args or {}         # root only: real argument values, wrapped lazily
         self.cells = {}                      # cellvar name -> CellValue
+        self.closures_made = set()           # names of the code objects of closures made over self.cells
         self.kw_names = None
         self.inst = None
         self.return_value = None
@@ -102,7 +104,8 @@ class Translator:
             self.inst = inst
             if root:
                 self.snapshot = Snapshot(i, list(self.stack), dict(self.locals), self.kw_names,
-                                         graph.mark(), self.ctx.side_effects.mark())
+                                         graph.mark(), self.ctx.side_effects.mark(),
+                                         {n: c.contents for n, c in self.cells.items()} if self.cells else None)
                 if i in self.break_at:
                     raise self.graph_break("call", "the called function has a graph break inside; it is "
                                            "called through a compiled wrapper")
