@@ -77,7 +77,7 @@ def _compile_function(fn, backend_fn, fullgraph, config, observer):
 
     # Per wrapper, not per code object: functions made by one decorator share a code object (HF's
     # forward wrappers), and one of them running eagerly or hitting the limit must not stop the others.
-    local = types.SimpleNamespace(eager_reason=None, conversions=0)
+    local = types.SimpleNamespace(eager_reason=None, conversions=0, eager_fn=fn)
 
     def on_miss(args, kwargs):
         return _on_miss(fn, signature, state, local, opts, args, kwargs)
@@ -125,10 +125,13 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs):
                 local.conversions += 1
             elif result.kind == "eager":
                 local.eager_reason = result.reason
+                local.eager_fn = result.replacement or fn
     if result is not None and result.kind == "entry":
         out = _call_entry(fn, result.entry, args, kwargs)
         if out is not MISS:
             return out
+    if local.eager_reason is not None:
+        return local.eager_fn(*args, **kwargs)
     return fn(*args, **kwargs)
 
 

@@ -83,8 +83,9 @@ class BreakInfo:
 
 class ConvertResult:
     def __init__(self, kind, entry=None, reason=None, guards=None, graph=None, source_text=None, breaks=(),
-                 ns=None, op_count=0):
+                 ns=None, op_count=0, replacement=None):
         self.kind = kind              # "entry" | "eager" | "once"
+        self.replacement = replacement  # "eager": what to run instead of fn (same semantics), or None
         self.entry = entry
         self.reason = reason
         self.guards = guards
@@ -224,7 +225,10 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
     why_not = _why_not_splittable(code, tx, inst, snap)
     if why_not is not None:
         kind = "once" if gb.kind in USER_ERROR_KINDS else "eager"
-        return ConvertResult(kind, reason=f"{gb.reason}; {why_not}", breaks=[info])
+        routed = _routed_plain_function(fn, ctx, tx, inst, snap, opts, inner_kind) if kind == "eager" else None
+        if routed is not None:
+            why_not += "; the call itself goes through the callee's compiled wrapper"
+        return ConvertResult(kind, reason=f"{gb.reason}; {why_not}", breaks=[info], replacement=routed)
     ctx.graph.rollback(snap.graph_mark)
     ctx.side_effects.rollback(snap.effects_mark)
 
@@ -290,6 +294,24 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
         return f"return __fj_break({', '.join(args)})"
 
     return _emit_entry(fn, ctx, values, opts, [info], call_break)
+
+
+def _routed_plain_function(fn, ctx, tx, inst, snap, opts, inner_kind):
+    """When the frame must run as plain Python because of a callee that breaks, a copy of it whose call
+    of that callee goes through the callee's compiled wrapper (as a break function would), so the callee
+    keeps its graphs, e.g. each layer of a model whose layer loop cannot be split. None if the call's
+    stack layout is not certain."""
+    if snap.index not in ctx.break_at or inner_kind == "recursion" or opts.callee_wrappers is None:
+        return None
+    at = callee_position(inst, snap.stack)
+    if at is None or snap.stack[at] is NULL or not resume.callable_above_null(tx.instructions, snap.index):
+        return None
+    if resume.original_position(fn.__code__, snap.index)[0] is not fn.__code__:
+        return None                         # a resume function: its own code is what runs
+    try:
+        return resume.make_routed_function(fn, snap.index, len(snap.stack) - 1 - at, opts.callee_wrappers)
+    except Exception:
+        return None
 
 
 _CALLED_AT_ONCE = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>"})

@@ -152,6 +152,69 @@ def make_break_in_try_function(orig_code, f_globals, closure, call_index, stack_
     return types.FunctionType(code, f_globals, name, None, closure)
 
 
+def callable_above_null(instrs, call_index):
+    """Is the callable of the call at `call_index` known to sit above a NULL at run time? Always for
+    CALL_FUNCTION_EX; for CALL when walking back over straight-line single pushes (the arguments) finds
+    the callable pushed together with its NULL (PUSH_NULL before it, or LOAD_GLOBAL's NULL bit) rather
+    than by LOAD_METHOD, which may leave [function, self] instead."""
+    call = instrs[call_index]
+    if call.opname == "CALL_FUNCTION_EX":
+        return True
+    targets = {id(ins.target) for ins in instrs if ins.target is not None}
+    i = call_index - 1
+    while i >= 0 and instrs[i].opname in ("PRECALL", "KW_NAMES"):
+        i -= 1
+    for _ in range(call.arg):               # one single-push instruction per argument
+        ins = instrs[i] if i >= 0 else None
+        if ins is None or id(ins) in targets or ins.target is not None or \
+                _pushes(ins) != 1 or ins.opname == "LOAD_METHOD":
+            return False
+        i -= 1
+    ins = instrs[i] if i >= 0 else None
+    if ins is None or id(ins) in targets:
+        return False
+    if ins.opname == "LOAD_GLOBAL":
+        return bool(ins.arg & 1)
+    before = instrs[i - 1] if i >= 1 else None
+    return ins.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_ATTR", "LOAD_CONST") and before is not None and \
+        before.opname == "PUSH_NULL" and id(ins) not in targets
+
+
+def _pushes(ins):
+    """Net stack effect of a straight-line instruction that only reads (loads), else None."""
+    if ins.opname in ("LOAD_FAST", "LOAD_CONST", "LOAD_DEREF", "LOAD_CLOSURE") or \
+            (ins.opname == "LOAD_GLOBAL" and not ins.arg & 1):
+        return 1
+    return None
+
+
+def make_routed_function(fn, call_index, above, route):
+    """fn as plain Python, except that the callable of the call at `call_index` (with `above` stack
+    items over it) goes through `route` first (callees.CalleeWrappers: the callee's compiled wrapper).
+    The rest of fn runs exactly as written; the inserted instructions share the call's place in the
+    exception table."""
+    code = fn.__code__
+    original = copy_instructions(decode(code))
+    call = original[call_index]
+    start = call_index
+    while start > 0 and original[start - 1].opname in ("PRECALL", "KW_NAMES"):
+        start -= 1
+    temps = [f"__fj_t{i}" for i in range(above)]
+    seq = [make("STORE_FAST", t) for t in reversed(temps)]
+    seq += [make("PUSH_NULL"), make("SWAP", 2), make("LOAD_CONST", route), make("SWAP", 2),
+            make("PRECALL", 1), make("CALL", 1)]
+    seq += [make("LOAD_FAST", t) for t in temps]
+    for ins in seq:
+        ins.positions = call.positions
+        ins.exn = call.exn
+    instrs = original[:start] + seq + original[start:]
+    routed = assemble(instrs, code, co_varnames=code.co_varnames + tuple(temps), co_name=code.co_name,
+                      co_qualname=code.co_qualname)
+    out = types.FunctionType(routed, fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    out.__kwdefaults__ = fn.__kwdefaults__
+    return out
+
+
 def _call_resume_tail(resume_fn, stack_nulls, live_locals, positions):
     # A NULL cannot be popped (POP_TOP would decref NULL), so the only NULL allowed here is one at the
     # bottom of the stack, which becomes the NULL under the resume call (convert.py checks this).

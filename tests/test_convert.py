@@ -290,3 +290,95 @@ def test_a_break_after_a_lambda_captured_a_cell_runs_the_function_as_plain_pytho
         n = 5
         return x * fns[0]()
     check(f, torch.randn(3), graphs=0, breaks=1)
+
+
+# ---- a frame that runs as plain Python, with its breaking call routed to the compiled callee ------
+
+class _Layer(torch.nn.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.k = k
+        self.lin = torch.nn.Linear(3, 3)
+
+    def forward(self, h, scale=1.0):
+        h = self.lin(h) * self.k
+        print("layer")
+        return h + scale
+
+
+class _Stack(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([_Layer(2.0), _Layer(3.0)])
+
+    def forward(self, x, **kw):
+        for layer in self.layers:
+            x = layer(x, **kw)
+        return x
+
+
+def test_a_layer_loop_that_cannot_be_split_still_runs_its_layers_compiled():
+    from tests.differential import check
+    torch.manual_seed(0)
+    model = _Stack()
+    counter = framejit.CompileCounter()
+    compiled = framejit.compile(model, backend=counter)
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(compiled(x, scale=0.5), model(x, scale=0.5))
+    # per layer its graph before the print (guarded on the layer), and one shared resume graph after it
+    assert counter.frame_count == 3
+    explained = framejit.explain(model)(x)
+    assert any("compiled wrapper" in r for r in explained.eager_reasons)
+    check(lambda x: model(x), x, grads=True)
+
+
+def _helper(h, k):
+    print("helper")
+    return h * k + 1
+
+
+def _fails(h, k):
+    print("fails")
+    if k == 2:
+        raise ValueError("k")
+    return h + k
+
+
+def test_a_loop_calling_a_breaking_helper_keeps_the_helpers_graphs_and_its_exceptions():
+    from tests.differential import check
+
+    def f(x):
+        for k in range(3):
+            x = _helper(x, k)
+        return x
+    counter = framejit.CompileCounter()
+    x = torch.randn(3)
+    torch.testing.assert_close(framejit.compile(f, backend=counter)(x), f(x))
+    assert counter.frame_count >= 2
+
+    def g(x):
+        out = []
+        for k in range(4):
+            try:
+                out.append(_fails(x, k))
+            except ValueError as e:
+                out.append(str(e))
+        return out
+    check(g, torch.randn(2))
+
+
+def test_a_method_call_in_a_loop_is_not_routed_but_still_correct():
+    from tests.differential import check
+
+    class Box:
+        def step(self, h):
+            print("step")
+            return h * 2
+
+    box = Box()
+
+    def f(x):
+        for _ in range(2):
+            x = box.step(x)
+        return x
+    check(f, torch.randn(3))
