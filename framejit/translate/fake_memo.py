@@ -22,8 +22,9 @@ What is never memoised (the op always runs on fake tensors):
     and any output that *is* one of the inputs;
   - outputs that require grad, grad mode with any input requiring grad, inference mode, active
     torch function / dispatch modes or functorch transforms (they can change what an op does);
-  - fake tensors carrying a constant (FakeTensorMode's small-constant propagation), non-strided or
-    complex tensors, inputs of any other kind (generators, objects, callables);
+  - non-strided or complex tensors, inputs of any other kind (generators, objects, callables);
+    fake tensors carrying a constant (FakeTensorMode's small-constant propagation) take part with
+    their exact value in the key, and a constant output only when it is a fresh tensor;
   - targets that are not torch's own: method names, builtins, OpOverloads and functions defined in
     torch's modules qualify; user functions (autograd.Function wrappers) do not;
   - a view output whose base is not one of the inputs; multi-output views in grad mode (autograd
@@ -123,10 +124,16 @@ class FakeOpMemo:
     def _sig(self, v, tensors):
         kind = type(v)
         if kind is FakeTensor:
-            if v.constant is not None or v.layout is not _STRIDED or v.dtype.is_complex or v.is_inference():
+            if v.layout is not _STRIDED or v.dtype.is_complex or v.is_inference():
                 raise _Unmemoisable
             tensors.append(v)
-            return (FakeTensor, v.shape, v.stride(), v.storage_offset(), v.dtype, v.device, v.requires_grad)
+            constant = v.constant
+            if constant is not None:
+                if type(constant) is not torch.Tensor or constant.numel() != 1:
+                    raise _Unmemoisable
+                constant = repr(constant.item())     # exact: -0.0, nan and inf included
+            return (FakeTensor, v.shape, v.stride(), v.storage_offset(), v.dtype, v.device, v.requires_grad,
+                    constant)
         if kind in _SCALAR_TYPES:
             return (kind, v)
         if kind in _SEQ_TYPES:
@@ -196,9 +203,13 @@ def _tensor_recipe(t, tensors):
     where base is the index of the input `t` is a view of, root the (shape, stride, dtype, device) of
     the fresh tensor `t` is a view of when that is an intermediate of the op (F.linear's addmm result),
     both None for a fresh output."""
-    if type(t) is not FakeTensor or t.constant is not None or t.layout is not _STRIDED or \
-            t.dtype.is_complex or any(t is i for i in tensors):
+    if type(t) is not FakeTensor or t.layout is not _STRIDED or t.dtype.is_complex or any(t is i for i in tensors):
         return None
+    constant = t.constant
+    if constant is not None:        # FakeTensorMode computed the value: a fresh tensor holding it
+        if type(constant) is not torch.Tensor or t._is_view() or t.storage_offset() or t.requires_grad:
+            return None
+        return (None, None, tuple(t.shape), t.stride(), 0, t.dtype, t.device, False, constant.clone())
     base = root = None
     if t._is_view():
         origin = t._base
@@ -214,11 +225,21 @@ def _tensor_recipe(t, tensors):
             return None
     elif t.requires_grad or t.storage_offset():
         return None
-    return (base, root, tuple(t.shape), t.stride(), t.storage_offset(), t.dtype, t.device, t.requires_grad)
+    return (base, root, tuple(t.shape), t.stride(), t.storage_offset(), t.dtype, t.device, t.requires_grad, None)
 
 
 def _rebuild(part, tensors, fake_mode):
-    base, root, shape, stride, offset, dtype, device, requires_grad = part
+    base, root, shape, stride, offset, dtype, device, requires_grad, constant = part
+    if constant is not None:
+        # as FakeTensorMode makes a constant: the fake holds the real value, the converter maps the
+        # value to the fake and tracks its storage (a write through an alias invalidates it)
+        value = constant.clone()
+        out = FakeTensor(fake_mode, torch.empty_strided(shape, stride, dtype=dtype, device="meta"), device,
+                         constant=value)
+        converter = fake_mode.fake_tensor_converter
+        converter.set_tensor_memo(value, out)
+        converter.add_constant_storage_mapping(out)
+        return out
     if base is None and root is None:
         return FakeTensor(fake_mode, torch.empty_strided(shape, stride, dtype=dtype, device="meta"), device)
     if base is None:

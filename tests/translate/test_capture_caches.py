@@ -78,7 +78,9 @@ def _x(shape=(2, 8, 12), requires_grad=False):
     ("call_method", "split", lambda m: _x()(m) + (4,)),
     ("call_method", "size", lambda m: _x()(m)),
     ("call_function", torch.ones, lambda m: ((3, 4),)),
-], ids=["transpose", "view", "add", "getitem", "linear", "split", "size", "ones"])
+    ("call_function", torch.add, lambda m: _x()(m) + (_constant(m),)),
+    ("call_function", torch.sqrt, lambda m: (_constant(m),)),
+], ids=["transpose", "view", "add", "getitem", "linear", "split", "size", "ones", "add_constant", "constant"])
 def test_a_memo_hit_is_what_running_the_op_gives(case, grad):
     op, target, make_args = case
     out = _memo_round_trip(op, target, make_args, grad=grad)
@@ -87,6 +89,8 @@ def test_a_memo_hit_is_what_running_the_op_gives(case, grad):
         return
     hit, ref, tensors = out
     assert _describe(hit) == _describe(ref)
+    if isinstance(ref, torch.Tensor) and ref.constant is not None:
+        assert hit.constant is not ref.constant and torch.equal(hit.constant, ref.constant)
     hits = hit if isinstance(hit, (tuple, list)) else [hit]
     refs = ref if isinstance(ref, (tuple, list)) else [ref]
     for h, r in zip(hits, refs):
@@ -101,9 +105,8 @@ def test_a_memo_hit_is_what_running_the_op_gives(case, grad):
     ("call_function", operator.iadd, lambda m: _x()(m) + _x()(m)),
     ("call_function", operator.setitem, lambda m: _x()(m) + (0, 1.0)),
     ("call_function", torch.relu_, lambda m: _x()(m)),
-    ("call_function", torch.add, lambda m: _x()(m) + (_constant(m),)),
-], ids=["add_", "iadd", "setitem", "relu_", "constant"])
-def test_in_place_calls_and_constants_are_not_memoised(op, target, make_args):
+], ids=["add_", "iadd", "setitem", "relu_"])
+def test_in_place_calls_are_not_memoised(op, target, make_args):
     memo = FakeOpMemo()
     mode = _mode()
     args = make_args(mode)
@@ -124,9 +127,13 @@ def test_outputs_that_are_inputs_and_grad_inputs_in_grad_mode_are_not_memoised()
         assert memo.key("call_function", torch.add, (w, w), {})[0] is not None
 
 
-def test_keys_tell_apart_ints_bools_floats_and_global_state():
+def test_keys_tell_apart_ints_bools_floats_constant_values_and_global_state():
     memo = FakeOpMemo()
     mode = _mode()
+    with mode:
+        c1, c2, c3 = torch.tensor(0.0), torch.tensor(-0.0), torch.tensor(0.0)
+    assert memo.key("call_function", torch.sqrt, (c1,), {})[0] != memo.key("call_function", torch.sqrt, (c2,), {})[0]
+    assert memo.key("call_function", torch.sqrt, (c1,), {})[0] == memo.key("call_function", torch.sqrt, (c3,), {})[0]
     (x,) = _x()(mode)
     keys = {memo.key("call_function", torch.add, (x, v), {})[0] for v in (1, True, 1.0)}
     assert len(keys) == 3
