@@ -4,7 +4,8 @@ Why this exists: the zoo is where capture cost and per-call overhead meet real m
 model (eval, torch.no_grad(), one thread) this measures:
 
   eager       the plain model call
-  capture     the first compiled call after a reset (translation + backend + the call itself)
+  capture     the first compiled call after a reset (translation + backend + the call itself), after
+              a full garbage collection (both frontends; see collect_garbage)
   graphs / breaks
   call        the steady compiled call
   floor       the captured graph called directly on its example inputs (what a compiled call cannot beat)
@@ -30,6 +31,7 @@ This is bench/ code: it alone may import torch._dynamo.
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import statistics
 import sys
@@ -142,12 +144,20 @@ def frontend_seconds(compiled, kwargs, capture, calls):
     return best_seconds(lambda: compiled(**kwargs), calls)
 
 
+def collect_garbage():
+    """Before each timed first call, on both sides: a full collection, so the call pays for the
+    collections its own allocations trigger but not for garbage (or a pending full collection,
+    ~200 ms with transformers and torch loaded) left over by whatever ran before it."""
+    gc.collect()
+
+
 def measure_framejit(model, kwargs, calls, captures):
     first = []
     for _ in range(captures):
         framejit.reset()
         capture = Capture()
         compiled = framejit.compile(model, backend=capture)
+        collect_garbage()
         start = time.perf_counter()
         compiled(**kwargs)
         first.append(time.perf_counter() - start)
@@ -174,6 +184,7 @@ def measure_torch_compile(model, kwargs, calls, captures):
         counters.clear()
         capture = Capture()
         compiled = torch.compile(model, backend=capture)
+        collect_garbage()
         start = time.perf_counter()
         compiled(**kwargs)
         first.append(time.perf_counter() - start)
