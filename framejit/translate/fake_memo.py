@@ -51,6 +51,7 @@ _INPLACE_OPERATORS = frozenset({operator.iadd, operator.isub, operator.imul, ope
 _OP_TYPES = (types.BuiltinFunctionType, torch._ops.OpOverload, torch._ops.OpOverloadPacket)
 _CONST_OUT_TYPES = frozenset({int, float, bool, torch.Size, torch.dtype, torch.device})
 _AS_STRIDED = torch.ops.aten.as_strided.default
+_DEVICE = torch.ops.prim.device.default
 _STRIDED = torch.strided
 
 
@@ -69,6 +70,8 @@ class _HandBack(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if func is _AS_STRIDED:
             return self.result
+        if func is _DEVICE and type(args[0]) is FakeTensor:
+            return args[0].fake_device          # what FakeTensorMode answers, without its dispatch
         return func(*args, **(kwargs or {}))
 
 
