@@ -116,7 +116,8 @@ class FakeOpMemo:
         if grad and any(t.requires_grad for t in tensors):
             return None, None
         state = (grad, torch.get_default_dtype(), torch.is_autocast_enabled("cpu"),
-                 torch.get_autocast_dtype("cpu"), torch.are_deterministic_algorithms_enabled())
+                 torch.get_autocast_dtype("cpu"), torch.is_autocast_enabled("cuda"),
+                 torch.get_autocast_dtype("cuda"), torch.are_deterministic_algorithms_enabled())
         key = (op, target, sig, ksig, state)
         try:
             hash(key)
@@ -175,7 +176,7 @@ class FakeOpMemo:
             return
         if len(self.entries) >= self.size:
             for stale in list(self.entries)[: self.size // 2]:
-                del self.entries[stale]
+                self.entries.pop(stale, None)
         self.entries[key] = recipe
 
     def clear(self):
