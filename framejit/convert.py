@@ -30,7 +30,7 @@ from .translate.autocast import autocast_sensitive
 from .translate.context import ConversionContext, is_cpu_autocast_enabled
 from .translate.ctx_managers import STATE_NODE_TARGETS, ExitValue
 from .translate.cells import EMPTY
-from .translate.source import ClosureSource
+from .translate.source import ClosureSource, LocalSource
 from .translate.translator import Translator, format_position
 from .translate.values import NULL, Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 
@@ -129,6 +129,9 @@ def convert_frame(fn, signature, args, kwargs, opts):
     for _attempt in range(8):
         ctx = ConversionContext(opts.config, fn.__globals__, frozenset(break_at))
         ctx.recorder = current_recorder()
+        if code.co_flags & 0x08:        # **kwargs: a dict CPython makes for each call, aliasing nothing
+            ctx.identity.fresh.add(LocalSource(code.co_varnames[code.co_argcount + code.co_kwonlyargcount +
+                                                                bool(code.co_flags & 0x04)]))
         closure = tuple(ctx.real_cell(cell, ClosureSource(i, name))
                         for i, (cell, name) in enumerate(zip(fn.__closure__ or (), code.co_freevars)))
         with phase("bytecode_analysis"):

@@ -385,3 +385,6 @@ OB_TYPE_OFFSET: int = 8
 MANAGED_DICT_FLAG: int = 1 << 4
 MANAGED_DICT_OFFSET: int = -3 * 8
 TYPE_VERSION_OFFSET: int = 384
+# * PyCellObject.ob_ref, and PyFunctionObject's func_code / func_defaults / func_kwdefaults pointers.
+CELL_CONTENTS_OFFSET: int = 16
+FUNCTION_FIELD_OFFSETS: dict = {"__code__": 48, "__defaults__": 56, "__kwdefaults__": 64}

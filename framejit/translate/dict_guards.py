@@ -38,7 +38,8 @@ import types
 import torch
 
 from .builtin_methods import DictKeySource
-from .dict_versions import ENABLED, dict_pointer, dict_version, type_pointer, type_version
+from .dict_versions import ENABLED, cell_contents, dict_pointer, dict_version, function_field, type_pointer, \
+    type_version
 from .module_values import HookStateSource, ModuleAttrSource
 from .source import AttrSource, FixedObjectSource, FIXED_OBJECTS, GlobalSource, ItemSource, Source
 
@@ -136,6 +137,7 @@ class VersionPlan:
         self.pinned = {}                      # such Source -> object: needs an ID_MATCH under the watch
         self.dicts = {}                       # id -> (dict, reader of its version tag)
         self.classes = {}                     # id -> (class, reader of its version tag)
+        self.fields = {}                      # (id, attr) -> (object, reader of that pointer field)
         self.requirements = {}                # id -> (obj, type(obj), obj.__dict__ or None, word readers)
         self.plain_attrs = []                 # (obj, attr, is_class): re-checked before a restamp
         self._known = {}                      # ("dict" | "class" | "object", id) -> the above
@@ -153,7 +155,8 @@ class VersionPlan:
                     if kind == "pin":
                         self.pinned[key] = self.value(key)
                     else:
-                        {"dict": self.dicts, "class": self.classes, "object": self.requirements}[kind].setdefault(
+                        {"dict": self.dicts, "class": self.classes, "object": self.requirements,
+                         "field": self.fields}[kind].setdefault(
                             key, self._known[d])
 
     # ---- what a Source's value depends on ---------------------------------------------------------
@@ -220,7 +223,13 @@ class VersionPlan:
             return base if type(holder) in (tuple, torch.Size) else None
         attr = s.attr
         if isinstance(holder, types.FunctionType):
-            return base if attr in _READONLY_FUNCTION_ATTRS else None
+            if attr in _READONLY_FUNCTION_ATTRS:
+                return base
+            field = self._field(holder, attr, function_field(holder, attr))
+            return None if field is None else base | {field}
+        if type(holder) is types.CellType and attr == "cell_contents":
+            field = self._field(holder, attr, cell_contents(holder))
+            return None if field is None else base | {field}
         if type(holder) is types.ModuleType:
             obj = self._object(holder, with_dict=False)
             if attr not in holder.__dict__ or obj is None:
@@ -249,6 +258,13 @@ class VersionPlan:
         self._known.setdefault(key, (d, dict_version(d)))
         return key
 
+    def _field(self, obj, attr, reader):
+        """A pointer field of a fixed object (a cell's contents, a function's __code__...): a word."""
+        key = ("field", (id(obj), attr))
+        if key not in self._known:
+            self._known[key] = (obj, reader) if reader is not None else None
+        return key if self._known[key] is not None else None
+
     def _class(self, cls):
         key = ("class", id(cls))
         if key not in self._known:
@@ -258,7 +274,7 @@ class VersionPlan:
     def _object(self, obj, with_dict):
         """Watch obj's type pointer (and __dict__ pointer): the words that `obj.__class__ = ...` and
         `obj.__dict__ = ...` change."""
-        key = ("object", id(obj))
+        key = ("object", (id(obj), with_dict))
         if key not in self._known:
             words = [type_pointer(obj)]
             inst = None
@@ -272,13 +288,16 @@ class VersionPlan:
     def cover(self, g):
         s = g.source
         if s is None:
-            return False
+            return None
         deps = None
         if g.kind == "ID_MATCH":
             deps = self.structural(s)
         elif g.kind == "TYPE_MATCH":
-            if not _is_heap(g.expected):
-                deps = self.determined(s)
+            deps = self.determined(s)
+            if deps is not None and _is_heap(g.expected):     # `obj.__class__ = ...`: watch its type pointer
+                obj = self.value(s)
+                word = self._object(obj, with_dict=False) if obj is not _MISSING else None
+                deps = None if word is None else deps | {word}
         elif g.kind == "LEN_MATCH":
             if type(self.value(s)) in _IMMUTABLE:
                 deps = self.determined(s)
@@ -312,6 +331,7 @@ class VersionPlan:
         """(reader, kind) of every word the entry compares on each call, in order."""
         out = [(reader, "dict") for _, reader in self.dicts.values()]
         out += [(reader, "class") for _, reader in self.classes.values()]
+        out += [(reader, "field") for _, reader in self.fields.values()]
         for _, _, _, readers in self.requirements.values():
             out += [(reader, "object") for reader in readers]
         return out
@@ -347,7 +367,8 @@ class VersionPlan:
             return ""
         stamp = [None]
         words = self.words()
-        bind((tuple(self.dicts.values()), tuple(self.classes.values()), tuple(self.requirements.values())))
+        bind((tuple(self.dicts.values()), tuple(self.classes.values()), tuple(self.requirements.values()),
+              tuple(self.fields.values())))
         read = "".join(f"{bind(reader)}.value, " for reader, _ in words)
         classes = [i for i, (_, kind) in enumerate(words) if kind == "class"]
         block = " and ".join(self.requirement_guards(bind) + list(block_terms))

@@ -1,11 +1,12 @@
-"""Machine words that say "unchanged": dict version tags, type version tags, type and __dict__ pointers.
+"""Machine words that say "unchanged": dict and type version tags, object fields holding pointers.
 
 Why this exists: a transformers forward reads dozens of facts from outside the module tree on every
 call — other modules' globals (`is_torchdynamo_compiling`, `create_causal_mask`...), registries (the
 attention-mask function tables), config attributes. Checked one by one they were most of a compiled
 call's own cost. All of them live in dicts (module globals, registry dicts, instance __dict__s) and
 classes, and CPython 3.11 keeps for every dict a version tag (PEP 509) that moves on each mutation, and
-for every class a version tag that is reset on any change to it or its bases. dict_guards.py turns
+for every class a version tag that is reset on any change to it or its bases; a cell's contents and
+a function's code and defaults are pointers in the object. dict_guards.py turns
 guards on such values into one comparison of a tuple of these words; the full guards run only when a
 word moved.
 
@@ -57,7 +58,16 @@ def _layout_ok():
     Probe.b = 2
     after_change = version.value
     _ = obj.a
-    return before != 0 and after_change == 0 and version.value not in (0, before)
+    if not (before != 0 and after_change == 0 and version.value not in (0, before)):
+        return False
+
+    def probe_fn(a=1, *, b=2):
+        return obj
+    cell = probe_fn.__closure__[0]
+    if ctypes.c_void_p.from_address(id(cell) + _layout.CELL_CONTENTS_OFFSET).value != id(obj):
+        return False
+    return all(ctypes.c_void_p.from_address(id(probe_fn) + offset).value == id(getattr(probe_fn, name))
+               for name, offset in _layout.FUNCTION_FIELD_OFFSETS.items())
 
 
 def _dict_pointer_address(obj):
@@ -108,3 +118,19 @@ def type_version(cls):
         return None
     getattr(cls, "__framejit_probe__", None)          # a lookup assigns a tag if there is none
     return ctypes.c_uint32.from_address(id(cls) + _layout.TYPE_VERSION_OFFSET)
+
+
+def cell_contents(cell):
+    """A reader whose value is id(cell.cell_contents) (0 when empty), or None."""
+    if not ENABLED or type(cell).__name__ != "cell":
+        return None
+    return ctypes.c_void_p.from_address(id(cell) + _layout.CELL_CONTENTS_OFFSET)
+
+
+def function_field(fn, name):
+    """A reader whose value is id(getattr(fn, name)) for `__code__`, `__defaults__`, `__kwdefaults__`
+    (0 when None... CPython stores NULL for absent defaults), or None."""
+    offset = _layout.FUNCTION_FIELD_OFFSETS.get(name) if ENABLED else None
+    if offset is None or type(fn).__name__ != "function":
+        return None
+    return ctypes.c_void_p.from_address(id(fn) + offset)

@@ -135,6 +135,7 @@ class IdentityTracker:
         self.guards = guards
         self.by_id = {}
         self.distinct = None
+        self.fresh = set()       # Sources of objects made anew for every call (the frame's **kwargs)
 
     def alias(self, obj, source):
         """The Value already made for `obj` under another Source (guarding that both stay the same
@@ -158,7 +159,7 @@ class IdentityTracker:
         if not checked and not isinstance(value, TensorValue):
             return
         self.by_id[id(obj)] = (obj, value, source)
-        if checked:
+        if checked and source not in self.fresh:
             if self.distinct is None:
                 self.distinct = DistinctObjectsSource()
             self.distinct.members.append(source)

@@ -32,6 +32,7 @@ Module.__getattr__ calls. Buffers (plain tensors) keep their metadata checks, on
 """
 import copy
 import dataclasses
+import inspect
 import types
 
 import torch
@@ -140,13 +141,25 @@ class ModulePlan:
         return known
 
     def _identity_covered(self, source):
-        if isinstance(source, ModuleAttrSource):
+        if isinstance(source, ModuleAttrSource) or self.is_module_dict_attr(source):
             return self.identity_covered(source.base) or self.is_module_root(source.base)
         if isinstance(source, AttrSource) and source.attr == "__class__":     # rebound only by setattr
             return self.identity_covered(source.base) or self.is_module_root(source.base)
         if isinstance(source, ItemSource):
             return self.types.get(source.base) is tuple and self.identity_covered(source.base)
         return False
+
+    def is_module_dict_attr(self, source):
+        """`module.attr` read by a plain getattr (not a ModuleAttrSource) where attr is an instance
+        attribute of a module whose identity is guarded: Module.__setattr__ is its only writer, as for
+        a ModuleAttrSource."""
+        if type(source) is not AttrSource:
+            return False
+        holder = self.objects.get(source.base)
+        if not isinstance(holder, torch.nn.Module) or type(holder).__getattribute__ is not object.__getattribute__:
+            return False
+        found = inspect.getattr_static(type(holder), source.attr, None)
+        return source.attr in holder.__dict__ and not hasattr(type(found), "__set__")
 
     def is_covered(self, g):
         s = g.source
