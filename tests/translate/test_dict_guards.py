@@ -217,3 +217,58 @@ def test_a_list_inside_the_defaults_tuple_can_still_change_length():
     torch.testing.assert_close(cf(x), f(x))
     f.__defaults__[0][0].append(4.0)
     torch.testing.assert_close(cf(x), x + 7.0)
+
+
+def test_a_library_closure_cell_and_function_code_and_defaults_are_watched():
+    lib = _library(
+        "def make():\n"
+        "    factor = 2.0\n"
+        "    def scale(x, shift=1.0):\n"
+        "        return x * factor + shift\n"
+        "    def set_factor(v):\n"
+        "        nonlocal factor\n"
+        "        factor = v\n"
+        "    return scale, set_factor\n"
+        "scale, set_factor = make()\n")
+
+    def f(x):
+        return lib.scale(x) - 1
+
+    cf, _ = _compiled(f)
+    x = torch.randn(3)
+    torch.testing.assert_close(cf(x), f(x))
+    torch.testing.assert_close(cf(x), f(x))
+    lib.set_factor(5.0)                                    # the cell's contents change, no dict does
+    torch.testing.assert_close(cf(x), x * 5.0)
+    lib.scale.__defaults__ = (3.0,)
+    torch.testing.assert_close(cf(x), x * 5.0 + 2.0)
+    factor = None
+    lib.scale.__code__ = (lambda x, shift=0.0: x - shift + 0 * factor).__code__
+    torch.testing.assert_close(cf(x), x - 3.0 - 1)
+
+
+class _Recorder:
+    def value(self):
+        return 1.0
+
+
+class _OtherRecorder(_Recorder):
+    def value(self):
+        return 10.0
+
+
+def test_a_library_object_whose_class_is_reassigned_is_noticed():
+    lib = _library("def read(rec, x):\n    return x * rec.value()\n")
+    lib.REC = _Recorder()
+    lib2 = _library("def use(x):\n    return LIB.read(LIB.REC, x)\n")
+    lib2.LIB = lib
+
+    def f(x):
+        return lib2.use(x) + 1
+
+    cf, _ = _compiled(f)
+    x = torch.randn(3)
+    torch.testing.assert_close(cf(x), f(x))
+    torch.testing.assert_close(cf(x), f(x))
+    lib.REC.__class__ = _OtherRecorder
+    torch.testing.assert_close(cf(x), x * 10.0 + 1)
