@@ -129,6 +129,8 @@ def convert_frame(fn, signature, args, kwargs, opts):
     for _attempt in range(8):
         ctx = ConversionContext(opts.config, fn.__globals__, frozenset(break_at))
         ctx.recorder = current_recorder()
+        nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+        ctx.frame_params = code.co_varnames[:nparams] + (("__fj_cl",) if code.co_freevars else ())
         if code.co_flags & 0x08:        # **kwargs: a dict CPython makes for each call, aliasing nothing
             ctx.identity.fresh.add(LocalSource(code.co_varnames[code.co_argcount + code.co_kwonlyargcount +
                                                                 bool(code.co_flags & 0x04)]))

@@ -361,8 +361,9 @@ class VersionPlan:
                 terms.append(f"{bind(object.__getattribute__)}({bind(obj)}, '__dict__') is {bind(inst)}")
         return terms
 
-    def render(self, bind, block_terms):
-        """The per-call check around the versioned guards' terms."""
+    def render(self, bind, block_terms, out_of_line=lambda expr, internal=(): f"({expr})"):
+        """The per-call check around the versioned guards' terms (compiled out of line: see
+        module_guards.ModulePlan.render)."""
         if not self.covered:
             return ""
         stamp = [None]
@@ -372,4 +373,5 @@ class VersionPlan:
         read = "".join(f"{bind(reader)}.value, " for reader, _ in words)
         classes = [i for i, (_, kind) in enumerate(words) if kind == "class"]
         block = " and ".join(self.requirement_guards(bind) + list(block_terms))
-        return f"((__fj_s := ({read})) == {bind(stamp)}[0] or ({block} and {bind(self.restamp(stamp, classes))}(__fj_s)))"
+        block = f"{block} and {bind(self.restamp(stamp, classes))}(__fj_s)"
+        return f"((__fj_s := ({read})) == {bind(stamp)}[0] or {out_of_line(block, ('__fj_m', '__fj_s'))})"

@@ -33,6 +33,7 @@ Module.__getattr__ calls. Buffers (plain tensors) keep their metadata checks, on
 import copy
 import dataclasses
 import inspect
+import re
 import types
 
 import torch
@@ -42,7 +43,8 @@ from .dict_guards import VersionPlan
 from .identity import DistinctObjectsSource
 from .module_values import HookStateSource, ModuleAttrSource
 from .module_watch import EPOCH, watch
-from .source import AttrSource, BuiltinSource, DefaultSource, FixedObjectSource, ItemSource, LocalSource, Source
+from .source import FIXED_OBJECTS, AttrSource, BuiltinSource, DefaultSource, FixedObjectSource, ItemSource, \
+    LocalSource, Source
 
 MODULE_TABLES = ("_modules", "_parameters", "_buffers")
 IMMUTABLE_CONSTS = (int, float, bool, str, bytes, complex, type(None), torch.dtype, torch.device, torch.layout,
@@ -237,10 +239,14 @@ class ModulePlan:
                 watch(tensor)
 
     # ---- rendering ------------------------------------------------------------------------------
-    def render(self, bind, render_guard):
+    def render(self, bind, render_guard, out_of_line=lambda expr, internal=(): f"({expr})"):
+        """The guard expression. The covered and versioned blocks, evaluated only when EPOCH or a word
+        moved, are compiled once as functions of their own (`out_of_line`): the entry and its inlined
+        copy in the dispatcher stay small."""
         terms = _Aliases(self.before + self.after)
         inner = _Aliases(self.versioned, prefix="__fj_q")
-        versioned = self.versions.render(bind, [inner.render(g, bind, render_guard) for g in self.versioned])
+        versioned = self.versions.render(bind, [inner.render(g, bind, render_guard) for g in self.versioned],
+                                         out_of_line)
         if not self.covered:
             parts = [terms.render(g, bind, render_guard) for g in self.before] + [versioned]
             return " and ".join(p for p in parts if p) or "True"
@@ -250,9 +256,10 @@ class ModulePlan:
         members = sorted(self.cache, key=self.cache.get)
         refresh = (f"{state}.__setitem__(1, ({''.join(s.expr() + ', ' for s in members)})) is None and "
                    f"{state}.__setitem__(0, __fj_e) is None")
-        block = " and ".join([render_guard(g, bind) for g in self.covered] + [refresh])
+        shared = _Aliases(self.covered, prefix="__fj_k")      # module paths share long prefixes
+        block = " and ".join([shared.render(g, bind, render_guard) for g in self.covered] + [refresh])
         parts = [terms.render(g, bind, render_guard) for g in self.before]
-        parts.append(f"((__fj_e := {epoch}[0]) == {state}[0] or ({block}))")
+        parts.append(f"((__fj_e := {epoch}[0]) == {state}[0] or {out_of_line(block, ('__fj_e',))})")
         parts.append(f"(__fj_m := {state}[1]) is not None")
         parts += [terms.render(g, bind, render_guard) for g in self.after]
         parts.append(versioned)
@@ -379,6 +386,27 @@ def plan_for(ctx):
     return plan
 
 
+class OutOfLine:
+    """Compiles a guard block as `def __fj_blockN(<the names it reads>): return (<block>)` into the
+    entry's namespace and returns the call expression. The parameters are the frame's own parameter
+    names found in the block's text plus the entry locals it reads (`internal`)."""
+
+    def __init__(self, ns, params):
+        self.ns = ns
+        self.params = tuple(params)
+        self.count = 0
+
+    def __call__(self, expr, internal=()):
+        names = [p for p in self.params + tuple(internal) if re.search(r"\b" + re.escape(p) + r"\b", expr)]
+        name = f"__fj_block{self.count}"
+        self.count += 1
+        src = f"def {name}({', '.join(names)}):\n    return ({expr})\n"
+        for key in set(re.findall(r"__fj_fixed_(\d+)", src)):
+            self.ns.env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[int(key)]
+        exec(compile(src, f"<framejit guard block {name}>", "exec"), self.ns.env)
+        return f"{name}({', '.join(names)})"
+
+
 def render(ctx, ns):
     from ..guards import _render
-    return plan_for(ctx).render(ns.bind, _render)
+    return plan_for(ctx).render(ns.bind, _render, OutOfLine(ns, getattr(ctx, "frame_params", ())))
