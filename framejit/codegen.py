@@ -171,9 +171,26 @@ def tensors_in(values):
     return out
 
 
+def _last_raw_stores(effects):
+    """The effects without raw attribute stores that a later store to the same attribute of the same
+    target overwrites within one run of raw stores to that target (nothing in between can read it:
+    raw stores run no Python code)."""
+    out = []
+    for e in effects:
+        if e.kind == "raw_attr":
+            j = len(out) - 1
+            while j >= 0 and out[j].kind == "raw_attr" and out[j].target == e.target:
+                if out[j].key == e.key:
+                    del out[j]
+                    break
+                j -= 1
+        out.append(e)
+    return out
+
+
 def side_effect_lines(effects, rb):
     lines = []
-    for e in effects:
+    for e in _last_raw_stores(effects):
         if e.kind == "global":
             lines.append(f"__fj_g[{e.key!r}] = {rb.expr(e.value)}")
         elif e.kind == "attr":

@@ -472,3 +472,33 @@ def test_mutable_default_argument_grows_once_per_call():
     outs = [compiled(x3) for _ in range(3)]
     assert mutable_default_argument.__defaults__[0] == [3, 3, 3]
     compare([x3, x3 * 2, x3 * 3], outs)
+
+
+class _Collector:
+    def __init__(self):
+        self.slot = None
+        self.active = False
+
+
+COLLECTOR = _Collector()
+
+
+def collect_around(x):
+    COLLECTOR.slot = {}
+    COLLECTOR.active = True
+    y = x * 2
+    COLLECTOR.slot = None
+    COLLECTOR.active = False
+    return y
+
+
+def test_stores_overwritten_within_one_run_are_replayed_once():
+    COLLECTOR.slot, COLLECTOR.active = "before", "before"
+    check(collect_around, randn(3), graphs=1, breaks=0)
+    compiled = framejit.compile(collect_around)
+    for _ in range(2):
+        COLLECTOR.slot, COLLECTOR.active = "before", "before"
+        compiled(randn(3))
+        assert COLLECTOR.slot is None and COLLECTOR.active is False
+    code = "\n".join(framejit.explain(collect_around)(randn(3)).transformed_code)
+    assert code.count("'slot'") == 1 and code.count("'active'") == 1, code
