@@ -38,8 +38,8 @@ import types
 import torch
 
 from .builtin_methods import DictKeySource
-from .dict_versions import ENABLED, cell_contents, dict_pointer, dict_version, function_field, type_pointer, \
-    type_version
+from .dict_versions import ENABLED, cell_contents, dict_pointer, dict_version, function_field, gather, \
+    type_pointer, type_version
 from .module_values import HookStateSource, ModuleAttrSource
 from .source import AttrSource, FixedObjectSource, FIXED_OBJECTS, GlobalSource, ItemSource, Source
 
@@ -370,8 +370,12 @@ class VersionPlan:
         words = self.words()
         bind((tuple(self.dicts.values()), tuple(self.classes.values()), tuple(self.requirements.values()),
               tuple(self.fields.values())))
-        read = "".join(f"{bind(reader)}.value, " for reader, _ in words)
+        gathered = gather([reader for reader, _ in words])
+        if gathered is not None:                          # one C call for every word
+            read = f"{bind(gathered[0])}({bind(gathered[1])})"
+        else:
+            read = "(" + "".join(f"{bind(reader)}.value, " for reader, _ in words) + ")"
         classes = [i for i, (_, kind) in enumerate(words) if kind == "class"]
         block = " and ".join(self.requirement_guards(bind) + list(block_terms))
         block = f"{block} and {bind(self.restamp(stamp, classes))}(__fj_s)"
-        return f"((__fj_s := ({read})) == {bind(stamp)}[0] or {out_of_line(block, ('__fj_m', '__fj_s'))})"
+        return f"((__fj_s := {read}) == {bind(stamp)}[0] or {out_of_line(block, ('__fj_m', '__fj_s'))})"

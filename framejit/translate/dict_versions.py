@@ -17,6 +17,7 @@ None and callers keep the plain guards. A reader never outlives its object: the 
 object alive for as long as it keeps the reader.
 """
 import ctypes
+import operator
 import sys
 
 try:
@@ -134,3 +135,34 @@ def function_field(fn, name):
     if offset is None or type(fn).__name__ != "function":
         return None
     return ctypes.c_void_p.from_address(id(fn) + offset)
+
+
+# The process's address space as one ctypes array of 64-bit words (2**48 bytes, more than x86-64 and
+# AArch64 user space): `operator.itemgetter(*word_indices)(_SPACE)` reads many scattered words in one
+# C call, about twice as fast as `.value` on each reader. Nothing is read but the words asked for.
+_SPACE = (ctypes.c_uint64 * (1 << 45)).from_address(0) if ENABLED else None
+
+
+def gather(readers):
+    """(getter, space) such that `getter(space)` is the tuple of the readers' words, or None. A 32-bit
+    reader (a class version tag) is read as the 64-bit word it starts, whose upper half is padding
+    CPython leaves zero; every reader is checked against its own `.value` once here."""
+    if _SPACE is None or not readers:
+        return None
+    indices = []
+    for reader in readers:
+        address = ctypes.addressof(reader)
+        if address % 8 or address >> 48:
+            return None
+        indices.append(address // 8)
+    getter = operator.itemgetter(*(indices if len(indices) > 1 else indices * 2))
+    words = getter(_SPACE)
+    if any(w != r.value for w, r in zip(words, readers)):
+        return None
+    if len(indices) == 1:
+        getter = _one(getter)
+    return getter, _SPACE
+
+
+def _one(getter):
+    return lambda space: getter(space)[:1]
