@@ -196,7 +196,11 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
         raise TypeError("framejit.compile: modules with an instance-level `forward` attribute are not supported")
     forward = cls.forward
     compiled_forward = _compile(forward, backend_fn, fullgraph, config, observer)
+    members = {}
+    if cls.__call__ is _MODULE_CALL:
+        members["__call__"] = _direct_call(compiled_forward)
     sub = type(cls.__name__, (cls,), {
+        **members,
         "forward": compiled_forward, "__module__": cls.__module__, "__qualname__": cls.__qualname__,
         "_framejit_compiled": True, "_framejit_original": mod, "__doc__": cls.__doc__,
         "__reduce_ex__": lambda self, protocol: self._framejit_original.__reduce_ex__(protocol),
@@ -204,6 +208,26 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
     new = object.__new__(sub)
     object.__setattr__(new, "__dict__", mod.__dict__)
     return new
+
+
+_MODULE_CALL = torch.nn.Module.__call__
+
+
+def _direct_call(forward):
+    """The compiled module's __call__: the compiled forward directly when nn.Module.__call__ would do
+    nothing else (no module or global hooks, not under torch.jit tracing, no instance-level forward,
+    no Module.compile()), saving its two extra frames per call; otherwise nn.Module.__call__ itself."""
+    from torch.nn.modules import module as hooks
+    tracing = torch._C._get_tracing_state
+
+    def __call__(self, *args, **kwargs):
+        if (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks
+                or hooks._global_forward_hooks or hooks._global_forward_pre_hooks
+                or hooks._global_backward_hooks or hooks._global_backward_pre_hooks
+                or tracing() or self._compiled_call_impl is not None or "forward" in self.__dict__):
+            return _MODULE_CALL(self, *args, **kwargs)
+        return forward(self, *args, **kwargs)
+    return __call__
 
 
 # ---- disable / reset --------------------------------------------------------------------------

@@ -186,3 +186,31 @@ def test_internal_failure_falls_back_with_warning_and_record(tmp_path):
     recs = list((tmp_path / "records").glob("*.rec"))
     assert len(recs) == 1
     assert (recs[0].stat().st_mode & 0o777) == 0o600
+
+
+def test_compiled_module_call_runs_hooks_tracing_and_instance_forward_like_nn_module():
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(3, 3)
+    compiled = framejit.compile(lin)
+    x = torch.randn(2, 3)
+    plain = torch.nn.functional.linear(x, lin.weight, lin.bias)
+    torch.testing.assert_close(compiled(x), plain)
+    seen = []
+    handle = compiled.register_forward_pre_hook(lambda mod, args: seen.append(args[0] is x))
+    handle2 = compiled.register_forward_hook(lambda mod, args, out: out * 2)
+    torch.testing.assert_close(compiled(x), plain * 2)
+    assert seen == [True]
+    handle.remove()
+    handle2.remove()
+    torch.testing.assert_close(compiled(x), plain)
+    glob = torch.nn.modules.module.register_module_forward_hook(lambda mod, args, out: out + 1)
+    try:
+        torch.testing.assert_close(compiled(x), plain + 1)
+    finally:
+        glob.remove()
+    compiled.forward = lambda x: x * 0                          # an instance-level forward wins
+    try:
+        torch.testing.assert_close(compiled(x), x * 0)
+    finally:
+        del compiled.forward
+    torch.testing.assert_close(compiled(x), plain)
