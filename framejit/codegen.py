@@ -26,6 +26,7 @@ from .translate.source import FIXED_OBJECTS
 from .translate.values import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .translate.context import is_namedtuple_class
 from .translate.source import LocalSource
+from .translate.module_guards import CachedSource
 
 MISS = object()
 _LITERAL_TYPES = (bool, int, type(None), str)
@@ -229,10 +230,29 @@ def signature_source(code, with_closure):
     return ", ".join(params)
 
 
+def _argument_runs(sources):
+    """Argument texts: a run of three or more consecutive members of the module member cache
+    (module_guards.CachedSource: `__fj_m[i]`, `__fj_m[i + 1]`...) is passed as `*__fj_m[i:j]`, one slice
+    and a C-level unpack instead of one subscript per parameter."""
+    out, i = [], 0
+    while i < len(sources):
+        j = i
+        first = sources[i].index if isinstance(sources[i], CachedSource) else None
+        while first is not None and j + 1 < len(sources) and isinstance(sources[j + 1], CachedSource) \
+                and sources[j + 1].index == first + (j + 1 - i):
+            j += 1
+        if first is not None and j - i >= 2:
+            out.append(f"*__fj_m[{first}:{first + j - i + 1}]")
+        else:
+            out += [sources[k].expr() for k in range(i, j + 1)]
+        i = j + 1
+    return out
+
+
 def graph_call_source(input_sources, n_outputs):
     """The graph call, its outputs unpacked into __fj_o0, __fj_o1, ... (a tuple unpack is cheaper than
     indexing on the fast path)."""
-    call = f"__fj_graph({', '.join(s.expr() for s in input_sources)})"
+    call = f"__fj_graph({', '.join(_argument_runs(input_sources))})"
     if n_outputs == 0:
         return call
     return "".join(f"__fj_o{i}, " for i in range(n_outputs)) + "= " + call
