@@ -338,6 +338,8 @@ class _Aliases:
 def _parts(source):
     """The Sources `source` is built from: dataclass fields holding Sources (or tuples of them), and a
     `members` list (identity.py's DistinctObjectsSource)."""
+    if isinstance(source, (CachedSource, AliasSource)):
+        return []                       # read from the cache or a local: its original path is not evaluated
     members = getattr(source, "members", None)
     if isinstance(members, list):
         return [m for m in members if isinstance(m, Source)]
@@ -354,6 +356,8 @@ def _parts(source):
 
 def _map_parts(source, fn):
     """A copy of `source` with fn applied to each Source it is built from (see _parts)."""
+    if isinstance(source, (CachedSource, AliasSource)):
+        return source
     members = getattr(source, "members", None)
     if isinstance(members, list):
         new = [fn(m) if isinstance(m, Source) else m for m in members]
