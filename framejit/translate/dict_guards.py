@@ -158,6 +158,14 @@ class VersionPlan:
                         {"dict": self.dicts, "class": self.classes, "object": self.requirements,
                          "field": self.fields}[kind].setdefault(
                             key, self._known[d])
+        if not self.worth_it():
+            self.covered, self.pinned, self.plain_attrs = [], {}, []
+            self.dicts, self.classes, self.requirements, self.fields = {}, {}, {}, {}
+
+    def worth_it(self):
+        """Is one tuple of words cheaper than the guards it stands for? Not for a function reading one
+        global (one word costs about what one plain guard does): then they all stay plain."""
+        return len(self.covered) > len(self.words())
 
     # ---- what a Source's value depends on ---------------------------------------------------------
     def value(self, s):

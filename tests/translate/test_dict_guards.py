@@ -15,6 +15,14 @@ from framejit.translate import dict_guards, dict_versions
 pytestmark = pytest.mark.skipif(not dict_versions.ENABLED, reason="no dict version tags on this Python")
 
 
+@pytest.fixture(autouse=True)
+def always_versioned(monkeypatch, request):
+    """These small functions read too little state for words to pay off; version them anyway, so the
+    tests exercise the words (test_small_functions_keep_plain_guards checks the real choice)."""
+    if "plain_guards" not in request.node.name:
+        monkeypatch.setattr(dict_guards.VersionPlan, "worth_it", lambda self: True)
+
+
 def _library(source):
     """A module of its own (its globals are not the test's), like a library the model calls into."""
     mod = types.ModuleType("fj_test_library")
@@ -153,10 +161,15 @@ class Counted:
 
 COUNTED = Counted()
 COUNTED.factor = 2.0
+for _i in range(8):
+    setattr(COUNTED, f"term{_i}", float(_i))
 
 
 def read_counted(x):
-    return x * COUNTED.factor
+    # enough reads that one tuple of words is cheaper than the guards (else they stay plain)
+    extra = COUNTED.term0 + COUNTED.term1 + COUNTED.term2 + COUNTED.term3 + COUNTED.term4 + COUNTED.term5 + \
+        COUNTED.term6 + COUNTED.term7
+    return x * COUNTED.factor + extra
 
 
 def test_versioned_guards_are_skipped_until_something_changes(monkeypatch):
@@ -164,14 +177,14 @@ def test_versioned_guards_are_skipped_until_something_changes(monkeypatch):
     monkeypatch.setitem(dict_guards.DICT_DETERMINED_LOOKUPS, key, lambda obj, attr: (attr, []))
     cf, counter = _compiled(read_counted)
     x = torch.randn(3)
-    torch.testing.assert_close(cf(x), x * 2.0)
-    torch.testing.assert_close(cf(x), x * 2.0)             # the first call stamps the words
+    torch.testing.assert_close(cf(x), x * 2.0 + 28)
+    torch.testing.assert_close(cf(x), x * 2.0 + 28)        # the first call stamps the words
     reads = len(READS)
     for _ in range(5):
-        torch.testing.assert_close(cf(x), x * 2.0)
-    assert len(READS) == reads                          # guards on COUNTED.factor were not evaluated
+        torch.testing.assert_close(cf(x), x * 2.0 + 28)
+    assert len(READS) == reads                          # guards on COUNTED's attributes were not evaluated
     COUNTED.factor = 3.0
-    torch.testing.assert_close(cf(x), x * 3.0)
+    torch.testing.assert_close(cf(x), x * 3.0 + 28)
     assert len(READS) > reads
 
 
@@ -272,3 +285,18 @@ def test_a_library_object_whose_class_is_reassigned_is_noticed():
     torch.testing.assert_close(cf(x), f(x))
     lib.REC.__class__ = _OtherRecorder
     torch.testing.assert_close(cf(x), x * 10.0 + 1)
+
+
+def test_small_functions_keep_plain_guards():
+    lib = _library("SCALE = 2.0\ndef scale(x):\n    return x * SCALE\n")
+
+    def f(x):
+        return lib.scale(x)
+
+    cf, _ = _compiled(f)
+    x = torch.randn(3)
+    torch.testing.assert_close(cf(x), x * 2.0)
+    code = "\n".join(framejit.explain(f)(x).transformed_code)
+    assert "__fj_s" not in code and "['SCALE']" in code, code
+    lib.SCALE = 3.0
+    torch.testing.assert_close(cf(x), x * 3.0)
