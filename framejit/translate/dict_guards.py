@@ -1,37 +1,40 @@
-"""Guards implied by unchanged dicts: library state checked through a tuple of dict version tags.
+"""Guards implied by unchanged dicts and object fields: library state checked through one tuple of words.
 
 Why this exists: after the module watch (module_guards.py) the guards left on a transformers forward
-are mostly about state outside the module tree that lives in dicts: other modules' globals
+are mostly about state outside the module tree: other modules' globals
 (`modeling_utils.is_torchdynamo_compiling is <function>`), registries (`ALL_MASK_ATTENTION_FUNCTIONS
 ._global_mapping['sdpa'] is <function>`, the keys of that dict), config attributes
-(`config.use_cache is False`). A guard is *versioned* when the value it checks is a function of the
-contents of dicts whose identity is known, and of nothing else:
+(`config.use_cache is False`), the cells and defaults of library decorators. A guard is *versioned*
+when the value it checks is a function of state that one machine word each can watch:
 
   module globals / a registry dict        d[key], dict.__getitem__(d, key), `key in d`, d.keys()
   an attribute of a module object         module.__dict__[attr] (present at translation)
-  an attribute of a plain Python object   its instance __dict__ and the __dict__s of the classes on its
-                                          MRO, when attribute lookup is object's own and `attr` is not
-                                          a data descriptor (property, slot) there
-  an attribute of a class                 the class __dict__s on its MRO (functions, plain values)
+  an attribute of a plain Python object   its instance __dict__ and its class (version tag), when
+                                          attribute lookup is object's own (or a DICT_DETERMINED_LOOKUPS
+                                          override) and `attr` is not a data descriptor (property, slot)
+  an attribute of a class                 the class (version tag): functions, plain values
+  a cell's contents, a function's         the pointer field in the object
+  __code__ / __defaults__ / __kwdefaults__
   items of a tuple, a function's __closure__ / __globals__ (immutable once made)
 
-starting from an object named directly (FixedObjectSource) or whose identity another guard checks. The
-kinds covered are ID_MATCH, immutable CONST_MATCH, non-heap TYPE_MATCH, tuple LEN_MATCH, DICT_KEYS and
-identity facts between such values. Tensors, cell contents and function __code__/__defaults__ are never
-versioned (they change without touching a dict).
+starting from an object named directly (FixedObjectSource), a global of the frame, or an object whose
+identity another guard checks. The kinds covered are ID_MATCH, immutable CONST_MATCH, TYPE_MATCH (a
+heap type also watches the object's type pointer), tuple LEN_MATCH, DICT_KEYS and identity facts
+between such values. Tensors and the frame's own closure cells are never versioned.
 
-The entry then reads, on every call, a tuple of machine words (dict_versions.py): the version tag of
-each of those dicts, the version tag of each class involved (it moves when the class or a base class
-changes), and for each object whose attributes are versioned its type pointer and __dict__ pointer
-(neither `obj.__class__ = ...` nor `obj.__dict__ = ...` touches a dict):
+The entry then reads, on every call, a tuple of words (dict_versions.py, one C call): the version tag
+of each of those dicts, the version tag of each class involved (it moves when the class or a base class
+changes), the pointer fields, and for each object whose attributes are versioned its type pointer and
+__dict__ pointer (neither `obj.__class__ = ...` nor `obj.__dict__ = ...` touches a dict):
 
-    ((__fj_s := (word0.value, word1.value, ...)) == stamp[0] or (<versioned guards> and restamp(__fj_s)))
+    ((__fj_s := read_words()) == stamp[0] or __fj_blockN(...))   # the block: guards, then restamp
 
 The versioned guards (which include `type(obj) is T` and `obj.__dict__ is D` for those objects) run
-only when a word moved: the first call, or after a change anywhere in one of those dicts or classes.
-`restamp` re-checks the structural facts above (attribute lookup still plain, no data descriptor
-appeared, every class tag valid) before it records the words, so a stamp always describes a state in
-which the versioned guards passed and their values were functions of what the words watch.
+only when a word moved: the first call, or after a change anywhere in what the words watch. `restamp`
+re-checks the structural facts above (attribute lookup still plain, no data descriptor appeared,
+every class tag valid) before it records the words, so a stamp always describes a state in which the
+versioned guards passed and their values were functions of what the words watch. Where the words
+would cost as much as the guards (`worth_it`), the guards stay plain.
 """
 import types
 
