@@ -28,7 +28,7 @@ from .observe import current_recorder, note_restart
 from .translate import module_guards
 from .translate.autocast import autocast_sensitive
 from .translate.context import ConversionContext, is_cpu_autocast_enabled
-from .translate.ctx_managers import STATE_NODE_TARGETS, ExitValue
+from .translate.ctx_managers import STATE_NODE_TARGETS, ExitValue, GradModeManager
 from .translate.cells import EMPTY
 from .translate.source import ClosureSource, LocalSource
 from .translate.translator import Translator, format_position
@@ -347,8 +347,12 @@ def _why_not_splittable(code, tx, inst, snap):
 
 
 def _is_with_exit(v):
-    """The __exit__ a with-block keeps on the stack (its manager was entered during translation only)."""
-    return isinstance(v, ExitValue) or (isinstance(v, MethodValue) and v.name == "__exit__")
+    """The __exit__ a with-block keeps on the stack, when the block cannot be split: a Python manager's
+    (its __enter__ ran during translation only) or a torch state manager's other than grad mode
+    (ctx_managers.ExitValue.rebuild re-enters a grad-mode block for real)."""
+    if isinstance(v, ExitValue):
+        return not isinstance(v.manager, GradModeManager)
+    return isinstance(v, MethodValue) and v.name == "__exit__"
 
 
 def _rebuildable(v, visiting=None):

@@ -382,3 +382,63 @@ def test_a_method_call_in_a_loop_is_not_routed_but_still_correct():
             x = box.step(x)
         return x
     check(f, torch.randn(3))
+
+
+# ---- breaks inside grad-mode blocks ------------------------------------------------------------------
+
+def _report(t):
+    print("grad mode", torch.is_grad_enabled())
+    return t + 1
+
+
+def test_a_break_inside_no_grad_splits_and_keeps_grad_modes_and_gradients():
+    from tests.differential import check
+
+    def f(x, w):
+        y = x @ w
+        with torch.no_grad():
+            z = _report(y * 2)
+            z = z + 1
+        return y + z, torch.is_grad_enabled()
+    check(f, torch.randn(3, 3), torch.randn(3, 3, requires_grad=True), grads=True, graphs=3, breaks=2)
+    assert torch.is_grad_enabled()
+
+
+def test_nested_grad_blocks_around_a_break():
+    from tests.differential import check
+
+    def f(x, w):
+        with torch.no_grad():
+            a = x * w
+            with torch.enable_grad():
+                b = _report(a * w)
+            c = b * 2
+        return a, b, c
+    check(f, torch.randn(3), torch.randn(3, requires_grad=True), grads=True)
+
+
+def test_an_exception_from_a_break_inside_no_grad_restores_the_grad_mode():
+    from tests.differential import check
+
+    def f(x):
+        try:
+            with torch.no_grad():
+                y = x * 2
+                _raises(y)
+        except KeyError:
+            return x + 1, torch.is_grad_enabled()
+        return y, torch.is_grad_enabled()
+    check(f, torch.randn(3))
+    compiled = framejit.compile(f)
+    compiled(torch.randn(3))
+    assert torch.is_grad_enabled()
+
+
+def test_a_break_inside_autocast_still_runs_the_function_as_plain_python():
+    from tests.differential import check
+
+    def f(x):
+        with torch.autocast("cpu"):
+            y = _report(x * 2)
+        return y
+    check(f, torch.randn(3), graphs=0, breaks=1)

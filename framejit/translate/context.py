@@ -15,6 +15,7 @@ from .graph import GraphBuilder
 from .side_effects import SideEffects
 from ..bytecode.shared import decoded as decoded_shared
 from ..errors import GraphBreak
+from .ctx_managers import GradModeExit, resumed_grad_block
 from .identity import IdentityTracker, guard_object
 from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource
 from .values import Const, DictValue, ObjectValue, SeqValue, TensorValue
@@ -55,6 +56,10 @@ class ConversionContext:
         self.f_globals = f_globals
         self.break_at = break_at
         self.wrapped = {}            # Source -> Value (one Value per source: aliasing and mutation)
+        # torch state managers entered and not yet exited (translation order), including a grad-mode
+        # block a resume function starts inside (ctx_managers.GradModeExit among its arguments)
+        self.active_managers = []
+        self.resumed_block = False   # set when one of those was entered before the frame
         # global torch state at frame entry (translated with-blocks change the real state while
         # translating): what queries of it are guarded against
         self.entry_state = {f: f() for f in STATE_FUNCTIONS}
@@ -144,6 +149,8 @@ class ConversionContext:
                 return ObjectValue(obj, source)
             g.add("TENSOR_MATCH", source, TensorMeta.of(obj))
             return self.graph.add_input(obj, source)
+        if t is GradModeExit:                 # a resume function starting inside a grad-mode block
+            return resumed_grad_block(self, obj, source)
         if t in CONST_TYPES or isinstance(obj, enum.Enum):
             if guard:
                 g.add("CONST_MATCH" if t in CONST_TYPES else "ID_MATCH", source, obj)

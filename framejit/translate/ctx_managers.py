@@ -301,9 +301,20 @@ class ExitValue(Value):
     """The bound __exit__ BEFORE_WITH leaves on the stack; the with-block's normal end calls it."""
     __slots__ = ("manager",)
 
-    def __init__(self, manager):
-        super().__init__(None)
+    def __init__(self, manager, source=None):
+        super().__init__(source)
         self.manager = manager
+
+    def rebuild(self, rb):
+        """At a graph break inside a grad-mode block: enter the block for real (the graph part ran it
+        symbolically) and hand the break function an __exit__ that restores the mode before it."""
+        m = self.manager
+        if not isinstance(m, GradModeManager) or not m.entered or m.prev is None:
+            raise GraphBreak("reconstruct", f"the __exit__ of {m!r} cannot be rebuilt")
+        return f"{rb.ns.bind(reenter_grad_mode)}({m.mode}, {m.prev})"
+
+    def children(self):
+        return []
 
     def python_type(self):
         return types.MethodType
@@ -484,3 +495,47 @@ def torch_decorated_call(tx, fn, fn_source, args, kwargs):
     result = call_value(tx, func_value, args, kwargs)
     manager.exit(tx)
     return result
+
+
+# ---- a grad-mode block that a graph break splits -------------------------------------------------
+
+class GradModeExit:
+    """The __exit__ on the stack of a break or resume function that starts inside a `with
+    torch.no_grad()` (enable_grad, set_grad_enabled) block: restores the grad mode from before the
+    block, as the torch manager's own __exit__ would, and lets exceptions through."""
+    __slots__ = ("prev",)
+
+    def __init__(self, prev):
+        self.prev = prev
+
+    def __call__(self, exc_type, exc, tb):
+        _set_grad_enabled(self.prev)
+        return None
+
+
+def reenter_grad_mode(mode, prev):
+    _set_grad_enabled(mode)
+    return GradModeExit(prev)
+
+
+class ResumedGradModeManager(GradModeManager):
+    """The grad-mode block a resume function starts inside: entered before the frame (its mode is the
+    guarded mode at entry), exited by the frame."""
+    __slots__ = ()
+
+    def undo(self):
+        _set_grad_enabled(self.mode)          # translation ended inside the block: as at frame entry
+
+
+def resumed_grad_block(ctx, obj, source):
+    """Wrap a GradModeExit argument: guard its type and the mode it restores, and enter its block."""
+    from .source import AttrSource
+    ctx.guards.add("TYPE_MATCH", source, GradModeExit)
+    ctx.guards.add("CONST_MATCH", AttrSource(source, "prev"), obj.prev)
+    ctx.guard_state(torch.is_grad_enabled)
+    manager = ResumedGradModeManager(torch.is_grad_enabled(), torch.set_grad_enabled)
+    manager.entered = True
+    manager.prev = obj.prev
+    ctx.active_managers.append(manager)
+    ctx.resumed_block = True
+    return ExitValue(manager, source)

@@ -14,6 +14,8 @@ import builtins
 import linecache
 
 from ..errors import GraphBreak
+import torch
+
 from .dispatch import HANDLERS, RETURN
 from .source import LocalSource
 from .values import Value
@@ -63,7 +65,7 @@ class Translator:
         self.break_at = ctx.break_at if parent is None else ()
         self.deleted = set()                 # root args deleted with `del`
         # torch state managers entered and not yet exited (shared by the whole translation)
-        self.active_managers = [] if parent is None else parent.active_managers
+        self.active_managers = ctx.active_managers
         # exceptions being handled (innermost last): what PUSH_EXC_INFO saves and a bare `raise` re-raises
         self.handled_exceptions = [] if parent is None else parent.handled_exceptions
 
@@ -93,6 +95,8 @@ class Translator:
             return self._run(start)
         finally:
             unwind(self.active_managers)     # real grad mode / autocast back to how they were at entry
+            if self.ctx.resumed_block:       # a grad-mode block entered before the frame may have ended in it
+                torch._C._set_grad_enabled(self.ctx.entry_state[torch.is_grad_enabled])
 
     def _run(self, start):
         instructions = self.instructions

@@ -27,10 +27,11 @@ EXPECTED = {
     # `self.model(...)`, transformers' config-defaults and output-capturing wrappers, whose calls sit in
     # try blocks). MixtralModel.forward breaks at `decoder_layer(...)` inside its layer loop: it runs as
     # plain Python with that call routed through the layer's compiled forward, which splits around the
-    # MoE block; MixtralExperts.forward, whose nonzero() sits in a `with torch.no_grad()` block, runs as
-    # plain Python. 7 graphs: per layer the attention part and the rest, plus the LM head.
-    "mixtral": (7, 14, "nonzero() in the expert loop under no_grad; the layer loop runs as plain Python with "
-                       "compiled layers"),
+    # MoE block. MixtralExperts.forward splits at its nonzero() (inside `with torch.no_grad()`: the
+    # break re-enters the grad-mode block for real); the rest, a loop over the hit experts with a
+    # branch on a tensor, runs as plain Python. 9 graphs in all (torch.compile: 11 graphs, 7 breaks).
+    "mixtral": (9, 16, "nonzero() and a tensor branch in the expert loop; the layer loop runs as plain Python "
+                       "with compiled layers"),
 }
 
 
@@ -78,8 +79,8 @@ def test_eval_forward_matches_eager_in_one_graph(name):
         assert (explained.graph_count, explained.graph_break_count) == (graphs, breaks), str(explained)
         assert not explained.eager_reasons or name in EXPECTED, explained.eager_reasons
         if name in EXPECTED:
-            assert all("graph break inside" in b.reason or "data-dependent" in b.reason
-                       for b in explained.break_reasons), str(explained)
+            assert all("graph break inside" in b.reason or "data-dependent" in b.reason or
+                       "needs the value" in b.reason for b in explained.break_reasons), str(explained)
         assert_same_outputs(explained.result, expected)
         counter = framejit.CompileCounter()
         compiled = framejit.compile(model, backend=counter)
