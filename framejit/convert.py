@@ -309,12 +309,14 @@ def _routed_plain_function(fn, ctx, tx, inst, snap, opts, inner_kind):
     if snap.index not in ctx.break_at or inner_kind == "recursion" or opts.callee_wrappers is None:
         return None
     at = callee_position(inst, snap.stack)
-    if at is None or snap.stack[at] is NULL or not resume.callable_above_null(tx.instructions, snap.index):
+    layout = resume.callable_layout(tx.instructions, snap.index)
+    if at is None or snap.stack[at] is NULL or layout is None:
         return None
     if resume.original_position(fn.__code__, snap.index)[0] is not fn.__code__:
         return None                         # a resume function: its own code is what runs
     try:
-        return resume.make_routed_function(fn, snap.index, len(snap.stack) - 1 - at, opts.callee_wrappers)
+        return resume.make_routed_function(fn, snap.index, len(snap.stack) - 1 - at, opts.callee_wrappers,
+                                           layout)
     except Exception:
         return None
 

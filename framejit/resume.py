@@ -152,32 +152,34 @@ def make_break_in_try_function(orig_code, f_globals, closure, call_index, stack_
     return types.FunctionType(code, f_globals, name, None, closure)
 
 
-def callable_above_null(instrs, call_index):
-    """Is the callable of the call at `call_index` known to sit above a NULL at run time? Always for
-    CALL_FUNCTION_EX; for CALL when walking back over straight-line single pushes (the arguments) finds
-    the callable pushed together with its NULL (PUSH_NULL before it, or LOAD_GLOBAL's NULL bit) rather
-    than by LOAD_METHOD, which may leave [function, self] instead."""
+def callable_layout(instrs, call_index):
+    """How the callable of the call at `call_index` sits on the stack at run time: "null" when it is
+    certainly above a NULL (CALL_FUNCTION_EX; PUSH_NULL before it; LOAD_GLOBAL's NULL bit), ("method", i)
+    when LOAD_METHOD at instruction i pushed it (which may leave [function, self] instead), None when
+    that is not clear. Found by walking back over straight-line single pushes (the arguments)."""
     call = instrs[call_index]
     if call.opname == "CALL_FUNCTION_EX":
-        return True
+        return "null"
     targets = {id(ins.target) for ins in instrs if ins.target is not None}
     i = call_index - 1
     while i >= 0 and instrs[i].opname in ("PRECALL", "KW_NAMES"):
         i -= 1
     for _ in range(call.arg):               # one single-push instruction per argument
         ins = instrs[i] if i >= 0 else None
-        if ins is None or id(ins) in targets or ins.target is not None or \
-                _pushes(ins) != 1 or ins.opname == "LOAD_METHOD":
-            return False
+        if ins is None or id(ins) in targets or ins.target is not None or _pushes(ins) != 1:
+            return None
         i -= 1
     ins = instrs[i] if i >= 0 else None
     if ins is None or id(ins) in targets:
-        return False
+        return None
+    if ins.opname == "LOAD_METHOD":
+        return ("method", i)
     if ins.opname == "LOAD_GLOBAL":
-        return bool(ins.arg & 1)
+        return "null" if ins.arg & 1 else None
     before = instrs[i - 1] if i >= 1 else None
-    return ins.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_ATTR", "LOAD_CONST") and before is not None and \
-        before.opname == "PUSH_NULL" and id(ins) not in targets
+    plain = ins.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_ATTR", "LOAD_CONST") and before is not None and \
+        before.opname == "PUSH_NULL"
+    return "null" if plain else None
 
 
 def _pushes(ins):
@@ -188,14 +190,27 @@ def _pushes(ins):
     return None
 
 
-def make_routed_function(fn, call_index, above, route):
+def make_routed_function(fn, call_index, above, route, layout="null"):
     """fn as plain Python, except that the callable of the call at `call_index` (with `above` stack
     items over it) goes through `route` first (callees.CalleeWrappers: the callee's compiled wrapper).
     The rest of fn runs exactly as written; the inserted instructions share the call's place in the
-    exception table."""
+    exception table. With layout ("method", i), the LOAD_METHOD at i becomes LOAD_ATTR (a bound method
+    over a NULL: the same call, with the callable in one slot)."""
     code = fn.__code__
     original = copy_instructions(decode(code))
     call = original[call_index]
+    if layout != "null":
+        load = original[layout[1]]
+        as_attr = [make("LOAD_ATTR", load.argval), make("PUSH_NULL"), make("SWAP", 2)]
+        for ins in as_attr:
+            ins.positions, ins.exn, ins.starts_line = load.positions, load.exn, None
+        as_attr[0].starts_line = load.starts_line
+        for other in original:                        # nothing jumps to LOAD_METHOD mid-expression, but
+            if other.target is load:                  # keep any jump landing on it pointed at its stand-in
+                other.target = as_attr[0]
+        original[layout[1]:layout[1] + 1] = as_attr
+        call_index += 2
+        call = original[call_index]
     start = call_index
     while start > 0 and original[start - 1].opname in ("PRECALL", "KW_NAMES"):
         start -= 1

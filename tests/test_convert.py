@@ -367,21 +367,27 @@ def test_a_loop_calling_a_breaking_helper_keeps_the_helpers_graphs_and_its_excep
     check(g, torch.randn(2))
 
 
-def test_a_method_call_in_a_loop_is_not_routed_but_still_correct():
+def test_a_method_call_in_a_loop_is_routed_too():
     from tests.differential import check
 
     class Box:
         def step(self, h):
+            h = h * 2
             print("step")
-            return h * 2
+            return h + 1
 
     box = Box()
 
     def f(x):
         for _ in range(2):
-            x = box.step(x)
+            x = box.step(x)                 # LOAD_METHOD: [function, self] at run time
         return x
     check(f, torch.randn(3))
+    counter = framejit.CompileCounter()
+    x = torch.randn(3)
+    torch.testing.assert_close(framejit.compile(f, backend=counter)(x), f(x))
+    assert counter.frame_count >= 1         # Box.step's graphs
+    assert any("compiled wrapper" in r for r in framejit.explain(f)(x).eager_reasons)
 
 
 # ---- breaks inside grad-mode blocks ------------------------------------------------------------------
