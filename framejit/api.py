@@ -104,6 +104,8 @@ def _call_entry(fn, entry, args, kwargs):
 
 
 def _on_miss(fn, signature, state, local, opts, args, kwargs):
+    if local.eager_reason is not None:       # settled: plain Python (or its routed copy), no lock needed
+        return local.eager_fn(*args, **kwargs)
     limit = opts.config.recompile_limit
     with cache.LOCK:
         for entry in state.entries:          # another thread may have converted meanwhile
