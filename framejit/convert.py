@@ -131,9 +131,13 @@ def convert_frame(fn, signature, args, kwargs, opts):
         ctx.recorder = current_recorder()
         nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
         ctx.frame_params = code.co_varnames[:nparams] + (("__fj_cl",) if code.co_freevars else ())
+        star = code.co_argcount + code.co_kwonlyargcount
+        if code.co_flags & 0x04:        # *args: always a tuple
+            ctx.certain_types[LocalSource(code.co_varnames[star])] = tuple
         if code.co_flags & 0x08:        # **kwargs: a dict CPython makes for each call, aliasing nothing
-            ctx.identity.fresh.add(LocalSource(code.co_varnames[code.co_argcount + code.co_kwonlyargcount +
-                                                                bool(code.co_flags & 0x04)]))
+            kwargs_source = LocalSource(code.co_varnames[star + bool(code.co_flags & 0x04)])
+            ctx.identity.fresh.add(kwargs_source)
+            ctx.certain_types[kwargs_source] = dict
         closure = tuple(ctx.real_cell(cell, ClosureSource(i, name))
                         for i, (cell, name) in enumerate(zip(fn.__closure__ or (), code.co_freevars)))
         with phase("bytecode_analysis"):

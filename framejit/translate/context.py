@@ -60,6 +60,7 @@ class ConversionContext:
         # block a resume function starts inside (ctx_managers.GradModeExit among its arguments)
         self.active_managers = []
         self.resumed_block = False   # set when one of those was entered before the frame
+        self.certain_types = {}      # Source -> the type CPython guarantees it (the frame's *args, **kwargs)
         # global torch state at frame entry (translated with-blocks change the real state while
         # translating): what queries of it are guarded against
         self.entry_state = {f: f() for f in STATE_FUNCTIONS}

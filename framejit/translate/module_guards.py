@@ -71,8 +71,10 @@ class CachedSource(Source):
 class ModulePlan:
     """Which guards of one conversion are covered by the module watch, and the member cache."""
 
-    def __init__(self, guards, graph_inputs, f_globals=None):
-        self.guards = list(guards)
+    def __init__(self, guards, graph_inputs, f_globals=None, certain_types=None):
+        certain = certain_types or {}
+        self.guards = [g for g in guards                      # `type(kwargs) is dict` always holds
+                       if not (g.kind == "TYPE_MATCH" and certain.get(g.source) is g.expected)]
         self.types = {}
         self.objects = {}
         for g in self.guards:
@@ -386,7 +388,8 @@ def plan_for(ctx):
     """The ModulePlan of a conversion (made once, when its entry is generated)."""
     plan = getattr(ctx, "module_plan", None)
     if plan is None:
-        plan = ctx.module_plan = ModulePlan(ctx.guards.guards, ctx.graph.inputs, ctx.f_globals)
+        plan = ctx.module_plan = ModulePlan(ctx.guards.guards, ctx.graph.inputs, ctx.f_globals,
+                                            getattr(ctx, "certain_types", None))
     return plan
 
 
