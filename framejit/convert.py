@@ -318,11 +318,7 @@ def _routed_plain_function(fn, ctx, tx, inst, snap, opts, inner_kind):
         return None
     if resume.original_position(fn.__code__, snap.index)[0] is not fn.__code__:
         return None                         # a resume function: its own code is what runs
-    try:
-        return resume.make_routed_function(fn, snap.index, len(snap.stack) - 1 - at, opts.callee_wrappers,
-                                           layout)
-    except Exception:
-        return None
+    return resume.make_routed_function(fn, snap.index, len(snap.stack) - 1 - at, opts.callee_wrappers, layout)
 
 
 _CALLED_AT_ONCE = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>"})

@@ -73,23 +73,38 @@ def make_resume_function(orig_code, f_globals, closure, k_index, stack_nulls, li
     if hit is not None:
         return hit
     original = copy_instructions(decode(orig_code))
-    target = original[k_index]
-    prologue = _prologue(orig_code, stack_nulls, target.positions)
-    jump = make("JUMP_FORWARD", target=target)
-    jump.positions = target.positions
-    instrs = prologue + [jump] + original
-    argnames = _argnames(stack_nulls, live_locals)
-    name = f"__fj_resume_at_{target.offset}_{orig_code.co_name}"
-    code = assemble(instrs, orig_code, co_varnames=_varnames(orig_code, argnames), co_argcount=len(argnames),
-                    co_posonlyargcount=0, co_kwonlyargcount=0,
-                    co_flags=orig_code.co_flags & ~(CO_VARARGS | CO_VARKEYWORDS),
-                    co_name=name, co_qualname=name)
+    name = f"__fj_resume_at_{original[k_index].offset}_{orig_code.co_name}"
+    code, prologue_length = _entered_copy(orig_code, original, k_index, stack_nulls, live_locals, name)
     # weak: the original's cache holds this resume function, so a strong ref here would keep it alive
-    RESUME_ORIGIN[code] = (weakref.ref(orig_code), len(prologue) + 1)
+    RESUME_ORIGIN[code] = (weakref.ref(orig_code), prologue_length)
     fn = types.FunctionType(code, f_globals, name, None, closure)
     compiled = wrap(fn)
     per_code[key] = compiled
     return compiled
+
+
+def _entered_copy(orig_code, instrs, target_index, stack_nulls, live_locals, name, extra_varnames=()):
+    """Code for `instrs` (a copy of orig_code's instructions, maybe edited) entered at `target_index`:
+    a prologue takes the stack slots and live locals as arguments, pushes the stack back and jumps
+    there. Returns the code and the number of instructions put before the copy."""
+    target = instrs[target_index]
+    prologue = _prologue(orig_code, stack_nulls, target.positions)
+    jump = make("JUMP_FORWARD", target=target)
+    jump.positions = target.positions
+    argnames = _argnames(stack_nulls, live_locals)
+    code = assemble(prologue + [jump] + instrs, orig_code,
+                    co_varnames=_varnames(orig_code, argnames) + tuple(extra_varnames),
+                    co_argcount=len(argnames), co_posonlyargcount=0, co_kwonlyargcount=0,
+                    co_flags=orig_code.co_flags & ~(CO_VARARGS | CO_VARKEYWORDS), co_name=name, co_qualname=name)
+    return code, len(prologue) + 1
+
+
+def call_group_start(instrs, call_index):
+    """Index of the first instruction of the call at `call_index` (its KW_NAMES / PRECALL, if any)."""
+    start = call_index
+    while start > 0 and instrs[start - 1].opname in ("PRECALL", "KW_NAMES"):
+        start -= 1
+    return start
 
 
 def make_break_function(orig_code, f_globals, closure, break_instrs, stack_nulls, live_locals, successors):
@@ -132,23 +147,12 @@ def make_break_in_try_function(orig_code, f_globals, closure, call_index, stack_
     tail is outside the table, so what the resume function raises is not handled twice (the resume
     function, a copy too, has already run the handlers that cover the code after the call)."""
     original = copy_instructions(decode(orig_code))
-    start = call_index
-    while start > 0 and original[start - 1].opname in ("PRECALL", "KW_NAMES"):
-        start -= 1
-    target = original[start]
-    positions = original[call_index].positions
-    prologue = _prologue(orig_code, stack_nulls, target.positions)
-    jump = make("JUMP_FORWARD", target=target)
-    jump.positions = target.positions
     _, resume_fn, nulls_after = successor
-    tail = _call_resume_tail(resume_fn, nulls_after, live_locals, positions)
-    instrs = prologue + [jump] + original[:call_index + 1] + tail + original[call_index + 1:]
-    argnames = _argnames(stack_nulls, live_locals)
-    temps = tuple(f"__fj_r{i}" for i in range(len(nulls_after)))
+    tail = _call_resume_tail(resume_fn, nulls_after, live_locals, original[call_index].positions)
     name = f"__fj_break_{original[call_index].offset}_{orig_code.co_name}"
-    code = assemble(instrs, orig_code, co_varnames=_varnames(orig_code, argnames) + temps,
-                    co_argcount=len(argnames), co_posonlyargcount=0, co_kwonlyargcount=0,
-                    co_flags=orig_code.co_flags & ~(CO_VARARGS | CO_VARKEYWORDS), co_name=name, co_qualname=name)
+    instrs = original[:call_index + 1] + tail + original[call_index + 1:]
+    code, _ = _entered_copy(orig_code, instrs, call_group_start(original, call_index), stack_nulls, live_locals,
+                            name, extra_varnames=[f"__fj_r{i}" for i in range(len(nulls_after))])
     return types.FunctionType(code, f_globals, name, None, closure)
 
 
@@ -161,12 +165,10 @@ def callable_layout(instrs, call_index):
     if call.opname == "CALL_FUNCTION_EX":
         return "null"
     targets = {id(ins.target) for ins in instrs if ins.target is not None}
-    i = call_index - 1
-    while i >= 0 and instrs[i].opname in ("PRECALL", "KW_NAMES"):
-        i -= 1
-    for _ in range(call.arg):               # one single-push instruction per argument
+    i = call_group_start(instrs, call_index) - 1
+    for _ in range(call.arg):               # one plain load per argument
         ins = instrs[i] if i >= 0 else None
-        if ins is None or id(ins) in targets or ins.target is not None or _pushes(ins) != 1:
+        if ins is None or id(ins) in targets or not _is_plain_load(ins):
             return None
         i -= 1
     ins = instrs[i] if i >= 0 else None
@@ -182,12 +184,10 @@ def callable_layout(instrs, call_index):
     return "null" if plain else None
 
 
-def _pushes(ins):
-    """Net stack effect of a straight-line instruction that only reads (loads), else None."""
-    if ins.opname in ("LOAD_FAST", "LOAD_CONST", "LOAD_DEREF", "LOAD_CLOSURE") or \
-            (ins.opname == "LOAD_GLOBAL" and not ins.arg & 1):
-        return 1
-    return None
+def _is_plain_load(ins):
+    """An instruction pushing exactly one value and touching nothing else on the stack."""
+    return ins.opname in ("LOAD_FAST", "LOAD_CONST", "LOAD_DEREF", "LOAD_CLOSURE") or \
+        (ins.opname == "LOAD_GLOBAL" and not ins.arg & 1)
 
 
 def make_routed_function(fn, call_index, above, route, layout="null"):
@@ -211,9 +211,7 @@ def make_routed_function(fn, call_index, above, route, layout="null"):
         original[layout[1]:layout[1] + 1] = as_attr
         call_index += 2
         call = original[call_index]
-    start = call_index
-    while start > 0 and original[start - 1].opname in ("PRECALL", "KW_NAMES"):
-        start -= 1
+    start = call_group_start(original, call_index)
     temps = [f"__fj_t{i}" for i in range(above)]
     seq = [make("STORE_FAST", t) for t in reversed(temps)]
     seq += [make("PUSH_NULL"), make("SWAP", 2), make("LOAD_CONST", route), make("SWAP", 2),

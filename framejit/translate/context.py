@@ -59,8 +59,8 @@ class ConversionContext:
         # torch state managers entered and not yet exited (translation order), including a grad-mode
         # block a resume function starts inside (ctx_managers.GradModeExit among its arguments)
         self.active_managers = []
-        self.resumed_block = False   # set when one of those was entered before the frame
         self.certain_types = {}      # Source -> the type CPython guarantees it (the frame's *args, **kwargs)
+        self.frame_params = ()       # the frame's parameter names (and __fj_cl): what guard blocks may read
         # global torch state at frame entry (translated with-blocks change the real state while
         # translating): what queries of it are guarded against
         self.entry_state = {f: f() for f in STATE_FUNCTIONS}

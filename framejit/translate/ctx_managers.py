@@ -333,10 +333,12 @@ class ExitValue(Value):
         return f"ExitValue({self.manager!r})"
 
 
-def unwind(active_managers):
-    """Undo real state changes of blocks still open when translation ended (innermost first)."""
+def unwind(active_managers, grad_mode_at_entry):
+    """Undo real state changes of blocks still open when translation ended (innermost first), and put
+    the grad mode back as it was at frame entry."""
     while active_managers:
         active_managers.pop().undo()
+    _set_grad_enabled(grad_mode_at_entry)
 
 
 # ---- constructing managers --------------------------------------------------------------------------
@@ -518,24 +520,15 @@ def reenter_grad_mode(mode, prev):
     return GradModeExit(prev)
 
 
-class ResumedGradModeManager(GradModeManager):
-    """The grad-mode block a resume function starts inside: entered before the frame (its mode is the
-    guarded mode at entry), exited by the frame."""
-    __slots__ = ()
-
-    def undo(self):
-        _set_grad_enabled(self.mode)          # translation ended inside the block: as at frame entry
-
-
 def resumed_grad_block(ctx, obj, source):
-    """Wrap a GradModeExit argument: guard its type and the mode it restores, and enter its block."""
+    """Wrap a GradModeExit argument: guard its type and the mode it restores, and enter its block (its
+    exit moves the real grad mode away from the frame's entry mode: the translator restores that)."""
     from .source import AttrSource
     ctx.guards.add("TYPE_MATCH", source, GradModeExit)
     ctx.guards.add("CONST_MATCH", AttrSource(source, "prev"), obj.prev)
     ctx.guard_state(torch.is_grad_enabled)
-    manager = ResumedGradModeManager(torch.is_grad_enabled(), torch.set_grad_enabled)
+    manager = GradModeManager(torch.is_grad_enabled(), torch.set_grad_enabled)
     manager.entered = True
     manager.prev = obj.prev
     ctx.active_managers.append(manager)
-    ctx.resumed_block = True
     return ExitValue(manager, source)

@@ -66,6 +66,12 @@ def _class_lookup(t, attr):
     return _MISSING
 
 
+def is_data_descriptor(found):
+    """Does a class attribute decide `obj.attr` before the instance __dict__ (property, slot...)?"""
+    t = type(found)
+    return hasattr(t, "__get__") and (hasattr(t, "__set__") or hasattr(t, "__delete__"))
+
+
 def _hf_config_lookup(obj, attr):
     """transformers' PreTrainedConfig.__getattribute__: renames `attr` through the `attribute_map` dict."""
     names = object.__getattribute__(obj, "attribute_map")
@@ -113,9 +119,8 @@ def plain_lookup_dicts(obj, attr):
     if type(inst) is not dict:
         return None
     found = _class_lookup(t, attr)
-    if found is not _MISSING and hasattr(type(found), "__get__") and \
-            (hasattr(type(found), "__set__") or hasattr(type(found), "__delete__")):
-        return None                                   # a data descriptor (property, slot) decides
+    if found is not _MISSING and is_data_descriptor(found):
+        return None
     if attr in inst or (found is not _MISSING and not hasattr(type(found), "__get__")):
         return extra
     return None
@@ -130,20 +135,18 @@ def _class_attr_is_plain(cls, attr):
 
 
 class VersionPlan:
-    """Which guards of one conversion are versioned, the dicts they depend on, and the per-call
-    requirements on objects whose attributes are versioned."""
+    """Which guards of one conversion are versioned, and what they rely on (`watched`)."""
 
     def __init__(self, guards, objects, identity_watched=lambda source: False, f_globals=None):
         self.f_globals = f_globals            # the frame's globals: `__fj_g` in generated code
         self.objects = objects                # Source -> object, from every ID_MATCH guard
         self.identity_watched = identity_watched  # can the object at a Source change only via the module watch?
         self.pinned = {}                      # such Source -> object: needs an ID_MATCH under the watch
-        self.dicts = {}                       # id -> (dict, reader of its version tag)
-        self.classes = {}                     # id -> (class, reader of its version tag)
-        self.fields = {}                      # (id, attr) -> (object, reader of that pointer field)
-        self.requirements = {}                # id -> (obj, type(obj), obj.__dict__ or None, word readers)
-        self.plain_attrs = []                 # (obj, attr, is_class): re-checked before a restamp
-        self._known = {}                      # ("dict" | "class" | "object", id) -> the above
+        # what the covered guards rely on, by key (kind, id...): kind "dict", "class", "field" and
+        # "object" -> (the object, its word readers); "plain" -> (the object, (attr, is_class)), a lookup
+        # re-checked before each restamp
+        self.watched = {}
+        self._known = {}                      # every key met while planning -> its entry, or None
         self._determined = {}
         self._values = {}
         self.covered = []
@@ -153,17 +156,13 @@ class VersionPlan:
             deps = self.cover(g)
             if deps:
                 self.covered.append(g)
-                for d in deps:
-                    kind, key = d
+                for kind, key in deps:
                     if kind == "pin":
                         self.pinned[key] = self.value(key)
                     else:
-                        {"dict": self.dicts, "class": self.classes, "object": self.requirements,
-                         "field": self.fields}[kind].setdefault(
-                            key, self._known[d])
+                        self.watched.setdefault((kind, key), self._known[(kind, key)])
         if not self.worth_it():
-            self.covered, self.pinned, self.plain_attrs = [], {}, []
-            self.dicts, self.classes, self.requirements, self.fields = {}, {}, {}, {}
+            self.covered, self.pinned, self.watched = [], {}, {}
 
     def worth_it(self):
         """Is one tuple of words cheaper than the guards it stands for? Not for a function reading one
@@ -195,8 +194,8 @@ class VersionPlan:
         return v
 
     def determined(self, s):
-        """Frozenset of ids of the dicts that fix which object is at `s` (empty: fixed by a guard
-        rendered elsewhere, or named directly), or None when it is not fixed that way."""
+        """Frozenset of the watch keys (see `watched`) that fix which object is at `s` (empty: fixed by a
+        guard rendered elsewhere, or named directly), or None when it is not fixed that way."""
         if s in self._determined:
             return self._determined[s]
         self._determined[s] = None                        # no cycles through a half-built answer
@@ -213,7 +212,7 @@ class VersionPlan:
         return result
 
     def structural(self, s):
-        """The dicts whose contents decide the object at `s`, given its base is fixed, or None."""
+        """The watch keys that decide the object at `s`, given its base is fixed, or None."""
         if isinstance(s, GlobalSource):
             ok = type(self.f_globals) is dict and s.global_name in self.f_globals
             return frozenset({self._dict(self.f_globals)}) if ok else None
@@ -251,8 +250,7 @@ class VersionPlan:
             version = self._class(holder)
             if not _class_attr_is_plain(holder, attr) or obj is None or version is None:
                 return None
-            self.plain_attrs.append((holder, attr, True))
-            return base | {obj, version}
+            return base | {obj, version, self._plain(holder, attr, True)}
         extra = plain_lookup_dicts(holder, attr)
         if extra is None:
             return None
@@ -260,40 +258,36 @@ class VersionPlan:
         version = self._class(type(holder))
         if obj is None or version is None:
             return None
-        self.plain_attrs.append((holder, attr, False))
         inst = object.__getattribute__(holder, "__dict__")
-        return base | {obj, version} | {self._dict(d) for d in [inst] + extra}
+        return base | {obj, version, self._plain(holder, attr, False)} | {self._dict(d) for d in [inst] + extra}
+
+    def _watch(self, key, make):
+        """`key` if what it watches can be watched (its entry made once by `make`), else None."""
+        if key not in self._known:
+            self._known[key] = make()
+        return key if self._known[key] is not None else None
 
     def _dict(self, d):
-        key = ("dict", id(d))
-        self._known.setdefault(key, (d, dict_version(d)))
-        return key
+        return self._watch(("dict", id(d)), lambda: (d, [dict_version(d)]))
 
     def _field(self, obj, attr, reader):
         """A pointer field of a fixed object (a cell's contents, a function's __code__...): a word."""
-        key = ("field", (id(obj), attr))
-        if key not in self._known:
-            self._known[key] = (obj, reader) if reader is not None else None
-        return key if self._known[key] is not None else None
+        return self._watch(("field", (id(obj), attr)), lambda: (obj, [reader]) if reader is not None else None)
 
     def _class(self, cls):
-        key = ("class", id(cls))
-        if key not in self._known:
-            self._known[key] = (cls, type_version(cls))
-        return key if self._known[key][1] is not None else None
+        return self._watch(("class", id(cls)),
+                           lambda: (cls, [reader]) if (reader := type_version(cls)) is not None else None)
+
+    def _plain(self, obj, attr, is_class):
+        return self._watch(("plain", (id(obj), attr, is_class)), lambda: (obj, (attr, is_class)))
 
     def _object(self, obj, with_dict):
         """Watch obj's type pointer (and __dict__ pointer): the words that `obj.__class__ = ...` and
         `obj.__dict__ = ...` change."""
-        key = ("object", (id(obj), with_dict))
-        if key not in self._known:
-            words = [type_pointer(obj)]
-            inst = None
-            if with_dict:
-                inst = object.__getattribute__(obj, "__dict__")
-                words.append(dict_pointer(obj))
-            self._known[key] = (obj, type(obj), inst, words) if all(w is not None for w in words) else None
-        return key if self._known[key] is not None else None
+        def make():
+            readers = [type_pointer(obj)] + ([dict_pointer(obj)] if with_dict else [])
+            return (obj, readers) if all(r is not None for r in readers) else None
+        return self._watch(("object", (id(obj), with_dict)), make)
 
     # ---- which guards are versioned -----------------------------------------------------------------
     def cover(self, g):
@@ -340,22 +334,21 @@ class VersionPlan:
     # ---- the fast check ----------------------------------------------------------------------------
     def words(self):
         """(reader, kind) of every word the entry compares on each call, in order."""
-        out = [(reader, "dict") for _, reader in self.dicts.values()]
-        out += [(reader, "class") for _, reader in self.classes.values()]
-        out += [(reader, "field") for _, reader in self.fields.values()]
-        for _, _, _, readers in self.requirements.values():
-            out += [(reader, "object") for reader in readers]
-        return out
+        return [(reader, kind) for (kind, _), (_, readers) in self.watched.items() if kind != "plain"
+                for reader in readers]
 
     def restamp(self, stamp, class_positions):
         """Record the words read before the versioned guards passed, if every class tag in them is valid
         and the lookups the guards rely on are still plain (else the next call checks everything again)."""
+        classes = [cls for (kind, _), (cls, _) in self.watched.items() if kind == "class"]
+        lookups = [(obj, how) for (kind, _), (obj, how) in self.watched.items() if kind == "plain"]
+
         def record(words):
             if any(words[i] == 0 for i in class_positions):
-                for cls, reader in self.classes.values():
+                for cls in classes:
                     type_version(cls)                     # a lookup gives the class a fresh tag
                 return True
-            for obj, attr, is_class in self.plain_attrs:
+            for obj, (attr, is_class) in lookups:
                 ok = _class_attr_is_plain(obj, attr) if is_class else plain_lookup_dicts(obj, attr) is not None
                 if not ok:
                     return True
@@ -366,10 +359,12 @@ class VersionPlan:
     def requirement_guards(self, bind):
         """The checks behind the type and __dict__ pointer words, for the versioned block."""
         terms = []
-        for obj, t, inst, _ in self.requirements.values():
-            terms.append(f"type({bind(obj)}) is {bind(t)}")
-            if inst is not None:
-                terms.append(f"{bind(object.__getattribute__)}({bind(obj)}, '__dict__') is {bind(inst)}")
+        for (kind, key), (obj, _) in self.watched.items():
+            if kind == "object":
+                terms.append(f"type({bind(obj)}) is {bind(type(obj))}")
+                if key[1]:                                # with its __dict__
+                    inst = object.__getattribute__(obj, "__dict__")
+                    terms.append(f"{bind(object.__getattribute__)}({bind(obj)}, '__dict__') is {bind(inst)}")
         return terms
 
     def render(self, bind, block_terms, out_of_line=lambda expr, internal=(): f"({expr})"):
@@ -379,8 +374,7 @@ class VersionPlan:
             return ""
         stamp = [None]
         words = self.words()
-        bind((tuple(self.dicts.values()), tuple(self.classes.values()), tuple(self.requirements.values()),
-              tuple(self.fields.values())))
+        bind(tuple(self.watched.values()))                # what the words point into lives as long as the entry
         gathered = gather([reader for reader, _ in words])
         if gathered is not None:                          # one C call for every word
             read = f"{bind(gathered[0])}({bind(gathered[1])})"

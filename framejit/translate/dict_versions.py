@@ -19,6 +19,7 @@ object alive for as long as it keeps the reader.
 import ctypes
 import operator
 import sys
+import types
 
 try:
     from ..bytecode import py311 as _layout
@@ -122,17 +123,17 @@ def type_version(cls):
 
 
 def cell_contents(cell):
-    """A reader whose value is id(cell.cell_contents) (0 when empty), or None."""
-    if not ENABLED or type(cell).__name__ != "cell":
+    """A reader whose value is id(cell.cell_contents) (None when empty), or None."""
+    if not ENABLED or type(cell) is not types.CellType:
         return None
     return ctypes.c_void_p.from_address(id(cell) + _layout.CELL_CONTENTS_OFFSET)
 
 
 def function_field(fn, name):
     """A reader whose value is id(getattr(fn, name)) for `__code__`, `__defaults__`, `__kwdefaults__`
-    (0 when None... CPython stores NULL for absent defaults), or None."""
+    (None for absent defaults: CPython stores NULL), or None."""
     offset = _layout.FUNCTION_FIELD_OFFSETS.get(name) if ENABLED else None
-    if offset is None or type(fn).__name__ != "function":
+    if offset is None or type(fn) is not types.FunctionType:
         return None
     return ctypes.c_void_p.from_address(id(fn) + offset)
 
@@ -157,7 +158,7 @@ def gather(readers):
         indices.append(address // 8)
     getter = operator.itemgetter(*(indices if len(indices) > 1 else indices * 2))
     words = getter(_SPACE)
-    if any(w != r.value for w, r in zip(words, readers)):
+    if any(w != (r.value or 0) for w, r in zip(words, readers)):       # a NULL pointer reads as None
         return None
     if len(indices) == 1:
         getter = _one(getter)

@@ -39,7 +39,7 @@ import types
 import torch
 
 from ..guards import Guard
-from .dict_guards import VersionPlan
+from .dict_guards import VersionPlan, is_data_descriptor
 from .identity import DistinctObjectsSource
 from .module_values import HookStateSource, ModuleAttrSource
 from .module_watch import EPOCH, watch
@@ -114,9 +114,9 @@ class ModulePlan:
     def only_possible_aliases(self, g):
         """The distinct-inputs guard (identity.py) over just the members that could be the same object:
         two members whose types other guards check to differ never are. None if nothing is left."""
-        members = getattr(g.source, "members", None)
-        if g.kind != "CONST_MATCH" or not isinstance(members, list) or not isinstance(g.source, DistinctObjectsSource):
+        if not isinstance(g.source, DistinctObjectsSource):
             return g
+        members = g.source.members
         known = {}
         for other in self.guards:
             if other.kind == "TENSOR_MATCH":
@@ -163,7 +163,7 @@ class ModulePlan:
         if not isinstance(holder, torch.nn.Module) or type(holder).__getattribute__ is not object.__getattribute__:
             return False
         found = inspect.getattr_static(type(holder), source.attr, None)
-        return source.attr in holder.__dict__ and not hasattr(type(found), "__set__")
+        return source.attr in holder.__dict__ and not is_data_descriptor(found)
 
     def is_covered(self, g):
         s = g.source
@@ -388,8 +388,7 @@ def plan_for(ctx):
     """The ModulePlan of a conversion (made once, when its entry is generated)."""
     plan = getattr(ctx, "module_plan", None)
     if plan is None:
-        plan = ctx.module_plan = ModulePlan(ctx.guards.guards, ctx.graph.inputs, ctx.f_globals,
-                                            getattr(ctx, "certain_types", None))
+        plan = ctx.module_plan = ModulePlan(ctx.guards.guards, ctx.graph.inputs, ctx.f_globals, ctx.certain_types)
     return plan
 
 
@@ -416,4 +415,4 @@ class OutOfLine:
 
 def render(ctx, ns):
     from ..guards import _render
-    return plan_for(ctx).render(ns.bind, _render, OutOfLine(ns, getattr(ctx, "frame_params", ())))
+    return plan_for(ctx).render(ns.bind, _render, OutOfLine(ns, ctx.frame_params))

@@ -13,9 +13,9 @@ called through a compiled wrapper at run time).
 import builtins
 import linecache
 
-from ..errors import GraphBreak
 import torch
 
+from ..errors import GraphBreak
 from .dispatch import HANDLERS, RETURN
 from .source import LocalSource
 from .values import Value
@@ -94,9 +94,9 @@ class Translator:
         try:
             return self._run(start)
         finally:
-            unwind(self.active_managers)     # real grad mode / autocast back to how they were at entry
-            if self.ctx.resumed_block:       # a grad-mode block entered before the frame may have ended in it
-                torch._C._set_grad_enabled(self.ctx.entry_state[torch.is_grad_enabled])
+            # real grad mode / autocast back to how they were at entry (a grad-mode block the frame started
+            # inside may have ended in it: ctx_managers.resumed_grad_block)
+            unwind(self.active_managers, self.ctx.entry_state[torch.is_grad_enabled])
 
     def _run(self, start):
         instructions = self.instructions
