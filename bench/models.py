@@ -151,16 +151,24 @@ def collect_garbage():
     gc.collect()
 
 
-def measure_framejit(model, kwargs, calls, captures):
+def first_calls(reset, compile_model, kwargs, captures):
+    """Seconds of each of `captures` first calls, each after `reset()` and a fresh compile (the same
+    procedure for both frontends); returns the last compiled model and its Capture backend too."""
     first = []
     for _ in range(captures):
-        framejit.reset()
+        reset()
         capture = Capture()
-        compiled = framejit.compile(model, backend=capture)
+        compiled = compile_model(capture)
         collect_garbage()
         start = time.perf_counter()
         compiled(**kwargs)
         first.append(time.perf_counter() - start)
+    return first, compiled, capture
+
+
+def measure_framejit(model, kwargs, calls, captures):
+    first, _, _ = first_calls(framejit.reset, lambda backend: framejit.compile(model, backend=backend), kwargs,
+                              captures)
     framejit.reset()
     explained = framejit.explain(model)(**kwargs)
     framejit.reset()
@@ -178,20 +186,17 @@ def measure_framejit(model, kwargs, calls, captures):
 def measure_torch_compile(model, kwargs, calls, captures):
     import torch._dynamo
     from torch._dynamo.utils import counters
-    first = []
-    for _ in range(captures):
+
+    def reset():
         torch._dynamo.reset()
         counters.clear()
-        capture = Capture()
-        compiled = torch.compile(model, backend=capture)
-        collect_garbage()
-        start = time.perf_counter()
-        compiled(**kwargs)
-        first.append(time.perf_counter() - start)
+    first, compiled, capture = first_calls(reset, lambda backend: torch.compile(model, backend=backend), kwargs,
+                                           captures)
     breaks = sum(counters["graph_break"].values())
     call, floor, diff, control_diff = call_and_floor(compiled, kwargs, capture, calls)
     return {"capture": statistics.median(first), "graphs": len(capture.graphs), "breaks": breaks,
-            "call": call, "floor": floor, "diff": diff, "control_diff": control_diff, "frontend": frontend_seconds(compiled, kwargs, capture, calls)}
+            "call": call, "floor": floor, "diff": diff, "control_diff": control_diff,
+            "frontend": frontend_seconds(compiled, kwargs, capture, calls)}
 
 
 def _warm_up():
