@@ -8,6 +8,8 @@ an entry keeps missing ("x.shape changed (8, 4) -> (16, 4)").
 """
 from dataclasses import dataclass
 
+import re
+
 import torch
 
 
@@ -150,8 +152,13 @@ def _stride_check(v, m, bind):
     return f" and {v}.stride() == {bind(m.stride)}"
 
 
+def _operand(e):
+    """`e` as an operand of `is`, `==`, `.attr` (a source may render as `not (...)`, `a or b`...)."""
+    return e if e is None or re.fullmatch(r"[\w.]+", e) else f"({e})"
+
+
 def _render(g, bind):
-    e = g.source.expr() if g.source is not None else None
+    e = _operand(g.source.expr() if g.source is not None else None)
     if g.kind == "TENSOR_MATCH":
         m = g.expected
         v = e if e.isidentifier() else "__fj_t"

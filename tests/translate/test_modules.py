@@ -436,6 +436,25 @@ def test_global_forward_hooks_run_before_the_module_hooks_and_removal_is_noticed
     torch.testing.assert_close(compiled(x), m(x))
 
 
+def test_a_global_hook_registered_after_compiling_runs_for_inlined_submodules():
+    from torch.nn.modules import module as torch_module
+    m = _seeded(Block)
+    compiled = framejit.compile(m)
+    x = randn(2, 4)
+    compiled(x)
+
+    def called(mod, args, out):
+        seen.append(type(mod).__name__)
+    for run in (m, compiled, framejit.compile(lambda x: m(x))):
+        seen = []
+        handle = torch_module.register_module_forward_hook(called)
+        try:
+            run(x)
+        finally:
+            handle.remove()
+        assert seen == ["Linear", "GELU", "Block"], (run, seen)
+
+
 class Resetting(nn.Module):
     """Re-assigns plain attributes in forward, like transformers' Swin layers."""
 
