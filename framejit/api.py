@@ -19,7 +19,7 @@ from .backends import lookup_backend
 from .codegen import MISS
 from .config import Config
 from .convert import Options, convert_frame
-from .dispatcher import build_dispatcher
+from .dispatcher import build_dispatcher, module_call_fits
 
 _DISABLED = weakref.WeakSet()
 
@@ -83,9 +83,14 @@ def _compile_function(fn, backend_fn, fullgraph, config, observer):
         return _on_miss(fn, signature, state, local, opts, args, kwargs)
 
     framejit_wrapper = build_dispatcher(fn, entries, on_miss)
-    state.listeners.append(weakref.ref(framejit_wrapper))
-    if entries:
-        framejit_wrapper._framejit_refresh()
+    dispatchers = [framejit_wrapper]
+    if module_call_fits(code):                # the module's __call__ can dispatch too (dispatcher.py)
+        framejit_wrapper._framejit_module_call = build_dispatcher(fn, entries, on_miss, module_call=True)
+        dispatchers.append(framejit_wrapper._framejit_module_call)
+    for dispatcher in dispatchers:
+        state.listeners.append(weakref.ref(dispatcher))
+        if entries:
+            dispatcher._framejit_refresh()
     functools.update_wrapper(framejit_wrapper, fn)
     framejit_wrapper._framejit_fn = fn
     framejit_wrapper._framejit_state = state
@@ -200,7 +205,7 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
     compiled_forward = _compile(forward, backend_fn, fullgraph, config, observer)
     members = {}
     if cls.__call__ is _MODULE_CALL:
-        members["__call__"] = _direct_call(compiled_forward)
+        members["__call__"] = getattr(compiled_forward, "_framejit_module_call", None) or _direct_call(compiled_forward)
     sub = type(cls.__name__, (cls,), {
         **members,
         "forward": compiled_forward, "__module__": cls.__module__, "__qualname__": cls.__qualname__,

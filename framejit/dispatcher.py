@@ -21,8 +21,20 @@ single Python call: guards, graph, result. When the entries change (a conversion
 the dispatcher's code is regenerated in place (`_framejit_refresh`), so the function object users hold
 stays the same. For a function with free variables the closure tuple is `__fj_cl` (entries guard on
 the cells of the function actually called, since several functions can share one code object).
+
+A compiled module whose forward takes `(self, *args, **kwargs)` (transformers' decorated forwards)
+gets a second dispatcher over the same entries as its `__call__`: it first asks what nn.Module.__call__
+would ask (hooks, jit tracing, an instance forward, Module.compile()) and hands the call to it if
+anything is set; otherwise it is the forward's dispatcher, so a model call is one Python frame. Its
+inlined guards drop the global-hooks term, which that first test has just checked.
 """
+import re
+
+import torch
+
 from .codegen import MISS, signature_source
+from .translate.module_values import GlobalHooksSource
+from .translate.source import FIXED_OBJECTS
 
 
 def _call_parts(code):
@@ -42,12 +54,40 @@ def _call_parts(code):
     return ", ".join(call), miss_args, "{" + ", ".join(kw_items) + "}"
 
 
-def _source(code, name, first_parts):
+def module_call_fits(code):
+    """Can a dispatcher for this forward also be its module's __call__ (same arguments as __call__)?"""
+    return code.co_argcount == 1 and not code.co_kwonlyargcount and code.co_flags & 0x0C == 0x0C
+
+
+_GLOBAL_HOOKS = GlobalHooksSource(True).expr()
+
+
+def _module_call_test(code):
+    """nn.Module.__call__'s own questions, over the names of a `(self, *args, **kwargs)` forward."""
+    me = code.co_varnames[0]
+    return (f"{me}._forward_hooks or {me}._forward_pre_hooks or {me}._backward_hooks or "
+            f"{me}._backward_pre_hooks or not {_GLOBAL_HOOKS} or __fj_tracing() or "
+            f"{me}._compiled_call_impl is not None or 'forward' in {me}.__dict__")
+
+
+def _without_global_hooks_term(guard_expr):
+    term = f"({_GLOBAL_HOOKS})"
+    for text in (f"{term} and ", f" and {term}"):
+        if text in guard_expr:
+            return guard_expr.replace(text, "", 1)
+    return guard_expr
+
+
+def _source(code, name, first_parts, module_call=False):
     call, miss_args, miss_kwargs = _call_parts(code)
     head = "__fj_cl, " if code.co_freevars else ""
     lines = [f"def {name}({signature_source(code, False)}):"]
+    if module_call:
+        lines += [f"    if {_module_call_test(code)}:", f"        return __fj_module_call({call})"]
     if first_parts is not None:
         guard_expr, body, _ = first_parts
+        if module_call:
+            guard_expr = _without_global_hooks_term(guard_expr)
         lines += ["    try:", f"        __fj_ok = ({guard_expr})", "    except Exception:", "        __fj_ok = False",
                   "    if __fj_ok:"]
         lines += ["        " + line for line in body]
@@ -60,13 +100,18 @@ def _source(code, name, first_parts):
     return "\n".join(lines) + "\n"
 
 
-def build_dispatcher(fn, entries, on_miss):
+def build_dispatcher(fn, entries, on_miss, module_call=False):
+    """The dispatcher of `fn` over `entries`; with `module_call`, the one for its module's __call__."""
     code = fn.__code__
-    name = _safe_name(code.co_name)
+    name = "__call__" if module_call else _safe_name(code.co_name)
     env = {"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS, "__fj_cl": fn.__closure__,
            "__fj_first": None, "__builtins__": __builtins__}
-    filename = f"<framejit dispatcher {code.co_qualname}>"
-    exec(compile(_source(code, name, None), filename, "exec"), env)
+    if module_call:
+        env.update({"__fj_module_call": torch.nn.Module.__call__, "__fj_tracing": torch._C._get_tracing_state})
+        for key in re.findall(r"__fj_fixed_(\d+)", _GLOBAL_HOOKS):
+            env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[int(key)]
+    filename = f"<framejit {'module call' if module_call else 'dispatcher'} {code.co_qualname}>"
+    exec(compile(_source(code, name, None, module_call), filename, "exec"), env)
     dispatcher = env[name]
     dispatcher.__defaults__ = fn.__defaults__
     dispatcher.__kwdefaults__ = fn.__kwdefaults__
@@ -79,7 +124,7 @@ def build_dispatcher(fn, entries, on_miss):
             scratch.update(parts[2].env)
         scratch.update({"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS,
                         "__fj_cl": fn.__closure__, "__fj_first": first if parts is not None else None})
-        exec(compile(_source(code, name, parts), filename, "exec"), scratch)
+        exec(compile(_source(code, name, parts, module_call), filename, "exec"), scratch)
         env.update(scratch)              # the dispatcher's globals now hold the inlined entry's names
         dispatcher.__code__ = scratch[name].__code__
 

@@ -1,5 +1,6 @@
 """The public surface: compile() forms, module wrapper behaviour, disable/reset, bad arguments."""
 import copy
+import functools
 import threading
 import warnings
 
@@ -214,3 +215,50 @@ def test_compiled_module_call_runs_hooks_tracing_and_instance_forward_like_nn_mo
     finally:
         del compiled.forward
     torch.testing.assert_close(compiled(x), plain)
+
+
+def _passes_through(forward):
+    """A transformers-style decorator: the forward that runs takes (self, *args, **kwargs)."""
+    @functools.wraps(forward)
+    def wrapper(self, *args, **kwargs):
+        return forward(self, *args, **kwargs)
+    return wrapper
+
+
+class PassThrough(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+
+    @_passes_through
+    def forward(self, x, scale=1.0):
+        return self.lin(x) * scale
+
+
+def test_a_module_whose_forward_takes_star_args_dispatches_in_its_own_call_and_keeps_hook_semantics():
+    torch.manual_seed(0)
+    m = PassThrough()
+    compiled = framejit.compile(m)
+    assert type(compiled).__call__.__code__.co_filename.startswith("<framejit module call")
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(compiled(x), m(x))
+    torch.testing.assert_close(compiled(x, scale=2.0), m(x, scale=2.0))
+    torch.testing.assert_close(compiled(x, 3.0), m(x, 3.0))
+    seen = []
+    handle = compiled.register_forward_pre_hook(lambda mod, args, kwargs: seen.append((len(args), dict(kwargs))),
+                                                with_kwargs=True)
+    torch.testing.assert_close(compiled(x, scale=2.0), m(x, scale=2.0))
+    assert seen == [(1, {"scale": 2.0}), (1, {"scale": 2.0})]       # the hooks see the call as it was made
+    handle.remove()
+    glob = torch.nn.modules.module.register_module_forward_hook(lambda mod, args, out: out + 1)
+    try:
+        torch.testing.assert_close(compiled(x), m(x))               # the inner Linear's hook too
+    finally:
+        glob.remove()
+    compiled.forward = lambda x: x * 0
+    try:
+        torch.testing.assert_close(compiled(x), x * 0)
+    finally:
+        del compiled.forward
+    torch.testing.assert_close(compiled(x), m(x))
+    assert framejit.explain(m)(x).graph_count == 1
