@@ -38,16 +38,6 @@ _SET = collections.OrderedDict.__setitem__
 _SETATTR = object.__setattr__           # ModelOutput.__setattr__ is Python: bypass it for __dict__
 
 
-def rebuild_model_output(cls, attrs, *items):
-    """The real object: instance attributes `attrs` (a fresh dict, adopted as __dict__) and dict items
-    given flat as key, value, key, value..."""
-    out = _NEW(cls)
-    for i in range(0, len(items), 2):
-        _SET(out, items[i], items[i + 1])
-    _SETATTR(out, "__dict__", attrs)
-    return out
-
-
 def _is_none(v):
     return isinstance(v, Const) and v.value is None
 
@@ -167,9 +157,14 @@ class ModelOutputValue(Value):
         return list(self.attrs.values())
 
     def rebuild(self, rb):
+        """Inline statements, not a helper call: one Python frame less per call."""
+        bind = rb.ns.bind
+        name = rb.declare(self, f"{bind(_NEW)}({bind(self.cls)})")
         attrs = ", ".join(f"{k!r}: {rb.expr(v)}" for k, v in self.attrs.items())
-        items = "".join(f", {k!r}, {rb.expr(self.attrs[k])}" for k in self.keys)
-        return f"{rb.ns.bind(rebuild_model_output)}({rb.ns.bind(self.cls)}, {{{attrs}}}{items})"
+        for k in self.keys:
+            rb.prelude.append(f"{bind(_SET)}({name}, {k!r}, {rb.expr(self.attrs[k])})")
+        rb.prelude.append(f"{bind(_SETATTR)}({name}, '__dict__', {{{attrs}}})")
+        return name
 
 
 def _to_tuple(self, tx):
