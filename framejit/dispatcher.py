@@ -25,8 +25,9 @@ the cells of the function actually called, since several functions can share one
 A compiled module whose forward takes `(self, *args, **kwargs)` (transformers' decorated forwards)
 gets a second dispatcher over the same entries as its `__call__`: it first asks what nn.Module.__call__
 would ask (hooks, jit tracing, an instance forward, Module.compile()) and hands the call to it if
-anything is set; otherwise it is the forward's dispatcher, so a model call is one Python frame. Its
-inlined guards drop the global-hooks term, which that first test has just checked.
+anything is set; otherwise it is the forward's dispatcher, so a model call is one Python frame. The
+module's own answers are remembered until the module watch's counter moves (`needs_module_call`), and
+the inlined guards drop the global-hooks term, which that first test has just checked.
 """
 import re
 
@@ -34,6 +35,7 @@ import torch
 
 from .codegen import MISS, signature_source
 from .translate.module_values import GlobalHooksSource
+from .translate.module_watch import EPOCH, watch
 from .translate.source import FIXED_OBJECTS
 
 
@@ -63,11 +65,26 @@ _GLOBAL_HOOKS = GlobalHooksSource(True).expr()
 
 
 def _module_call_test(code):
-    """nn.Module.__call__'s own questions, over the names of a `(self, *args, **kwargs)` forward."""
+    """nn.Module.__call__'s own questions, over the names of a `(self, *args, **kwargs)` forward: the
+    per-instance ones only when the module watch's counter moved since they were last all "no"."""
     me = code.co_varnames[0]
-    return (f"{me}._forward_hooks or {me}._forward_pre_hooks or {me}._backward_hooks or "
-            f"{me}._backward_pre_hooks or not {_GLOBAL_HOOKS} or __fj_tracing() or "
-            f"{me}._compiled_call_impl is not None or 'forward' in {me}.__dict__")
+    return (f"((__fj_checked[0] != __fj_epoch[0] or __fj_checked[1] is not {me}) and "
+            f"__fj_needs_module_call(__fj_checked, {me})) or not {_GLOBAL_HOOKS} or __fj_tracing()")
+
+
+def needs_module_call(checked, module):
+    """Would nn.Module.__call__ do more than call forward for this module's own sake (its hooks,
+    Module.compile(), an instance-level forward)? Each can only be set through an entry point the
+    module watch wraps (register_*hook, RemovableHandle.remove, __setattr__), which moves EPOCH, so a
+    "no" is remembered in `checked` ([epoch, module]) until the counter moves."""
+    epoch = EPOCH[0]
+    if (module._forward_hooks or module._forward_pre_hooks or module._backward_hooks or
+            module._backward_pre_hooks or module._compiled_call_impl is not None or "forward" in module.__dict__):
+        return True
+    watch(module)
+    checked[1] = module
+    checked[0] = epoch
+    return False
 
 
 def _without_global_hooks_term(guard_expr):
@@ -107,7 +124,8 @@ def build_dispatcher(fn, entries, on_miss, module_call=False):
     env = {"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS, "__fj_cl": fn.__closure__,
            "__fj_first": None, "__builtins__": __builtins__}
     if module_call:
-        env.update({"__fj_module_call": torch.nn.Module.__call__, "__fj_tracing": torch._C._get_tracing_state})
+        env.update({"__fj_module_call": torch.nn.Module.__call__, "__fj_tracing": torch._C._get_tracing_state,
+                    "__fj_checked": [None, None], "__fj_epoch": EPOCH, "__fj_needs_module_call": needs_module_call})
         for key in re.findall(r"__fj_fixed_(\d+)", _GLOBAL_HOOKS):
             env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[int(key)]
     filename = f"<framejit {'module call' if module_call else 'dispatcher'} {code.co_qualname}>"

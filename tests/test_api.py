@@ -250,6 +250,12 @@ def test_a_module_whose_forward_takes_star_args_dispatches_in_its_own_call_and_k
     torch.testing.assert_close(compiled(x, scale=2.0), m(x, scale=2.0))
     assert seen == [(1, {"scale": 2.0}), (1, {"scale": 2.0})]       # the hooks see the call as it was made
     handle.remove()
+    torch.testing.assert_close(compiled(x), m(x))
+    handle = m.register_forward_hook(lambda mod, args, out: out * 3)   # through the original module
+    torch.testing.assert_close(compiled(x), m(x))
+    torch.testing.assert_close(compiled(x), m.lin(x) * 3)
+    handle.remove()
+    torch.testing.assert_close(compiled(x), m.lin(x))
     glob = torch.nn.modules.module.register_module_forward_hook(lambda mod, args, out: out + 1)
     try:
         torch.testing.assert_close(compiled(x), m(x))               # the inner Linear's hook too
