@@ -19,7 +19,8 @@ from .backends import lookup_backend
 from .codegen import MISS
 from .config import Config
 from .convert import Options, convert_frame
-from .dispatcher import build_dispatcher, module_call_fits
+from .translate.module_watch import EPOCH
+from .dispatcher import build_dispatcher, module_call_fits, needs_module_call
 
 _DISABLED = weakref.WeakSet()
 
@@ -221,17 +222,18 @@ _MODULE_CALL = torch.nn.Module.__call__
 
 
 def _direct_call(forward):
-    """The compiled module's __call__: the compiled forward directly when nn.Module.__call__ would do
+    """The compiled module's __call__ (when its forward's arguments are not just (self, *args, **kwargs);
+    see dispatcher.py for that case): the compiled forward directly when nn.Module.__call__ would do
     nothing else (no module or global hooks, not under torch.jit tracing, no instance-level forward,
     no Module.compile()), saving its two extra frames per call; otherwise nn.Module.__call__ itself."""
     from torch.nn.modules import module as hooks
     tracing = torch._C._get_tracing_state
+    checked = [None, None]
 
     def __call__(self, *args, **kwargs):
-        if (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks
+        if (((checked[0] != EPOCH[0] or checked[1] is not self) and needs_module_call(checked, self))
                 or hooks._global_forward_hooks or hooks._global_forward_pre_hooks
-                or hooks._global_backward_hooks or hooks._global_backward_pre_hooks
-                or tracing() or self._compiled_call_impl is not None or "forward" in self.__dict__):
+                or hooks._global_backward_hooks or hooks._global_backward_pre_hooks or tracing()):
             return _MODULE_CALL(self, *args, **kwargs)
         return forward(self, *args, **kwargs)
     return __call__

@@ -204,6 +204,10 @@ def test_compiled_module_call_runs_hooks_tracing_and_instance_forward_like_nn_mo
     handle.remove()
     handle2.remove()
     torch.testing.assert_close(compiled(x), plain)
+    handle = lin.register_forward_hook(lambda mod, args, out: out * 3)     # through the original module
+    torch.testing.assert_close(compiled(x), plain * 3)
+    handle.remove()
+    torch.testing.assert_close(compiled(x), plain)
     glob = torch.nn.modules.module.register_module_forward_hook(lambda mod, args, out: out + 1)
     try:
         torch.testing.assert_close(compiled(x), plain + 1)
