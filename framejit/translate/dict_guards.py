@@ -134,6 +134,15 @@ def _class_attr_is_plain(cls, attr):
                                       isinstance(found, _PLAIN_CLASS_ATTR_TYPES))
 
 
+def _path_steps(s):
+    """The sources read on the way to `s` (a directly named object is no read)."""
+    steps = []
+    while isinstance(s, Source) and not isinstance(s, FixedObjectSource):
+        steps.append(s)
+        s = getattr(s, "base", None)
+    return steps
+
+
 class VersionPlan:
     """Which guards of one conversion are versioned, and what they rely on (`watched`)."""
 
@@ -165,9 +174,14 @@ class VersionPlan:
             self.covered, self.pinned, self.watched = [], {}, {}
 
     def worth_it(self):
-        """Is one tuple of words cheaper than the guards it stands for? Not for a function reading one
-        global (one word costs about what one plain guard does): then they all stay plain."""
-        return len(self.covered) > len(self.words())
+        """Is one tuple of words cheaper than the guards it stands for? A word costs about what one step
+        of a guard's path does (a global, an attribute, an item: each read once, shared prefixes once),
+        plus about two for reading and comparing the tuple: not for a function reading a global or
+        two, but 57 guards on paths three or four steps long are worth 57 words."""
+        steps = set()
+        for g in self.covered:
+            steps.update(_path_steps(g.source))
+        return len(steps) > len(self.words()) + 2
 
     # ---- what a Source's value depends on ---------------------------------------------------------
     def value(self, s):
