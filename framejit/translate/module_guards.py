@@ -68,6 +68,22 @@ class CachedSource(Source):
         return self.original.root()
 
 
+def _distinct(g, members):
+    """The distinct-inputs guard `g` over `members` only (None when fewer than two)."""
+    if len(members) == len(g.source.members):
+        return g
+    if len(members) < 2:
+        return None
+    narrowed = DistinctObjectsSource()
+    narrowed.members.extend(members)
+    return dataclasses.replace(g, source=narrowed)
+
+
+def _fixed_by_words(keys):
+    """Do these watch keys (VersionPlan.determined) fix an object through version words alone?"""
+    return bool(keys) and all(kind != "pin" for kind, _ in keys)
+
+
 class ModulePlan:
     """Which guards of one conversion are covered by the module watch, and the member cache."""
 
@@ -86,6 +102,7 @@ class ModulePlan:
         self.tensors = {source: tensor for source, tensor, _ in graph_inputs}
         self._identity = {}
         self._fixed = {}
+        self.guards = self.split_distinct(self.guards, f_globals)
         self.covered = [g for g in self.guards if self.is_covered(g)]
         covered_ids = {id(g) for g in self.covered}
         self.implied = [g for g in self.guards if id(g) not in covered_ids and self.is_implied(g)]
@@ -111,27 +128,48 @@ class ModulePlan:
         self.versioned = [dataclasses.replace(g, source=self.through_cache(g.source)) if self.covered else g
                           for g in self.versions.covered]
 
-    def only_possible_aliases(self, g):
-        """The distinct-inputs guard (identity.py) over just the members that could be the same object:
-        two members whose types other guards check to differ never are. None if nothing is left."""
-        if not isinstance(g.source, DistinctObjectsSource):
-            return g
-        members = g.source.members
+    def known_types(self):
+        """Source -> the type other guards check it has."""
         known = {}
         for other in self.guards:
             if other.kind == "TENSOR_MATCH":
                 known[other.source] = other.expected.type
         known.update(self.types)
         known.update({s: type(obj) for s, obj in self.objects.items()})
+        return known
+
+    def only_possible_aliases(self, g):
+        """The distinct-inputs guard (identity.py) over just the members that could be the same object:
+        two members whose types other guards check to differ never are. None if nothing is left."""
+        if not isinstance(g.source, DistinctObjectsSource):
+            return g
+        members = g.source.members
+        known = self.known_types()
         kinds = [known.get(m) for m in members]
         keep = [m for m, k in zip(members, kinds) if k is None or sum(k is j or j is None for j in kinds) > 1]
-        if len(keep) == len(members):
-            return g
-        if len(keep) < 2:
-            return None
-        narrowed = DistinctObjectsSource()
-        narrowed.members.extend(keep)
-        return dataclasses.replace(g, source=narrowed)
+        return _distinct(g, keep)
+
+    def split_distinct(self, guards, f_globals):
+        """The distinct-inputs guard in two parts. Members whose object the version words fix (library
+        registries and objects, dict_guards.py) stay the objects they were, hence distinct, while the
+        words match: their check is one more versioned guard. The per-call check keeps the others (the
+        frame's inputs) and the fixed members whose type one of those could also have."""
+        probe = VersionPlan([], self.objects, self.identity_covered, f_globals)
+        known = self.known_types()
+        out = []
+        for g in guards:
+            if not isinstance(g.source, DistinctObjectsSource):
+                out.append(g)
+                continue
+            fixed = [m for m in g.source.members if _fixed_by_words(probe.determined(m))]
+            free = [m for m in g.source.members if m not in fixed]
+            if len(fixed) < 2:
+                out.append(g)
+                continue
+            free_kinds = [known.get(m) for m in free]
+            exposed = [m for m in fixed if None in free_kinds or known.get(m) is None or known.get(m) in free_kinds]
+            out += [part for part in (_distinct(g, fixed), _distinct(g, free + exposed)) if part is not None]
+        return out
 
     # ---- coverage -----------------------------------------------------------------------------
     def is_module_root(self, source):

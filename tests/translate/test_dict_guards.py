@@ -300,3 +300,34 @@ def test_small_functions_keep_plain_guards():
     assert "__fj_s" not in code and "['SCALE']" in code, code
     lib.SCALE = 3.0
     torch.testing.assert_close(cf(x), x * 3.0)
+
+
+def test_two_library_dicts_becoming_one_object_is_noticed_though_the_inputs_check_skips_them():
+    lib = _library("A = {'k': 2.0}\nB = {'k': 2.0}\nC = {'k': 0.0}\n"
+                   "def use(x):\n    A['k'] = A['k'] + 1.0\n    return x * B['k'] + C['k']\n"
+                   "def use_input(x, d):\n    d['k'] = 5.0\n    return use(x)\n")
+
+    def f(x):
+        return lib.use(x)
+
+    def g(x, d):
+        return lib.use_input(x, d)
+
+    cf, counter = _compiled(f)
+    x = torch.randn(3)
+    torch.testing.assert_close(cf(x), x * 2.0)
+    lib.A["k"] = 2.0
+    torch.testing.assert_close(cf(x), x * 2.0)
+    lib.A["k"] = 2.0
+    code = "\n".join(framejit.explain(f)(x).transformed_code)
+    assert "['A']" not in code.split("__fj_s :=")[0], code       # library dicts: not in the per-call check
+    lib.A["k"] = 2.0
+    lib.B = lib.A                                                 # now one object: B['k'] sees the update
+    torch.testing.assert_close(cf(x), x * 3.0)
+    lib.B = {"k": 2.0}
+    lib.A["k"] = 2.0
+    cg, _ = _compiled(g)
+    torch.testing.assert_close(cg(x, {"k": 0.0}), x * 2.0)
+    lib.A["k"] = 2.0
+    torch.testing.assert_close(cg(x, lib.C), x * 2.0 + 5.0)       # an input that is a library dict
+    assert lib.C["k"] == 5.0
