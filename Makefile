@@ -3,6 +3,8 @@
 PY := .venv/bin/python
 STAMP := .venv/.framejit-installed
 
+WORDS := framejit/_words.so
+
 .PHONY: demo test bench browser clean
 
 $(STAMP): pyproject.toml requirements.txt
@@ -12,13 +14,18 @@ $(STAMP): pyproject.toml requirements.txt
 	$(PY) -m pip install -q --no-deps -e .
 	touch $(STAMP)
 
-demo: $(STAMP)
+# The optional native word reader (framejit/_words.c; without it framejit reads the words via ctypes).
+$(WORDS): framejit/_words.c $(STAMP)
+	gcc -O2 -shared -fPIC -I"$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
+		framejit/_words.c -o $(WORDS) || echo "framejit: _words.c not built; version words are read via ctypes"
+
+demo: $(STAMP) $(WORDS)
 	$(PY) -m framejit demo
 
-test: $(STAMP)
+test: $(STAMP) $(WORDS)
 	$(PY) -m pytest -q -n 2 -p no:cacheprovider tests
 
-bench: $(STAMP)
+bench: $(STAMP) $(WORDS)
 	$(PY) bench/overhead.py
 
 # Debian's chromium, for the headless-browser check of framejit.report (tests/test_report.py skips
@@ -27,4 +34,4 @@ browser:
 	test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 clean:
-	rm -rf .venv build *.egg-info
+	rm -rf .venv build *.egg-info $(WORDS)

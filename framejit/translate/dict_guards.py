@@ -41,7 +41,7 @@ import types
 import torch
 
 from .builtin_methods import DictKeySource
-from .dict_versions import ENABLED, cell_contents, dict_pointer, dict_version, function_field, gather, \
+from .dict_versions import ENABLED, as_ints, cell_contents, dict_pointer, dict_version, function_field, gather, \
     type_pointer, type_version
 from .module_values import HookStateSource, ModuleAttrSource
 from .source import AttrSource, FixedObjectSource, FIXED_OBJECTS, GlobalSource, ItemSource, Source
@@ -357,7 +357,8 @@ class VersionPlan:
         classes = [cls for (kind, _), (cls, _) in self.watched.items() if kind == "class"]
         lookups = [(obj, how) for (kind, _), (obj, how) in self.watched.items() if kind == "plain"]
 
-        def record(words):
+        def record(read):
+            words = as_ints(read)
             if any(words[i] == 0 for i in class_positions):
                 for cls in classes:
                     type_version(cls)                     # a lookup gives the class a fresh tag
@@ -366,7 +367,7 @@ class VersionPlan:
                 ok = _class_attr_is_plain(obj, attr) if is_class else plain_lookup_dicts(obj, attr) is not None
                 if not ok:
                     return True
-            stamp[0] = words
+            stamp[0] = read
             return True
         return record
 

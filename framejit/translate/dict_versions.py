@@ -18,6 +18,7 @@ object alive for as long as it keeps the reader.
 """
 import ctypes
 import operator
+import struct
 import sys
 import types
 
@@ -143,26 +144,43 @@ def function_field(fn, name):
 # C call, about twice as fast as `.value` on each reader. Nothing is read but the words asked for.
 _SPACE = (ctypes.c_uint64 * (1 << 45)).from_address(0) if ENABLED else None
 
+try:                                       # the native reader (framejit/_words.c), built by `make`
+    from .._words import gather as _native_gather
+except ImportError:
+    _native_gather = None
 
-def gather(readers):
-    """(getter, space) such that `getter(space)` is the tuple of the readers' words, or None. A 32-bit
-    reader (a class version tag) is read as the 64-bit word it starts, whose upper half is padding
-    CPython leaves zero; every reader is checked against its own `.value` once here."""
+
+def gather(readers, native=True):
+    """(getter, arg) such that `getter(arg)` reads the readers' words in one C call, or None: with the
+    native reader, bytes of the words (compared with a bytes stamp; `as_ints` turns them into
+    integers); else a tuple of ints via itemgetter over _SPACE. A 32-bit reader (a class version tag)
+    is read as the 64-bit word it starts, whose upper half is padding CPython leaves zero; every
+    reader is checked against its own `.value` once here."""
     if _SPACE is None or not readers:
         return None
-    indices = []
+    addresses = []
     for reader in readers:
         address = ctypes.addressof(reader)
         if address % 8 or address >> 48:
             return None
-        indices.append(address // 8)
+        addresses.append(address)
+    expected = tuple(r.value or 0 for r in readers)                 # a NULL pointer reads as None
+    if native and _native_gather is not None:
+        packed = struct.pack(f"={len(addresses)}Q", *addresses)
+        if as_ints(_native_gather(packed)) == expected:
+            return _native_gather, packed
+    indices = [address // 8 for address in addresses]
     getter = operator.itemgetter(*(indices if len(indices) > 1 else indices * 2))
-    words = getter(_SPACE)
-    if any(w != (r.value or 0) for w, r in zip(words, readers)):       # a NULL pointer reads as None
+    if getter(_SPACE)[:len(indices)] != expected:
         return None
     if len(indices) == 1:
         getter = _one(getter)
     return getter, _SPACE
+
+
+def as_ints(words):
+    """A read of `gather`'s getter as a tuple of integers."""
+    return struct.unpack(f"={len(words) // 8}Q", words) if type(words) is bytes else words
 
 
 def _one(getter):

@@ -15,12 +15,39 @@ from framejit.translate import dict_guards, dict_versions
 pytestmark = pytest.mark.skipif(not dict_versions.ENABLED, reason="no dict version tags on this Python")
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, params=["native", "ctypes"])
 def always_versioned(monkeypatch, request):
     """These small functions read too little state for words to pay off; version them anyway, so the
-    tests exercise the words (test_small_functions_keep_plain_guards checks the real choice)."""
+    tests exercise the words (test_small_functions_keep_plain_guards checks the real choice). Every
+    test runs with each word reader: the native one (framejit/_words.c) and the ctypes one."""
     if "plain_guards" not in request.node.name:
         monkeypatch.setattr(dict_guards.VersionPlan, "worth_it", lambda self: True)
+    if request.param == "native" and dict_versions._native_gather is None:
+        pytest.skip("framejit/_words.c is not built")
+    if request.param == "ctypes":
+        if "native_word_reader" in request.node.name:
+            pytest.skip("about the native reader")
+        monkeypatch.setattr(dict_versions, "_native_gather", None)
+
+
+def test_the_native_word_reader_is_built_where_gcc_is_and_reads_what_ctypes_reads():
+    import shutil
+    if shutil.which("gcc") is None:
+        pytest.skip("no gcc: `make` leaves the native reader out")
+    assert dict_versions._native_gather is not None, "make did not build framejit/_words.so"
+    d, cls = {"a": 1}, type("Probe", (), {})
+    readers = [dict_versions.dict_version(d), dict_versions.type_version(cls), dict_versions.type_pointer(d)]
+    native, packed = dict_versions.gather(readers)
+    assert native is dict_versions._native_gather
+    slow = dict_versions.gather(readers, native=False)
+    assert dict_versions.as_ints(native(packed)) == slow[0](slow[1]) == tuple(r.value for r in readers)
+    before = native(packed)
+    d["b"] = 2
+    assert native(packed) != before
+    with pytest.raises(TypeError):
+        native(bytearray(packed))
+    with pytest.raises(ValueError):
+        native(packed[:7])
 
 
 def _library(source):
@@ -175,6 +202,7 @@ def read_counted(x):
 def test_versioned_guards_are_skipped_until_something_changes(monkeypatch):
     key = (Counted.__getattribute__.__module__, Counted.__getattribute__.__qualname__)
     monkeypatch.setitem(dict_guards.DICT_DETERMINED_LOOKUPS, key, lambda obj, attr: (attr, []))
+    monkeypatch.setattr(COUNTED, "factor", 2.0)          # restored after the test (it changes it)
     cf, counter = _compiled(read_counted)
     x = torch.randn(3)
     torch.testing.assert_close(cf(x), x * 2.0 + 28)
