@@ -44,6 +44,7 @@ from .builtin_methods import DictKeySource
 from .dict_versions import ENABLED, as_ints, cell_contents, dict_pointer, dict_version, function_field, gather, \
     type_pointer, type_version
 from .module_values import HookStateSource, ModuleAttrSource
+from .tensor_words import stamp_allowed, tensor_words
 from .source import AttrSource, FixedObjectSource, FIXED_OBJECTS, GlobalSource, ItemSource, Source
 
 HEAPTYPE = 1 << 9
@@ -156,6 +157,7 @@ class VersionPlan:
         # re-checked before each restamp
         self.watched = {}
         self._known = {}                      # every key met while planning -> its entry, or None
+        self._roles = {}                      # id(tensor) -> role of each of its words (tensor_words)
         self._determined = {}
         self._values = {}
         self.covered = []
@@ -181,7 +183,10 @@ class VersionPlan:
         steps = set()
         for g in self.covered:
             steps.update(_path_steps(g.source))
-        return len(steps) > len(self.words()) + 2
+        tensor_checks = 6 * sum(g.kind == "TENSOR_MATCH" for g in self.covered)
+        words = sum(4 if kind == "tensor" else len(readers)
+                    for (kind, _), (_, readers) in self.watched.items() if kind != "plain")
+        return len(steps) + tensor_checks > words + 2
 
     # ---- what a Source's value depends on ---------------------------------------------------------
     def value(self, s):
@@ -292,6 +297,15 @@ class VersionPlan:
         return self._watch(("class", id(cls)),
                            lambda: (cls, [reader]) if (reader := type_version(cls)) is not None else None)
 
+    def _tensor(self, t):
+        def make():
+            found = tensor_words(t)
+            if found is None:
+                return None
+            self._roles[id(t)] = [role for _, role in found]
+            return t, [reader for reader, _ in found]
+        return self._watch(("tensor", id(t)), make)
+
     def _plain(self, obj, attr, is_class):
         return self._watch(("plain", (id(obj), attr, is_class)), lambda: (obj, (attr, is_class)))
 
@@ -317,6 +331,14 @@ class VersionPlan:
                 obj = self.value(s)
                 word = self._object(obj, with_dict=False) if obj is not _MISSING else None
                 deps = None if word is None else deps | {word}
+        elif g.kind == "TENSOR_MATCH":                    # a buffer: its TensorImpl's words (tensor_words.py)
+            deps = self.determined(s)
+            t = self.value(s)
+            if deps and type(t) is torch.Tensor:
+                word = self._tensor(t)
+                deps = None if word is None else deps | {word}
+            else:
+                deps = None
         elif g.kind == "LEN_MATCH":
             if type(self.value(s)) in _IMMUTABLE:
                 deps = self.determined(s)
@@ -347,11 +369,17 @@ class VersionPlan:
 
     # ---- the fast check ----------------------------------------------------------------------------
     def words(self):
-        """(reader, kind) of every word the entry compares on each call, in order."""
-        return [(reader, kind) for (kind, _), (_, readers) in self.watched.items() if kind != "plain"
-                for reader in readers]
+        """(reader, kind) of every word the entry compares on each call, in order; a tensor's words
+        have their tensor_words role ("meta", "dims", "word") as kind."""
+        out = []
+        for (kind, key), (_, readers) in self.watched.items():
+            if kind == "plain":
+                continue
+            kinds = self._roles[key] if kind == "tensor" else [kind] * len(readers)
+            out += list(zip(readers, kinds))
+        return out
 
-    def restamp(self, stamp, class_positions):
+    def restamp(self, stamp, class_positions, limits=()):
         """Record the words read before the versioned guards passed, if every class tag in them is valid
         and the lookups the guards rely on are still plain (else the next call checks everything again)."""
         classes = [cls for (kind, _), (cls, _) in self.watched.items() if kind == "class"]
@@ -359,6 +387,8 @@ class VersionPlan:
 
         def record(read):
             words = as_ints(read)
+            if not stamp_allowed(words, limits):          # a tensor's metadata reaches past its words
+                return True
             if any(words[i] == 0 for i in class_positions):
                 for cls in classes:
                     type_version(cls)                     # a lookup gives the class a fresh tag
@@ -396,6 +426,7 @@ class VersionPlan:
         else:
             read = "(" + "".join(f"{bind(reader)}.value, " for reader, _ in words) + ")"
         classes = [i for i, (_, kind) in enumerate(words) if kind == "class"]
+        limits = [(i, kind) for i, (_, kind) in enumerate(words) if kind in ("meta", "dims")]
         block = " and ".join(self.requirement_guards(bind) + list(block_terms))
-        block = f"{block} and {bind(self.restamp(stamp, classes))}(__fj_s)"
+        block = f"{block} and {bind(self.restamp(stamp, classes, limits))}(__fj_s)"
         return f"((__fj_s := {read}) == {bind(stamp)}[0] or {out_of_line(block, ('__fj_m', '__fj_s'))})"
