@@ -42,8 +42,10 @@ class Namespace:
                     "getattr": getattr, "type": type, "len": len, "tuple": tuple, "Exception": Exception}
         self._ids = {}
 
-    def bind(self, obj):
-        if type(obj) in _LITERAL_TYPES and (type(obj) is not int or -1000 < obj < 1000) and \
+    def bind(self, obj, by_name=False):
+        """A name (or literal text) for `obj` in generated code; `by_name` always gives a name (an
+        operand of `is`)."""
+        if not by_name and type(obj) in _LITERAL_TYPES and (type(obj) is not int or -1000 < obj < 1000) and \
                 (type(obj) is not str or len(obj) < 40):
             return repr(obj)
         key = id(obj)
@@ -57,9 +59,10 @@ class Namespace:
 class Rebuilder:
     """Python expressions that rebuild symbolic values as real objects after the graph ran."""
 
-    def __init__(self, ns, output_index):
+    def __init__(self, ns, output_index, cached=None):
         self.ns = ns
         self.output_index = output_index     # fx Node -> i, the graph output named __fj_o<i>
+        self.cached = cached or {}           # Source -> the same object read from the member cache
         self.prelude = []                    # statements creating shared mutable objects
         self._memo = {}
         self._counts = {}
@@ -86,6 +89,8 @@ class Rebuilder:
         before the side effects run (they may rebind the path: `items[0]` after `items.pop(0)`)."""
         if isinstance(source, LocalSource):
             return source.expr()
+        if source in self.cached:
+            return self.cached[source].expr()
         name = self._reloaded.get(source)
         if name is None:
             name = self._reloaded[source] = f"__fj_v{len(self.prelude)}"
@@ -174,14 +179,14 @@ def tensors_in(values):
 
 def _last_raw_stores(effects):
     """The effects without raw attribute stores that a later store to the same attribute of the same
-    target overwrites within one run of raw stores to that target (nothing in between can read it:
-    raw stores run no Python code)."""
+    target overwrites, when only stores that run no user code come in between (raw stores, and
+    nn.Module.__setattr__ on modules that keep it), so nothing can read the overwritten value."""
     out = []
     for e in effects:
         if e.kind == "raw_attr":
             j = len(out) - 1
-            while j >= 0 and out[j].kind == "raw_attr" and out[j].target == e.target:
-                if out[j].key == e.key:
+            while j >= 0 and (out[j].kind == "raw_attr" or out[j].kind == "attr" and out[j].plain_module):
+                if out[j].kind == "raw_attr" and out[j].target == e.target and out[j].key == e.key:
                     del out[j]
                     break
                 j -= 1
@@ -194,6 +199,13 @@ def side_effect_lines(effects, rb):
     for e in _last_raw_stores(effects):
         if e.kind == "global":
             lines.append(f"__fj_g[{e.key!r}] = {rb.expr(e.value)}")
+        elif e.kind == "attr" and e.plain_module and isinstance(e.value, Const) and \
+                not isinstance(e.value.value, (torch.Tensor, torch.nn.Module)):
+            # re-storing the object the attribute holds changes nothing (Swin resets its window sizes
+            # on every call): skip nn.Module.__setattr__ then
+            target, value = rb.reload(e.target), rb.ns.bind(e.value.value, by_name=True)
+            lines.append(f"if {target}.__dict__.get({e.key!r}, __fj_MISS) is not {value}: "
+                         f"setattr({target}, {e.key!r}, {value})")
         elif e.kind == "attr":
             lines.append(f"setattr({rb.reload(e.target)}, {e.key!r}, {rb.expr(e.value)})")
         elif e.kind == "raw_attr":        # the store itself (a Python __setattr__/property already ran)

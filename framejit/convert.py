@@ -174,7 +174,8 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
     compiled, gm = _compile_graph(ctx, outputs, opts)
 
     def body(ns):
-        rb = codegen.Rebuilder(ns, {v.node: i for i, v in enumerate(outputs)})
+        rb = codegen.Rebuilder(ns, {v.node: i for i, v in enumerate(outputs)},
+                               module_guards.plan_for(ctx).cached_targets)
         for v in live:
             rb.count(v)
         lines = []

@@ -87,7 +87,7 @@ def _fixed_by_words(keys):
 class ModulePlan:
     """Which guards of one conversion are covered by the module watch, and the member cache."""
 
-    def __init__(self, guards, graph_inputs, f_globals=None, certain_types=None):
+    def __init__(self, guards, graph_inputs, f_globals=None, certain_types=None, store_targets=()):
         certain = certain_types or {}
         self.guards = [g for g in guards                      # `type(kwargs) is dict` always holds
                        if not (g.kind == "TYPE_MATCH" and certain.get(g.source) is g.expected)]
@@ -115,6 +115,10 @@ class ModulePlan:
         self.cache = {}                          # covered Source -> index in the member cache
         self.input_sources = [self.through_cache(s) for s, _, _ in graph_inputs] if self.covered else \
             [s for s, _, _ in graph_inputs]
+        # modules the side effects store into, read from the member cache instead of a chain of
+        # nn.Module attribute lookups (Swin's blocks reset their window sizes on every call)
+        self.cached_targets = {s: self.through_cache(s) for s in store_targets
+                               if self.covered and self.identity_covered(s)}
         self.before, self.after = [], []
         for g in self.guards:
             if id(g) in covered_ids:
@@ -426,7 +430,9 @@ def plan_for(ctx):
     """The ModulePlan of a conversion (made once, when its entry is generated)."""
     plan = getattr(ctx, "module_plan", None)
     if plan is None:
-        plan = ctx.module_plan = ModulePlan(ctx.guards.guards, ctx.graph.inputs, ctx.f_globals, ctx.certain_types)
+        targets = [e.target for e in ctx.side_effects.effects if e.kind in ("attr", "raw_attr")]
+        plan = ctx.module_plan = ModulePlan(ctx.guards.guards, ctx.graph.inputs, ctx.f_globals, ctx.certain_types,
+                                            targets)
     return plan
 
 

@@ -19,13 +19,14 @@ the final ones, so later appends are included and nothing is replayed twice.
 
 
 class Effect:
-    __slots__ = ("kind", "target", "key", "value")
+    __slots__ = ("kind", "target", "key", "value", "plain_module")
 
-    def __init__(self, kind, target, key=None, value=None):
+    def __init__(self, kind, target, key=None, value=None, plain_module=False):
         self.kind = kind          # "global" | "attr" | "raw_attr" | "cell" | "list" | "dict"
         self.target = target      # Source of the mutated object (global/cell: the Source of the slot)
         self.key = key            # global name / attribute name
         self.value = value        # the Value written (list/dict: the SeqValue/DictValue whose contents win)
+        self.plain_module = plain_module   # attr: an nn.Module with nn.Module's own __setattr__
 
     def __repr__(self):
         return f"Effect({self.kind}, {self.target}, {self.key!r})"
@@ -52,7 +53,8 @@ class SideEffects:
 
     def store_attr(self, obj, obj_source, name, value, raw=False):
         self.attrs[(id(obj), name)] = value
-        self.effects.append(Effect("raw_attr" if raw else "attr", obj_source, name, value))
+        self.effects.append(Effect("raw_attr" if raw else "attr", obj_source, name, value,
+                                   plain_module=not raw and _has_module_setattr(obj)))
 
     def store_cell(self, cell_source, value):
         self.effects.append(Effect("cell", cell_source, None, value))
@@ -67,3 +69,14 @@ class SideEffects:
 
     def __bool__(self):
         return bool(self.effects)
+
+
+def _has_module_setattr(obj):
+    """Is `obj` an nn.Module whose __setattr__ is nn.Module's (the module watch's wrapper counts)? For
+    such a module, storing a plain value that its __dict__ already holds changes nothing."""
+    import torch
+
+    def unwrapped(f):
+        return getattr(f, "__framejit_watch__", f)
+    return isinstance(obj, torch.nn.Module) and \
+        unwrapped(type(obj).__setattr__) is unwrapped(torch.nn.Module.__setattr__)

@@ -484,6 +484,57 @@ def test_a_forward_reassigning_the_same_attribute_value_keeps_the_fast_path():
     torch.testing.assert_close(compiled(x, 5), x * 3)
 
 
+class ResettingInner(nn.Module):
+    """Holds a submodule whose attribute forward re-assigns, and one counting its own stores."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = Resetting()
+
+    def forward(self, x):
+        self.inner.shift = 0
+        return x * self.inner.scale + self.inner.shift
+
+
+STORES = []
+
+
+class CountingStores(Resetting):
+    def __setattr__(self, name, value):
+        STORES.append(name)
+        super().__setattr__(name, value)
+
+
+def test_reassigned_submodule_attributes_are_stored_to_the_current_submodule_and_real_changes_kept():
+    m = ResettingInner()
+    compiled = framejit.compile(m)
+    x = randn(2, 3)
+    torch.testing.assert_close(compiled(x), x * 2)
+    torch.testing.assert_close(compiled(x), x * 2)
+    m.inner.shift = 7                            # the next call must set it back
+    torch.testing.assert_close(compiled(x), x * 2)
+    assert m.inner.shift == 0
+    old = m.inner
+    m.inner = Resetting()                        # the store goes to the new submodule
+    m.inner.shift, m.inner.scale = 9, 4
+    torch.testing.assert_close(compiled(x), x * 4)
+    assert m.inner.shift == 0 and old.shift == 0
+
+
+def test_a_module_with_its_own_setattr_sees_every_store():
+    m = CountingStores()
+    compiled = framejit.compile(m)
+    x = randn(2, 3)
+    STORES.clear()
+    m(x, 5)
+    eager_stores = list(STORES)
+    compiled(x, 5)
+    STORES.clear()
+    for _ in range(3):
+        torch.testing.assert_close(compiled(x, 5), x * 2)
+    assert STORES == 3 * eager_stores and eager_stores == ["shift"]
+
+
 def test_inputs_of_one_type_are_still_checked_for_aliasing_when_other_types_are_not():
     def f(a, b, d, t):
         a.append(1.0)
