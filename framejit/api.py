@@ -65,7 +65,7 @@ def _compile(fn, backend_fn, fullgraph, config, observer):
     return _compile_function(fn, backend_fn, fullgraph, config, observer)
 
 
-def _compile_function(fn, backend_fn, fullgraph, config, observer):
+def _compile_function(fn, backend_fn, fullgraph, config, observer, self_object=None):
     code = fn.__code__
     state = cache.state_for(code, (backend_fn, fullgraph, config, observer))
     entries = state.entries
@@ -83,10 +83,11 @@ def _compile_function(fn, backend_fn, fullgraph, config, observer):
     def on_miss(args, kwargs):
         return _on_miss(fn, signature, state, local, opts, args, kwargs)
 
-    framejit_wrapper = build_dispatcher(fn, entries, on_miss)
+    framejit_wrapper = build_dispatcher(fn, entries, on_miss, self_object=self_object)
     dispatchers = [framejit_wrapper]
-    if module_call_fits(code):                # the module's __call__ can dispatch too (dispatcher.py)
-        framejit_wrapper._framejit_module_call = build_dispatcher(fn, entries, on_miss, module_call=True)
+    if self_object is not None and module_call_fits(code):   # the module's __call__ can dispatch too
+        framejit_wrapper._framejit_module_call = build_dispatcher(fn, entries, on_miss, module_call=True,
+                                                                  self_object=self_object)
         dispatchers.append(framejit_wrapper._framejit_module_call)
     for dispatcher in dispatchers:
         state.listeners.append(weakref.ref(dispatcher))
@@ -203,7 +204,11 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
     if "forward" in mod.__dict__:
         raise TypeError("framejit.compile: modules with an instance-level `forward` attribute are not supported")
     forward = cls.forward
-    compiled_forward = _compile(forward, backend_fn, fullgraph, config, observer)
+    if getattr(forward, "_framejit_fn", None) is not None or not isinstance(forward, types.FunctionType) or \
+            forward in _DISABLED:
+        compiled_forward = _compile(forward, backend_fn, fullgraph, config, observer)
+    else:                                     # forward runs on `mod` itself (build_dispatcher's self_object)
+        compiled_forward = _compile_function(forward, backend_fn, fullgraph, config, observer, self_object=mod)
     members = {}
     if cls.__call__ is _MODULE_CALL:
         members["__call__"] = getattr(compiled_forward, "_framejit_module_call", None) or _direct_call(compiled_forward)

@@ -95,12 +95,14 @@ def _without_global_hooks_term(guard_expr):
     return guard_expr
 
 
-def _source(code, name, first_parts, module_call=False):
+def _source(code, name, first_parts, module_call=False, as_self=False):
     call, miss_args, miss_kwargs = _call_parts(code)
     head = "__fj_cl, " if code.co_freevars else ""
     lines = [f"def {name}({signature_source(code, False)}):"]
     if module_call:
         lines += [f"    if {_module_call_test(code)}:", f"        return __fj_module_call({call})"]
+    if as_self:
+        lines += [f"    {code.co_varnames[0]} = __fj_self"]
     if first_parts is not None:
         guard_expr, body, _ = first_parts
         if module_call:
@@ -117,19 +119,23 @@ def _source(code, name, first_parts, module_call=False):
     return "\n".join(lines) + "\n"
 
 
-def build_dispatcher(fn, entries, on_miss, module_call=False):
-    """The dispatcher of `fn` over `entries`; with `module_call`, the one for its module's __call__."""
+def build_dispatcher(fn, entries, on_miss, module_call=False, self_object=None):
+    """The dispatcher of `fn` over `entries`; with `module_call`, the one for its module's __call__.
+    With `self_object` (a compiled module's original), the first argument is replaced by it: forward
+    runs on the module the user compiled, so `type(self)` inside it is the user's class, not the
+    subclass framejit.compile(module) made."""
     code = fn.__code__
     name = "__call__" if module_call else _safe_name(code.co_name)
     env = {"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS, "__fj_cl": fn.__closure__,
-           "__fj_first": None, "__builtins__": __builtins__}
+           "__fj_first": None, "__builtins__": __builtins__, "__fj_self": self_object}
+    as_self = self_object is not None
     if module_call:
         env.update({"__fj_module_call": torch.nn.Module.__call__, "__fj_tracing": torch._C._get_tracing_state,
                     "__fj_checked": [None, None], "__fj_epoch": EPOCH, "__fj_needs_module_call": needs_module_call})
         for key in re.findall(r"__fj_fixed_(\d+)", _GLOBAL_HOOKS):
             env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[int(key)]
     filename = f"<framejit {'module call' if module_call else 'dispatcher'} {code.co_qualname}>"
-    exec(compile(_source(code, name, None, module_call), filename, "exec"), env)
+    exec(compile(_source(code, name, None, module_call, as_self), filename, "exec"), env)
     dispatcher = env[name]
     dispatcher.__defaults__ = fn.__defaults__
     dispatcher.__kwdefaults__ = fn.__kwdefaults__
@@ -141,8 +147,9 @@ def build_dispatcher(fn, entries, on_miss, module_call=False):
         if parts is not None:
             scratch.update(parts[2].env)
         scratch.update({"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS,
-                        "__fj_cl": fn.__closure__, "__fj_first": first if parts is not None else None})
-        exec(compile(_source(code, name, parts, module_call), filename, "exec"), scratch)
+                        "__fj_cl": fn.__closure__, "__fj_first": first if parts is not None else None,
+                        "__fj_self": self_object})
+        exec(compile(_source(code, name, parts, module_call, as_self), filename, "exec"), scratch)
         env.update(scratch)              # the dispatcher's globals now hold the inlined entry's names
         dispatcher.__code__ = scratch[name].__code__
 

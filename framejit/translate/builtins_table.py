@@ -10,6 +10,7 @@ import operator
 import torch
 
 from ..errors import GraphBreak
+from .source import TypeSource
 from .values import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 
 LOOKASIDES = {}
@@ -140,6 +141,9 @@ def _callable(tx, args, kwargs):
 def _type(tx, args, kwargs):
     if len(args) != 1:
         raise GraphBreak("type", "type() with 3 arguments")
+    source = getattr(args[0], "source", None)
+    if source is not None and not isinstance(args[0], (Const, TensorValue)):
+        return tx.ctx.wrap(python_type_of(args[0]), TypeSource(source))   # class attributes read from it are guarded
     return ObjectValue(python_type_of(args[0]))
 
 

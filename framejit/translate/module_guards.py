@@ -44,7 +44,7 @@ from .identity import DistinctObjectsSource
 from .module_values import HookStateSource, ModuleAttrSource
 from .module_watch import EPOCH, watch
 from .source import FIXED_OBJECTS, AttrSource, BuiltinSource, DefaultSource, FixedObjectSource, ItemSource, \
-    LocalSource, Source
+    LocalSource, Source, TypeSource
 
 MODULE_TABLES = ("_modules", "_parameters", "_buffers")
 IMMUTABLE_CONSTS = (int, float, bool, str, bytes, complex, type(None), torch.dtype, torch.device, torch.layout,
@@ -189,7 +189,8 @@ class ModulePlan:
     def _identity_covered(self, source):
         if isinstance(source, ModuleAttrSource) or self.is_module_dict_attr(source):
             return self.identity_covered(source.base) or self.is_module_root(source.base)
-        if isinstance(source, AttrSource) and source.attr == "__class__":     # rebound only by setattr
+        if isinstance(source, AttrSource) and source.attr == "__class__" or isinstance(source, TypeSource):
+            # `obj.__class__` / `type(obj)`: rebound only by setattr
             return self.identity_covered(source.base) or self.is_module_root(source.base)
         if isinstance(source, ItemSource):
             return self.types.get(source.base) is tuple and self.identity_covered(source.base)

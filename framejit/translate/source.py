@@ -85,6 +85,21 @@ class AttrSource(Source):
 
 
 @dataclass(frozen=True)
+class TypeSource(Source):
+    """`type(base)`: what the frame's `type(x)` returned, so what it reads from that class is guarded."""
+    base: Source
+
+    def expr(self):
+        return f"type({self.base.expr()})"
+
+    def name(self):
+        return f"type({self.base.name()})"
+
+    def root(self):
+        return self.base.root()
+
+
+@dataclass(frozen=True)
 class ItemSource(Source):
     base: Source
     index: object  # int or str or other constant key

@@ -549,3 +549,39 @@ def test_inputs_of_one_type_are_still_checked_for_aliasing_when_other_types_are_
         got = compiled(*compiled_args, t)
         torch.testing.assert_close(got, expected)
         assert compiled_args[2] == eager_args[2] and compiled_args[1] == eager_args[1]
+
+
+class ClassCounter(nn.Module):
+    calls = 0
+
+    def forward(self, x):
+        type(self).calls += 1
+        assert type(self) is ClassCounter
+        return x * type(self).calls
+
+
+def test_forward_runs_on_the_compiled_module_itself_and_class_attributes_read_through_type_are_guarded():
+    m = ClassCounter()
+    compiled = framejit.compile(m)
+    x = randn(2, 3)
+    ClassCounter.calls = 0
+    eager = [m(x) for _ in range(3)]
+    ClassCounter.calls = 0
+    got = [compiled(x) for _ in range(3)]
+    for a, b in zip(got, eager):
+        torch.testing.assert_close(a, b)
+    assert ClassCounter.calls == 3
+
+
+def test_a_class_attribute_read_through_type_of_an_argument_is_guarded():
+    class Config:
+        scale = 2.0
+
+    def f(obj, x):
+        return x * type(obj).scale
+
+    compiled = framejit.compile(f)
+    obj, x = Config(), randn(3)
+    torch.testing.assert_close(compiled(obj, x), x * 2.0)
+    Config.scale = 5.0
+    torch.testing.assert_close(compiled(obj, x), x * 5.0)
