@@ -4,7 +4,8 @@
 path: try each cached entry (generated code: guards, then the compiled graph) and return the first
 hit; on a miss, convert the frame under the cache lock (convert.py). `compile(module)` returns a module
 of a subclass of the module's own class sharing the original's __dict__ (same parameters, buffers,
-state_dict keys, train/eval), whose forward is the compiled forward.
+state_dict keys, train/eval), whose forward is the compiled forward, run on the original module (so
+`type(self)` inside it is the user's class).
 """
 import functools
 import inspect
