@@ -1,4 +1,5 @@
-/* framejit._words: read many scattered machine words in one tight loop.
+/* framejit._words: read many scattered machine words in one tight loop; check an input tensor's
+   metadata in one call.
 
 Why this exists: a compiled call compares a tuple of machine words (dict and class version tags,
 pointer fields: translate/dict_versions.py) with the ones it stamped. Read one by one from Python,
@@ -37,9 +38,51 @@ gather(PyObject *module, PyObject *addresses)
     return out;
 }
 
+/* tensor_check(t, spec) -> bool: does tensor `t` have the metadata `spec` describes? spec is bytes of
+   native 64-bit words: the exact type t must have, the offset of the TensorImpl pointer in the Python
+   object, then (word index, mask, value) triples over the TensorImpl's words (translate/tensor_words.py
+   builds it from a layout probed at import). Nothing is read before the type has matched exactly, so
+   the object is a torch.Tensor and the pointer is its TensorImpl. False is only "not shown equal":
+   callers fall back to the plain checks. */
+static PyObject *
+tensor_check(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyBytes_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "tensor_check(t, spec: bytes)");
+        return NULL;
+    }
+    Py_ssize_t size = PyBytes_GET_SIZE(args[1]);
+    if (size < 16 || (size - 16) % 24 != 0) {
+        PyErr_SetString(PyExc_ValueError, "tensor_check(): malformed spec");
+        return NULL;
+    }
+    const char *spec = PyBytes_AS_STRING(args[1]);
+    uint64_t type_pointer, pointer_offset;
+    memcpy(&type_pointer, spec, 8);
+    memcpy(&pointer_offset, spec + 8, 8);
+    if ((uintptr_t)Py_TYPE(args[0]) != type_pointer)
+        Py_RETURN_FALSE;
+    const char *impl;
+    memcpy(&impl, (const char *)args[0] + pointer_offset, sizeof(impl));
+    if (impl == NULL)
+        Py_RETURN_FALSE;
+    for (Py_ssize_t offset = 16; offset < size; offset += 24) {
+        uint64_t index, mask, value, word;
+        memcpy(&index, spec + offset, 8);
+        memcpy(&mask, spec + offset + 8, 8);
+        memcpy(&value, spec + offset + 16, 8);
+        memcpy(&word, impl + 8 * index, 8);
+        if ((word & mask) != value)
+            Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
     {"gather", gather, METH_O,
      "gather(addresses: bytes) -> bytes: the 64-bit words at the native-endian 64-bit addresses given."},
+    {"tensor_check", (PyCFunction)(void (*)(void))tensor_check, METH_FASTCALL,
+     "tensor_check(t, spec: bytes) -> bool: t's metadata words match spec (see the comment above it)."},
     {NULL, NULL, 0, NULL},
 };
 

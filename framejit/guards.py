@@ -152,6 +152,11 @@ def _stride_check(v, m, bind):
     return f" and {v}.stride() == {bind(m.stride)}"
 
 
+def _native_tensor_check(meta):
+    from .translate.tensor_words import input_check
+    return input_check(meta)
+
+
 def _operand(e):
     """`e` as an operand of `is`, `==`, `.attr` (a source may render as `not (...)`, `a or b`...)."""
     return e if e is None or re.fullmatch(r"[\w.]+", e) else f"({e})"
@@ -162,11 +167,17 @@ def _render(g, bind):
     if g.kind == "TENSOR_MATCH":
         m = g.expected
         v = e if e.isidentifier() else "__fj_t"
-        head = f"type({v}) is {bind(m.type)}" if v == e else f"type(__fj_t := {e}) is {bind(m.type)}"
+        native = _native_tensor_check(m)
+        if native is not None:               # one native call; the getters only if it can't tell
+            first = f"{bind(native[0])}({v if v == e else f'(__fj_t := {e})'}, {bind(native[1])})"
+            head = f"type({v}) is {bind(m.type)}"
+        else:
+            head = f"type({v}) is {bind(m.type)}" if v == e else f"type(__fj_t := {e}) is {bind(m.type)}"
         device = f"{v}.is_cpu" if m.device.type == "cpu" else f"{v}.device == {bind(m.device)}"
-        return (f"{head} and {v}.dtype is {bind(m.dtype)} and {device}"
-                f" and {v}.shape == {bind(torch.Size(m.shape))}{_stride_check(v, m, bind)}"
-                f" and {v}.requires_grad is {m.requires_grad}")
+        plain = (f"{head} and {v}.dtype is {bind(m.dtype)} and {device}"
+                 f" and {v}.shape == {bind(torch.Size(m.shape))}{_stride_check(v, m, bind)}"
+                 f" and {v}.requires_grad is {m.requires_grad}")
+        return plain if native is None else f"({first} or ({plain}))"
     if g.kind == "CONST_MATCH":
         x = g.expected
         if x is True and getattr(g.source, "boolean", False):

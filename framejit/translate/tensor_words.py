@@ -21,6 +21,7 @@ words) and at most five dims (else its sizes live outside them): `stamp_allowed`
 must read zero or small for that.
 """
 import ctypes
+import struct
 
 import torch
 
@@ -118,6 +119,56 @@ try:
         _LAYOUT = None
 except Exception:                          # any surprise: plain checks
     _LAYOUT = None
+
+
+# ---- input tensors: one native call instead of six getters -----------------------------------------
+
+try:
+    from .._words import tensor_check as _native_check
+except ImportError:
+    _native_check = None
+
+_DTYPE_DEVICE_MASK = (1 << 40) - 1       # dtype (2 bytes), device type, device index, device set
+
+
+def _dtype_and_keys(dims):
+    """Indices of the word whose low five bytes are dtype and device, and of the dispatch-key word,
+    found by comparing tensors that differ in dtype only, and in inference mode only; or None."""
+    a, b = torch.zeros(2, 3), torch.zeros(2, 3, dtype=torch.float64)
+    with torch.inference_mode():
+        c = torch.zeros(2, 3)
+    start = dims + 1 + 2 * _INLINE_DIMS + 2                   # after storage offset and numel
+    dtype = [i for i in range(start, start + 2)
+             if _word(a._cdata + 8 * i) & _DTYPE_DEVICE_MASK != _word(b._cdata + 8 * i) & _DTYPE_DEVICE_MASK]
+    keys = [i for i in range(start, start + 2) if _word(a._cdata + 8 * i) != _word(c._cdata + 8 * i)
+            and _word(a._cdata + 8 * i) == _word(b._cdata + 8 * i)]
+    return (dtype[0], keys[0]) if len(dtype) == 1 and len(keys) == 1 else None
+
+
+_INPUT_WORDS = _dtype_and_keys(_LAYOUT[3]) if _LAYOUT is not None and _native_check is not None else None
+
+
+def input_check(meta):
+    """(check, spec) such that `check(t, spec)` is True only if tensor t matches TensorMeta `meta`
+    (exact type, dtype, device, shape, strides, requires_grad False), or None when that can't be shown
+    in one native call (requires_grad True, more than five dims, no native module or layout)."""
+    if _INPUT_WORDS is None or meta.type is not torch.Tensor or meta.requires_grad or \
+            len(meta.shape) > _INLINE_DIMS or meta.device.type != "cpu":
+        return None
+    pointer_offset, _, meta_word, dims = _LAYOUT
+    dtype_word, key_word = _INPUT_WORDS
+    probe = torch.empty_strided(meta.shape, meta.stride, dtype=meta.dtype)
+    full = (1 << 64) - 1
+    triples = [(meta_word, full, 0), (dims, full, len(meta.shape))]
+    triples += [(dims + 1 + i, full, n) for i, n in enumerate(meta.shape)]
+    triples += [(dims + 1 + _INLINE_DIMS + i, full, n & full) for i, n in enumerate(meta.stride)]
+    triples += [(dtype_word, _DTYPE_DEVICE_MASK, _word(probe._cdata + 8 * dtype_word) & _DTYPE_DEVICE_MASK),
+                (key_word, full, _word(probe._cdata + 8 * key_word))]
+    spec = struct.pack(f"=2Q{3 * len(triples)}Q", id(torch.Tensor), pointer_offset,
+                       *[x for triple in triples for x in triple])
+    if not _native_check(probe, spec):    # the probe itself must pass, or the layout is not understood
+        return None
+    return _native_check, spec
 
 
 def tensor_words(t):

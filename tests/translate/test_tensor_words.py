@@ -123,3 +123,42 @@ def test_the_probed_layout_reads_what_torch_reports():
     found = tensor_words.tensor_words(big)
     words = [reader.value for reader, _ in found]
     assert not tensor_words.stamp_allowed(words, list(enumerate(role for _, role in found)))
+
+
+def _native_input_check(t):
+    found = tensor_words.input_check(framejit.guards.TensorMeta.of(t))
+    if found is None:
+        pytest.skip("no native tensor check here")
+    return found
+
+
+def test_the_native_input_check_says_yes_only_for_the_same_metadata(reader):
+    check, spec = _native_input_check(torch.randn(2, 5))
+    assert check(torch.randn(2, 5), spec)
+    with torch.inference_mode():
+        inference = torch.randn(2, 5)
+    for other in [torch.randn(2, 6), torch.randn(2, 5).double(), torch.randn(5, 2).t(),
+                  torch.randn(2, 5, requires_grad=True), nn.Parameter(torch.randn(2, 5)), "x", None,
+                  inference, torch.randn(3, 5)[1:]]:
+        assert not check(other, spec), other          # not shown equal: the plain checks decide
+    check, spec = _native_input_check(torch.zeros(1, 16, dtype=torch.long))
+    assert check(torch.ones(1, 16, dtype=torch.long), spec)
+    assert not check(torch.ones(1, 16, dtype=torch.int32), spec)
+    assert tensor_words.input_check(framejit.guards.TensorMeta.of(torch.randn(2, requires_grad=True))) is None
+
+
+def test_inputs_the_native_check_cannot_vouch_for_still_hit_and_real_changes_recompile(reader):
+    _native_input_check(torch.randn(2, 4))
+    counter = framejit.CompileCounter()
+    f = framejit.compile(lambda x: x * 2 + 1, backend=counter)
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(f(x), x * 2 + 1)
+    with torch.inference_mode():
+        y = torch.randn(2, 4)
+    view = torch.randn(3, 4)[1:]
+    for same_meta in (torch.randn(2, 4), y, view):
+        torch.testing.assert_close(f(same_meta), same_meta * 2 + 1)
+    assert counter.frame_count == 1
+    for changed in (torch.randn(4, 2).t(), torch.randn(2, 4).double(), torch.randn(3, 4)):
+        torch.testing.assert_close(f(changed), changed * 2 + 1)
+    assert counter.frame_count == 4
