@@ -78,7 +78,66 @@ tensor_check(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_TRUE;
 }
 
+/* state_is(mask, value) -> bool: libtorch's thread-local and global state as one integer, grad mode
+   (bit 0), CPU autocast (bit 1), default dtype's ScalarType (bits 8-15), compared under mask. The
+   three readers are libtorch's own functions (c10::GradMode::is_enabled,
+   at::autocast::is_autocast_enabled(kCPU), c10::get_default_dtype_as_scalartype), whose addresses
+   translate/native_state.py looks up and checks against torch's Python answers before handing them
+   over with set_state_functions(); until then state_is raises. */
+static unsigned char (*grad_enabled)(void);
+static unsigned char (*autocast_enabled)(signed char);
+static signed char (*default_scalar_type)(void);
+
+static PyObject *
+set_state_functions(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "set_state_functions(grad, autocast, dtype) takes three addresses");
+        return NULL;
+    }
+    void *found[3];
+    for (int i = 0; i < 3; i++) {
+        found[i] = PyLong_AsVoidPtr(args[i]);
+        if (found[i] == NULL && PyErr_Occurred())
+            return NULL;
+    }
+    grad_enabled = (unsigned char (*)(void))found[0];
+    autocast_enabled = (unsigned char (*)(signed char))found[1];
+    default_scalar_type = (signed char (*)(void))found[2];
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+state_is(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "state_is(mask, value)");
+        return NULL;
+    }
+    if (grad_enabled == NULL || autocast_enabled == NULL || default_scalar_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "state_is(): the state readers are not set");
+        return NULL;
+    }
+    long mask = PyLong_AsLong(args[0]), value = PyLong_AsLong(args[1]);
+    if ((mask == -1 || value == -1) && PyErr_Occurred())
+        return NULL;
+    long state = 0;
+    if (mask & 1)
+        state |= grad_enabled() & 1;
+    if (mask & 2)
+        state |= (long)(autocast_enabled(0) & 1) << 1;
+    if (mask & 0xff00)
+        state |= (long)(unsigned char)default_scalar_type() << 8;
+    if ((state & mask) == value)
+        Py_RETURN_TRUE;
+    Py_RETURN_FALSE;
+}
+
 static PyMethodDef methods[] = {
+    {"set_state_functions", (PyCFunction)(void (*)(void))set_state_functions, METH_FASTCALL,
+     "set_state_functions(grad, autocast, dtype): the addresses of libtorch's state readers."},
+    {"state_is", (PyCFunction)(void (*)(void))state_is, METH_FASTCALL,
+     "state_is(mask, value) -> bool: grad mode, CPU autocast, default dtype (see above) under mask."},
     {"gather", gather, METH_O,
      "gather(addresses: bytes) -> bytes: the 64-bit words at the native-endian 64-bit addresses given."},
     {"tensor_check", (PyCFunction)(void (*)(void))tensor_check, METH_FASTCALL,

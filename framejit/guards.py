@@ -152,6 +152,12 @@ def _stride_check(v, m, bind):
     return f" and {v}.stride() == {bind(m.stride)}"
 
 
+def _native_state(kind, expected, bind):
+    """One native read of grad mode / CPU autocast / the default dtype (translate/native_state.py)."""
+    from .translate.native_state import state_term
+    return state_term(kind, expected, bind)
+
+
 def _native_tensor_check(meta):
     from .translate.tensor_words import input_check
     return input_check(meta)
@@ -194,9 +200,14 @@ def _render(g, bind):
     if g.kind == "DICT_KEYS":
         return f"tuple({e}.keys()) == {bind(tuple(g.expected))}"
     if g.kind == "GRAD_MODE":
-        return f"__fj_grad_enabled() is {g.expected}"
+        return _native_state("grad", g.expected, bind) or f"__fj_grad_enabled() is {g.expected}"
     if g.kind == "STATE_MATCH":
         fn, value = g.expected
+        kind = {"is_cpu_autocast_enabled": "autocast", "get_default_dtype": "dtype"}.get(fn.__name__)
+        native = _native_state(kind, value, bind) if kind is not None and fn.__module__.startswith(
+            ("torch", "framejit")) else None
+        if native is not None:
+            return native
         call = f"{bind(fn)}()"
         if fn.__name__ == "is_cpu_autocast_enabled":       # skip the Python wrapper on the fast path
             call = f"{bind(torch.is_autocast_enabled)}('cpu')"

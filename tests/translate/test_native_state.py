@@ -1,0 +1,59 @@
+"""Grad mode, CPU autocast and the default dtype read natively (native_state.py): the native answers
+agree with torch's under each state, and guards rendered with them notice every change."""
+import pytest
+import torch
+
+import framejit
+from framejit.translate import native_state
+
+pytestmark = pytest.mark.skipif(native_state._DTYPE_CODES is None, reason="native state readers not set up")
+
+
+def _holds(kind, expected):
+    env = {}
+
+    def bind(obj):
+        env["s"] = obj
+        return "s"
+    return eval(native_state.state_term(kind, expected, bind), env)
+
+
+def test_native_state_agrees_with_torch():
+    for enabled in (False, True):
+        with torch.set_grad_enabled(enabled):
+            assert _holds("grad", enabled) and not _holds("grad", not enabled)
+    assert _holds("autocast", False) and not _holds("autocast", True)
+    with torch.autocast("cpu"):
+        assert _holds("autocast", True) and not _holds("autocast", False)
+    old = torch.get_default_dtype()
+    try:
+        for dtype in native_state._DTYPE_CODES:
+            torch.set_default_dtype(dtype)
+            assert _holds("dtype", dtype)
+            assert not any(_holds("dtype", other) for other in native_state._DTYPE_CODES if other != dtype)
+    finally:
+        torch.set_default_dtype(old)
+    assert native_state.state_term("dtype", torch.int64, str) is None      # never a default dtype
+
+
+def test_entries_checked_natively_notice_each_state_change():
+    counter = framejit.CompileCounter()
+
+    @framejit.compile(backend=counter)
+    def f(x):
+        return x * 2 + torch.ones(3)                  # a factory without dtype: the default dtype is guarded
+
+    x = torch.randn(3, requires_grad=True)
+    code = "\n".join(framejit.explain(f)(x).transformed_code)
+    assert "__fj_grad_enabled" not in code and "get_default_dtype" not in code, code
+    assert f(x).requires_grad
+    with torch.no_grad():
+        assert not f(x).requires_grad
+    old = torch.get_default_dtype()
+    try:
+        torch.set_default_dtype(torch.float64)
+        assert f(x).dtype == torch.float64          # only the default dtype changed
+    finally:
+        torch.set_default_dtype(old)
+    assert f(x).dtype == torch.float32
+    assert counter.frame_count == 3
