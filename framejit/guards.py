@@ -30,11 +30,14 @@ class TensorMeta:
 @dataclass
 class Guard:
     kind: str            # TENSOR_MATCH | CONST_MATCH | ID_MATCH | TYPE_MATCH | LEN_MATCH | DICT_KEYS | GRAD_MODE | STATE_MATCH
+                         # | NATIVE_STATE (several state guards read by one native call: fuse_state_guards)
     source: object       # Source, or None for global-state guards
     expected: object
     origin: str = ""     # user source line that created it (for reports)
 
     def describe(self):
+        if self.kind == "NATIVE_STATE":
+            return "; ".join(g.describe() for g in self.expected[1])
         name = self.source.name() if self.source is not None else ""
         if self.kind == "TENSOR_MATCH":
             m = self.expected
@@ -59,6 +62,8 @@ class Guard:
 
     def explain_miss(self, env):
         """Plain words for why this guard failed given the generated code's environment, or None."""
+        if self.kind == "NATIVE_STATE":
+            return next((why for why in (g.explain_miss(env) for g in self.expected[1]) if why), None)
         if self.kind == "STATE_MATCH":
             fn, value = self.expected
             now = fn()
@@ -152,6 +157,40 @@ def _stride_check(v, m, bind):
     return f" and {v}.stride() == {bind(m.stride)}"
 
 
+def _state_kind(fn):
+    """native_state's name for a state query framejit guards, or None."""
+    if not fn.__module__.startswith(("torch", "framejit")):
+        return None
+    return {"is_cpu_autocast_enabled": "autocast", "get_default_dtype": "dtype"}.get(fn.__name__)
+
+
+def fuse_state_guards(guards):
+    """The grad-mode, CPU-autocast and default-dtype guards as one NATIVE_STATE guard (one native call
+    per compiled call instead of one each), where they can all be read natively; else `guards`."""
+    from .translate.native_state import state_bits
+    found = []
+    for g in guards:
+        if g.kind == "GRAD_MODE":
+            found.append((g, state_bits("grad", g.expected)))
+        elif g.kind == "STATE_MATCH" and _state_kind(g.expected[0]):
+            found.append((g, state_bits(_state_kind(g.expected[0]), g.expected[1])))
+    if len(found) < 2 or any(bits is None for _, bits in found):
+        return guards
+    mask = value = 0
+    for _, (m, v) in found:
+        mask, value = mask | m, value | v
+    parts = [g for g, _ in found]
+    fused = Guard("NATIVE_STATE", None, ((mask, value), parts), parts[0].origin)
+    ids = {id(g) for g in parts}
+    out = []
+    for g in guards:
+        if id(g) not in ids:
+            out.append(g)
+        elif g is parts[0]:
+            out.append(fused)
+    return out
+
+
 def _native_state(kind, expected, bind):
     """One native read of grad mode / CPU autocast / the default dtype (translate/native_state.py)."""
     from .translate.native_state import state_term
@@ -201,11 +240,12 @@ def _render(g, bind):
         return f"tuple({e}.keys()) == {bind(tuple(g.expected))}"
     if g.kind == "GRAD_MODE":
         return _native_state("grad", g.expected, bind) or f"__fj_grad_enabled() is {g.expected}"
+    if g.kind == "NATIVE_STATE":
+        from .translate.native_state import bits_term
+        return bits_term(g.expected[0], bind)
     if g.kind == "STATE_MATCH":
         fn, value = g.expected
-        kind = {"is_cpu_autocast_enabled": "autocast", "get_default_dtype": "dtype"}.get(fn.__name__)
-        native = _native_state(kind, value, bind) if kind is not None and fn.__module__.startswith(
-            ("torch", "framejit")) else None
+        native = _native_state(_state_kind(fn), value, bind) if _state_kind(fn) else None
         if native is not None:
             return native
         call = f"{bind(fn)}()"

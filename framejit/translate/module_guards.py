@@ -38,7 +38,7 @@ import types
 
 import torch
 
-from ..guards import Guard
+from ..guards import Guard, fuse_state_guards
 from .dict_guards import VersionPlan, is_data_descriptor
 from .identity import DistinctObjectsSource
 from .module_values import HookStateSource, ModuleAttrSource
@@ -89,7 +89,7 @@ class ModulePlan:
 
     def __init__(self, guards, graph_inputs, f_globals=None, certain_types=None, store_targets=()):
         certain = certain_types or {}
-        self.guards = [g for g in guards                      # `type(kwargs) is dict` always holds
+        self.guards = [g for g in fuse_state_guards(guards)   # `type(kwargs) is dict` always holds
                        if not (g.kind == "TYPE_MATCH" and certain.get(g.source) is g.expected)]
         self.types = {}
         self.objects = {}

@@ -85,17 +85,26 @@ def _setup():
 _DTYPE_CODES = _setup()
 
 
-def state_term(kind, expected, bind):
-    """Generated-code text checking one piece of state natively, or None: kind "grad" (expected a
-    bool), "autocast" (CPU autocast, a bool) or "dtype" (the default dtype)."""
+def state_bits(kind, expected):
+    """(mask, value) for one piece of state, or None: kind "grad" (expected a bool), "autocast" (CPU
+    autocast, a bool) or "dtype" (the default dtype)."""
     if _DTYPE_CODES is None:
         return None
     if kind == "grad":
-        mask, value = GRAD, int(bool(expected))
-    elif kind == "autocast":
-        mask, value = AUTOCAST, AUTOCAST if expected else 0
-    elif kind == "dtype" and expected in _DTYPE_CODES:
-        mask, value = DTYPE, _DTYPE_CODES[expected] << 8
-    else:
-        return None
-    return f"{bind(_state_is)}({mask}, {value})"
+        return GRAD, int(bool(expected))
+    if kind == "autocast":
+        return AUTOCAST, AUTOCAST if expected else 0
+    if kind == "dtype" and expected in _DTYPE_CODES:
+        return DTYPE, _DTYPE_CODES[expected] << 8
+    return None
+
+
+def state_term(kind, expected, bind):
+    """Generated-code text checking one piece of state natively (see state_bits), or None."""
+    bits = state_bits(kind, expected)
+    return None if bits is None else bits_term(bits, bind)
+
+
+def bits_term(bits, bind):
+    """Generated-code text checking several pieces of state in one native call."""
+    return f"{bind(_state_is)}({bits[0]}, {bits[1]})"
