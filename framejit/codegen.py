@@ -242,6 +242,19 @@ def signature_source(code, with_closure):
     return ", ".join(params)
 
 
+def _param_run_segments(sources, param_run):
+    if param_run is None or param_run[1] is None:
+        return None
+    (start, stop), member = param_run
+    for i in range(len(sources) - (stop - start) + 1):
+        window = sources[i:i + stop - start]
+        if all(isinstance(s, CachedSource) and s.index == start + k for k, s in enumerate(window)):
+            before = "".join(s.expr() + ", " for s in sources[:i])
+            after = "".join(s.expr() + ", " for s in sources[i + stop - start:])
+            return ([f"({before})"] if before else []) + [f"__fj_m[{member}]"] + ([f"({after})"] if after else [])
+    return None
+
+
 def _argument_runs(sources):
     """Argument texts: a run of three or more consecutive members of the module member cache
     (module_guards.CachedSource: `__fj_m[i]`, `__fj_m[i + 1]`...) is passed as `*__fj_m[i:j]`, one slice
@@ -261,10 +274,13 @@ def _argument_runs(sources):
     return out
 
 
-def graph_call_source(input_sources, n_outputs):
+def graph_call_source(input_sources, n_outputs, param_run=None):
     """The graph call, its outputs unpacked into __fj_o0, __fj_o1, ... (a tuple unpack is cheaper than
-    indexing on the fast path)."""
-    call = f"__fj_graph({', '.join(_argument_runs(input_sources))})"
+    indexing on the fast path). `param_run` ((start, stop), member) says that member of the member cache
+    is the tuple of members start..stop-1: the arguments are then one tuple made by concatenation
+    (`*((x,) + __fj_m[k])`), not a list built, extended and copied."""
+    run = _param_run_segments(input_sources, param_run)
+    call = f"__fj_graph(*({' + '.join(run)}))" if run else f"__fj_graph({', '.join(_argument_runs(input_sources))})"
     if n_outputs == 0:
         return call
     return "".join(f"__fj_o{i}, " for i in range(n_outputs)) + "= " + call

@@ -68,6 +68,22 @@ class CachedSource(Source):
         return self.original.root()
 
 
+def _longest_run(sources):
+    """(start, stop) of the longest run of three or more graph inputs that are consecutive members of
+    the member cache (the parameters, usually), or None."""
+    best, i = None, 0
+    while i < len(sources):
+        j = i
+        if isinstance(sources[i], CachedSource):
+            while j + 1 < len(sources) and isinstance(sources[j + 1], CachedSource) and \
+                    sources[j + 1].index == sources[j].index + 1:
+                j += 1
+            if j - i >= 2 and (best is None or j - i + 1 > best[1] - best[0]):
+                best = (sources[i].index, sources[j].index + 1)
+        i = j + 1
+    return best
+
+
 def _distinct(g, members):
     """The distinct-inputs guard `g` over `members` only (None when fewer than two)."""
     if len(members) == len(g.source.members):
@@ -115,6 +131,8 @@ class ModulePlan:
         self.cache = {}                          # covered Source -> index in the member cache
         self.input_sources = [self.through_cache(s) for s, _, _ in graph_inputs] if self.covered else \
             [s for s, _, _ in graph_inputs]
+        self.param_run = _longest_run(self.input_sources)   # (start, stop) member indices, or None
+        self.param_run_member = None                         # its own member (set when rendered)
         # modules the side effects store into, read from the member cache instead of a chain of
         # nn.Module attribute lookups (Swin's blocks reset their window sizes on every call)
         self.cached_targets = {s: self.through_cache(s) for s in store_targets
@@ -299,7 +317,12 @@ class ModulePlan:
         state = bind([-1, ()])
         epoch = bind(EPOCH)
         members = sorted(self.cache, key=self.cache.get)
-        refresh = (f"{state}.__setitem__(1, ({''.join(s.expr() + ', ' for s in members)})) is None and "
+        tuple_text = f"({''.join(s.expr() + ', ' for s in members)})"
+        if self.param_run is not None:          # the graph's parameters, also as one tuple of their own
+            start, stop = self.param_run
+            self.param_run_member = len(members)
+            tuple_text = f"((__fj_mm := {tuple_text}) + (__fj_mm[{start}:{stop}],))"
+        refresh = (f"{state}.__setitem__(1, {tuple_text}) is None and "
                    f"{state}.__setitem__(0, __fj_e) is None")
         shared = _Aliases(self.covered, prefix="__fj_k")      # module paths share long prefixes
         block = " and ".join([shared.render(g, bind, render_guard) for g in self.covered] + [refresh])
