@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 import framejit
-from framejit.translate import dict_guards, dict_versions, tensor_words
+from framejit.translate import dict_versions, tensor_words
 
 pytestmark = pytest.mark.skipif(tensor_words._LAYOUT is None, reason="TensorImpl layout not recognised")
 
