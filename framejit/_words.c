@@ -38,6 +38,32 @@ gather(PyObject *module, PyObject *addresses)
     return out;
 }
 
+/* unchanged(addresses, stamp) -> bool: do the words at `addresses` equal `stamp` (bytes as gather made
+   them)? The per-call check: it compares in the loop, so nothing is allocated or written; False also
+   for a stamp that is not yet bytes of the same length (never stamped). */
+static PyObject *
+unchanged(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyBytes_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "unchanged(addresses: bytes, stamp)");
+        return NULL;
+    }
+    Py_ssize_t size = PyBytes_GET_SIZE(args[0]);
+    if (!PyBytes_CheckExact(args[1]) || PyBytes_GET_SIZE(args[1]) != size || size % 8 != 0)
+        Py_RETURN_FALSE;
+    const char *src = PyBytes_AS_STRING(args[0]);
+    const char *stamp = PyBytes_AS_STRING(args[1]);
+    for (Py_ssize_t offset = 0; offset < size; offset += 8) {
+        uintptr_t address;
+        uint64_t expected;
+        memcpy(&address, src + offset, 8);
+        memcpy(&expected, stamp + offset, 8);
+        if (*(const volatile uint64_t *)address != expected)
+            Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
+}
+
 /* tensor_check(t, spec) -> bool: does tensor `t` have the metadata `spec` describes? spec is bytes of
    native 64-bit words: the exact type t must have, the offset of the TensorImpl pointer in the Python
    object, then (word index, mask, value) triples over the TensorImpl's words (translate/tensor_words.py
@@ -140,6 +166,8 @@ static PyMethodDef methods[] = {
      "state_is(mask, value) -> bool: grad mode, CPU autocast, default dtype (see above) under mask."},
     {"gather", gather, METH_O,
      "gather(addresses: bytes) -> bytes: the 64-bit words at the native-endian 64-bit addresses given."},
+    {"unchanged", (PyCFunction)(void (*)(void))unchanged, METH_FASTCALL,
+     "unchanged(addresses: bytes, stamp) -> bool: the words at the addresses equal the stamp's."},
     {"tensor_check", (PyCFunction)(void (*)(void))tensor_check, METH_FASTCALL,
      "tensor_check(t, spec: bytes) -> bool: t's metadata words match spec (see the comment above it)."},
     {NULL, NULL, 0, NULL},

@@ -145,9 +145,9 @@ def function_field(fn, name):
 _SPACE = (ctypes.c_uint64 * (1 << 45)).from_address(0) if ENABLED else None
 
 try:                                       # the native reader (framejit/_words.c), built by `make`
-    from .._words import gather as _native_gather
+    from .._words import gather as _native_gather, unchanged as native_unchanged
 except ImportError:
-    _native_gather = None
+    _native_gather = native_unchanged = None
 
 
 def gather(readers, native=True):
