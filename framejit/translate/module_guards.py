@@ -107,6 +107,15 @@ class ModulePlan:
         certain = certain_types or {}
         self.guards = [g for g in fuse_state_guards(guards)   # `type(kwargs) is dict` always holds
                        if not (g.kind == "TYPE_MATCH" and certain.get(g.source) is g.expected)]
+        # the frame's own *args / **kwargs are a tuple / a dict for sure: their length and keys are
+        # checked without a call (`not args`, `[*kwargs] == [...]`)
+        self.certain_text = {}
+        for g in self.guards:
+            kind = certain.get(g.source)
+            if g.kind == "LEN_MATCH" and kind is tuple and g.expected == 0:
+                self.certain_text[id(g)] = lambda bind, g=g: f"not {g.source.expr()}"
+            elif g.kind == "DICT_KEYS" and kind is dict:
+                self.certain_text[id(g)] = lambda bind, g=g: f"[*{g.source.expr()}] == {bind(list(g.expected))}"
         self.types = {}
         self.objects = {}
         for g in self.guards:
@@ -306,6 +315,11 @@ class ModulePlan:
         """The guard expression. The covered and versioned blocks, evaluated only when EPOCH or a word
         moved, are compiled once as functions of their own (`out_of_line`): the entry and its inlined
         copy in the dispatcher stay small."""
+        plain_render = render_guard
+
+        def render_guard(g, bind):
+            text = self.certain_text.get(id(g))
+            return text(bind) if text is not None else plain_render(g, bind)
         terms = _Aliases(self.before + self.after)
         inner = _Aliases(self.versioned, prefix="__fj_q")
         versioned = self.versions.render(bind, [inner.render(g, bind, render_guard) for g in self.versioned],
