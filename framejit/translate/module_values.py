@@ -202,6 +202,10 @@ class ModuleValue(ObjectValue):
 
 _GLOBAL_TABLES = ("_global_forward_pre_hooks", "_global_forward_hooks", "_global_forward_hooks_with_kwargs",
                   "_global_backward_hooks", "_global_backward_pre_hooks")
+# what nn.Module.__call__ itself asks before taking its fast path (`_with_kwargs` only marks ids of
+# `_global_forward_hooks`, and keeps them after their handle is removed)
+_CALL_TABLES = ("_global_forward_pre_hooks", "_global_forward_hooks", "_global_backward_hooks",
+                "_global_backward_pre_hooks")
 
 
 @dataclass(frozen=True)
@@ -220,7 +224,7 @@ class GlobalHooksSource(Source):
         from .source import fixed_source
         g = fixed_source(torch_module, "torch.nn.modules.module").expr()
         if self.empty:
-            return "not (" + " or ".join(f"{g}.{t}" for t in _GLOBAL_TABLES) + ")"
+            return "not (" + " or ".join(f"{g}.{t}" for t in _CALL_TABLES) + ")"
         return "(" + "".join(f"tuple({g}.{t}), " for t in _GLOBAL_TABLES) + ")"
 
     def name(self):
@@ -229,5 +233,6 @@ class GlobalHooksSource(Source):
 
 def global_hook_state(empty):
     from torch.nn.modules import module as torch_module
-    tables = [getattr(torch_module, t) for t in _GLOBAL_TABLES]
-    return not any(tables) if empty else tuple(tuple(t) for t in tables)
+    if empty:
+        return not any(getattr(torch_module, t) for t in _CALL_TABLES)
+    return tuple(tuple(getattr(torch_module, t)) for t in _GLOBAL_TABLES)

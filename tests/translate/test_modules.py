@@ -585,3 +585,25 @@ def test_a_class_attribute_read_through_type_of_an_argument_is_guarded():
     torch.testing.assert_close(compiled(obj, x), x * 2.0)
     Config.scale = 5.0
     torch.testing.assert_close(compiled(obj, x), x * 5.0)
+
+
+def test_global_hooks_with_kwargs_run_and_their_removal_leaves_the_plain_path():
+    from torch.nn.modules import module as torch_module
+    m = _seeded(Block)
+    compiled = framejit.compile(m)
+    x = randn(2, 4)
+    torch.testing.assert_close(compiled(x), m(x))
+    seen = []
+    handle = torch_module.register_module_forward_hook(
+        lambda mod, args, kwargs, out: seen.append((type(mod).__name__, kwargs)), with_kwargs=True)
+    try:
+        compiled(x)
+        compiled_seen, seen[:] = list(seen), []
+        m(x)
+        assert compiled_seen == seen and seen
+    finally:
+        handle.remove()
+    assert torch_module._global_forward_hooks_with_kwargs              # torch leaves the id behind
+    seen.clear()
+    torch.testing.assert_close(compiled(x), m(x))
+    assert seen == []
