@@ -95,18 +95,29 @@ def _without_global_hooks_term(guard_expr):
     return guard_expr
 
 
+def _without_self_term(guard_expr, me, env, self_object):
+    """The entry's leading `self is <module>` term holds by construction once `self` is set to that
+    module (`self_object`): dropped. Kept when the entry was made for another module of the class."""
+    found = re.match(rf"{re.escape(me)} is (__fj_c\d+) and ", guard_expr)
+    if found is not None and env.get(found.group(1)) is self_object:
+        return guard_expr[found.end():]
+    return guard_expr
+
+
 def _source(code, name, first_parts, module_call=False, as_self=False):
     call, miss_args, miss_kwargs = _call_parts(code)
     head = "__fj_cl, " if code.co_freevars else ""
     lines = [f"def {name}({signature_source(code, False)}):"]
     if module_call:
         lines += [f"    if {_module_call_test(code)}:", f"        return __fj_module_call({call})"]
-    if as_self:
+    if as_self is not False:
         lines += [f"    {code.co_varnames[0]} = __fj_self"]
     if first_parts is not None:
-        guard_expr, body, _ = first_parts
+        guard_expr, body, parts_ns = first_parts
         if module_call:
             guard_expr = _without_global_hooks_term(guard_expr)
+        if as_self is not False:
+            guard_expr = _without_self_term(guard_expr, code.co_varnames[0], parts_ns.env, as_self)
         lines += ["    try:", f"        __fj_ok = ({guard_expr})", "    except Exception:", "        __fj_ok = False",
                   "    if __fj_ok:"]
         lines += ["        " + line for line in body]
@@ -128,7 +139,7 @@ def build_dispatcher(fn, entries, on_miss, module_call=False, self_object=None):
     name = "__call__" if module_call else _safe_name(code.co_name)
     env = {"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS, "__fj_cl": fn.__closure__,
            "__fj_first": None, "__builtins__": __builtins__, "__fj_self": self_object}
-    as_self = self_object is not None
+    as_self = self_object if self_object is not None else False
     if module_call:
         env.update({"__fj_module_call": torch.nn.Module.__call__, "__fj_tracing": torch._C._get_tracing_state,
                     "__fj_checked": [None, None], "__fj_epoch": EPOCH, "__fj_needs_module_call": needs_module_call})
