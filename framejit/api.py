@@ -20,8 +20,7 @@ from .backends import lookup_backend
 from .codegen import MISS
 from .config import Config
 from .convert import Options, convert_frame
-from .translate.module_watch import EPOCH
-from .dispatcher import build_dispatcher, module_call_fits, needs_module_call
+from .dispatcher import build_dispatcher, build_module_call, module_call_fits
 
 _DISABLED = weakref.WeakSet()
 
@@ -212,7 +211,8 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
         compiled_forward = _compile_function(forward, backend_fn, fullgraph, config, observer, self_object=mod)
     members = {}
     if cls.__call__ is _MODULE_CALL:
-        members["__call__"] = getattr(compiled_forward, "_framejit_module_call", None) or _direct_call(compiled_forward)
+        members["__call__"] = getattr(compiled_forward, "_framejit_module_call", None) or \
+            build_module_call(compiled_forward)
     sub = type(cls.__name__, (cls,), {
         **members,
         "forward": compiled_forward, "__module__": cls.__module__, "__qualname__": cls.__qualname__,
@@ -225,24 +225,6 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
 
 
 _MODULE_CALL = torch.nn.Module.__call__
-
-
-def _direct_call(forward):
-    """The compiled module's __call__ (when its forward's arguments are not just (self, *args, **kwargs);
-    see dispatcher.py for that case): the compiled forward directly when nn.Module.__call__ would do
-    nothing else (no module or global hooks, not under torch.jit tracing, no instance-level forward,
-    no Module.compile()), saving its two extra frames per call; otherwise nn.Module.__call__ itself."""
-    from torch.nn.modules import module as hooks
-    tracing = torch._C._get_tracing_state
-    checked = [None, None]
-
-    def __call__(self, *args, **kwargs):
-        if (((checked[0] != EPOCH[0] or checked[1] is not self) and needs_module_call(checked, self))
-                or hooks._global_forward_hooks or hooks._global_forward_pre_hooks
-                or hooks._global_backward_hooks or hooks._global_backward_pre_hooks or tracing()):
-            return _MODULE_CALL(self, *args, **kwargs)
-        return forward(self, *args, **kwargs)
-    return __call__
 
 
 # ---- disable / reset --------------------------------------------------------------------------

@@ -23,7 +23,8 @@ stays the same. For a function with free variables the closure tuple is `__fj_cl
 the cells of the function actually called, since several functions can share one code object).
 
 A compiled module whose forward takes `(self, *args, **kwargs)` (transformers' decorated forwards)
-gets a second dispatcher over the same entries as its `__call__`: it first asks what nn.Module.__call__
+gets a second dispatcher over the same entries as its `__call__` (other modules get `build_module_call`,
+the same questions in front of a call of the compiled forward): it first asks what nn.Module.__call__
 would ask (hooks, jit tracing, an instance forward, Module.compile()) and hands the call to it if
 anything is set; otherwise it is the forward's dispatcher, so a model call is one Python frame. The
 module's own answers are remembered until the module watch's counter moves (`needs_module_call`), and
@@ -64,12 +65,31 @@ def module_call_fits(code):
 _GLOBAL_HOOKS = GlobalHooksSource(True).expr()
 
 
-def _module_call_test(code):
-    """nn.Module.__call__'s own questions, over the names of a `(self, *args, **kwargs)` forward: the
-    per-instance ones only when the module watch's counter moved since they were last all "no"."""
-    me = code.co_varnames[0]
+def _module_call_test(me):
+    """nn.Module.__call__'s own questions about module `me`: the per-instance ones only when the module
+    watch's counter moved since they were last all "no"."""
     return (f"((__fj_checked[0] != __fj_epoch[0] or __fj_checked[1] is not {me}) and "
             f"__fj_needs_module_call(__fj_checked, {me})) or not {_GLOBAL_HOOKS} or __fj_tracing()")
+
+
+def _module_call_env():
+    env = {"__fj_module_call": torch.nn.Module.__call__, "__fj_tracing": torch._C._get_tracing_state,
+           "__fj_checked": [None, None], "__fj_epoch": EPOCH, "__fj_needs_module_call": needs_module_call}
+    for key in re.findall(r"__fj_fixed_(\d+)", _GLOBAL_HOOKS):
+        env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[int(key)]
+    return env
+
+
+def build_module_call(forward):
+    """The compiled module's __call__ when its forward takes other arguments than (self, *args,
+    **kwargs): nn.Module.__call__'s questions, then the compiled forward directly (saving its two
+    extra frames), or nn.Module.__call__ itself when it has anything to do."""
+    env = dict(_module_call_env(), __fj_forward=forward)
+    exec(compile(f"def __call__(self, *args, **kwargs):\n"
+                 f"    if {_module_call_test('self')}:\n"
+                 f"        return __fj_module_call(self, *args, **kwargs)\n"
+                 f"    return __fj_forward(self, *args, **kwargs)\n", "<framejit module call>", "exec"), env)
+    return env["__call__"]
 
 
 def needs_module_call(checked, module):
@@ -104,20 +124,21 @@ def _without_self_term(guard_expr, me, env, self_object):
     return guard_expr
 
 
-def _source(code, name, first_parts, module_call=False, as_self=False):
+def _source(code, name, first_parts, module_call=False, self_object=None):
     call, miss_args, miss_kwargs = _call_parts(code)
     head = "__fj_cl, " if code.co_freevars else ""
+    me = code.co_varnames[0] if code.co_varnames else None
     lines = [f"def {name}({signature_source(code, False)}):"]
     if module_call:
-        lines += [f"    if {_module_call_test(code)}:", f"        return __fj_module_call({call})"]
-    if as_self is not False:
-        lines += [f"    {code.co_varnames[0]} = __fj_self"]
+        lines += [f"    if {_module_call_test(me)}:", f"        return __fj_module_call({call})"]
+    if self_object is not None:
+        lines += [f"    {me} = __fj_self"]
     if first_parts is not None:
         guard_expr, body, parts_ns = first_parts
         if module_call:
             guard_expr = _without_global_hooks_term(guard_expr)
-        if as_self is not False:
-            guard_expr = _without_self_term(guard_expr, code.co_varnames[0], parts_ns.env, as_self)
+        if self_object is not None:
+            guard_expr = _without_self_term(guard_expr, me, parts_ns.env, self_object)
         lines += ["    try:", f"        __fj_ok = ({guard_expr})", "    except Exception:", "        __fj_ok = False",
                   "    if __fj_ok:"]
         lines += ["        " + line for line in body]
@@ -139,14 +160,10 @@ def build_dispatcher(fn, entries, on_miss, module_call=False, self_object=None):
     name = "__call__" if module_call else _safe_name(code.co_name)
     env = {"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS, "__fj_cl": fn.__closure__,
            "__fj_first": None, "__builtins__": __builtins__, "__fj_self": self_object}
-    as_self = self_object if self_object is not None else False
     if module_call:
-        env.update({"__fj_module_call": torch.nn.Module.__call__, "__fj_tracing": torch._C._get_tracing_state,
-                    "__fj_checked": [None, None], "__fj_epoch": EPOCH, "__fj_needs_module_call": needs_module_call})
-        for key in re.findall(r"__fj_fixed_(\d+)", _GLOBAL_HOOKS):
-            env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[int(key)]
+        env.update(_module_call_env())
     filename = f"<framejit {'module call' if module_call else 'dispatcher'} {code.co_qualname}>"
-    exec(compile(_source(code, name, None, module_call, as_self), filename, "exec"), env)
+    exec(compile(_source(code, name, None, module_call, self_object), filename, "exec"), env)
     dispatcher = env[name]
     dispatcher.__defaults__ = fn.__defaults__
     dispatcher.__kwdefaults__ = fn.__kwdefaults__
@@ -160,7 +177,7 @@ def build_dispatcher(fn, entries, on_miss, module_call=False, self_object=None):
         scratch.update({"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS,
                         "__fj_cl": fn.__closure__, "__fj_first": first if parts is not None else None,
                         "__fj_self": self_object})
-        exec(compile(_source(code, name, parts, module_call, as_self), filename, "exec"), scratch)
+        exec(compile(_source(code, name, parts, module_call, self_object), filename, "exec"), scratch)
         env.update(scratch)              # the dispatcher's globals now hold the inlined entry's names
         dispatcher.__code__ = scratch[name].__code__
 

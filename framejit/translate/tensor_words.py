@@ -48,9 +48,12 @@ def _probe():
     pointer_offset = next((off for off in range(8, 64, 8) if _word(id(t) + off) == t._cdata), None)
     if pointer_offset is None:
         return None
-    words = _impl_words(t, 48)
-    dims = next((i for i in range(2, 40) if words[i:i + 4] == [3, 3, 5, 7]), None)
-    if dims is None or words[dims + 1 + _INLINE_DIMS:dims + 4 + _INLINE_DIMS] != [35, 7, 1]:
+    head = _impl_words(t, 16)               # read no further than the fields looked for
+    dims = next((i for i in range(2, 12) if head[i:i + 4] == [3, 3, 5, 7]), None)
+    if dims is None:
+        return None
+    words = _impl_words(t, dims + 2 * _INLINE_DIMS + 5)   # through the dtype/device and dispatch-key words
+    if words[dims + 1 + _INLINE_DIMS:dims + 4 + _INLINE_DIMS] != [35, 7, 1]:
         return None
     offset_word = dims + 1 + 2 * _INLINE_DIMS
     if words[offset_word] != 0 or words[offset_word + 1] != 105:        # storage offset, numel
