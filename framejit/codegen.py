@@ -242,45 +242,21 @@ def signature_source(code, with_closure):
     return ", ".join(params)
 
 
-def _param_run_segments(sources, param_run):
-    if param_run is None or param_run[1] is None:
-        return None
-    (start, stop), member = param_run
-    for i in range(len(sources) - (stop - start) + 1):
-        window = sources[i:i + stop - start]
-        if all(isinstance(s, CachedSource) and s.index == start + k for k, s in enumerate(window)):
-            before = "".join(s.expr() + ", " for s in sources[:i])
-            after = "".join(s.expr() + ", " for s in sources[i + stop - start:])
-            return ([f"({before})"] if before else []) + [f"__fj_m[{member}]"] + ([f"({after})"] if after else [])
-    return None
-
-
-def _argument_runs(sources):
-    """Argument texts: a run of three or more consecutive members of the module member cache
-    (module_guards.CachedSource: `__fj_m[i]`, `__fj_m[i + 1]`...) is passed as `*__fj_m[i:j]`, one slice
-    and a C-level unpack instead of one subscript per parameter."""
-    out, i = [], 0
-    while i < len(sources):
-        j = i
-        first = sources[i].index if isinstance(sources[i], CachedSource) else None
-        while first is not None and j + 1 < len(sources) and isinstance(sources[j + 1], CachedSource) \
-                and sources[j + 1].index == first + (j + 1 - i):
-            j += 1
-        if first is not None and j - i >= 2:
-            out.append(f"*__fj_m[{first}:{first + j - i + 1}]")
-        else:
-            out += [sources[k].expr() for k in range(i, j + 1)]
-        i = j + 1
-    return out
-
-
-def graph_call_source(input_sources, n_outputs, param_run=None):
+def graph_call_source(input_sources, n_outputs, param_tuple=None):
     """The graph call, its outputs unpacked into __fj_o0, __fj_o1, ... (a tuple unpack is cheaper than
-    indexing on the fast path). `param_run` ((start, stop), member) says that member of the member cache
-    is the tuple of members start..stop-1: the arguments are then one tuple made by concatenation
-    (`*((x,) + __fj_m[k])`), not a list built, extended and copied."""
-    run = _param_run_segments(input_sources, param_run)
-    call = f"__fj_graph(*({' + '.join(run)}))" if run else f"__fj_graph({', '.join(_argument_runs(input_sources))})"
+    indexing on the fast path). `param_tuple` ((start, stop), k) says member k of the module member cache
+    (module_guards.CachedSource) is the tuple of members start..stop-1, which the arguments hold in a
+    row: they are then one tuple made by concatenation (`*((x,) + __fj_m[k])`), not a list built,
+    extended and copied."""
+    args = [s.expr() for s in input_sources]
+    call = f"__fj_graph({', '.join(args)})"
+    if param_tuple is not None:
+        (start, stop), member = param_tuple
+        at = next(i for i, s in enumerate(input_sources) if isinstance(s, CachedSource) and s.index == start)
+        before, after = args[:at], args[at + stop - start:]
+        parts = ([f"({''.join(a + ', ' for a in before)})"] if before else []) + [f"__fj_m[{member}]"] + \
+            ([f"({''.join(a + ', ' for a in after)})"] if after else [])
+        call = f"__fj_graph(*({' + '.join(parts)}))"
     if n_outputs == 0:
         return call
     return "".join(f"__fj_o{i}, " for i in range(n_outputs)) + "= " + call

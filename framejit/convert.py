@@ -182,8 +182,7 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
         if compiled is not None:
             ns.env["__fj_graph"] = compiled
             plan = module_guards.plan_for(ctx)
-            lines.append(codegen.graph_call_source(plan.input_sources, len(outputs),
-                                                   (plan.param_run, plan.param_run_member)))
+            lines.append(codegen.graph_call_source(plan.input_sources, len(outputs), plan.param_tuple))
         effect_lines = codegen.side_effect_lines(effects, rb)
         last = last_line(rb)
         return lines + rb.prelude + effect_lines + [last]

@@ -107,15 +107,7 @@ class ModulePlan:
         certain = certain_types or {}
         self.guards = [g for g in fuse_state_guards(guards)   # `type(kwargs) is dict` always holds
                        if not (g.kind == "TYPE_MATCH" and certain.get(g.source) is g.expected)]
-        # the frame's own *args / **kwargs are a tuple / a dict for sure: their length and keys are
-        # checked without a call (`not args`, `[*kwargs] == [...]`)
-        self.certain_text = {}
-        for g in self.guards:
-            kind = certain.get(g.source)
-            if g.kind == "LEN_MATCH" and kind is tuple and g.expected == 0:
-                self.certain_text[id(g)] = lambda bind, g=g: f"not {g.source.expr()}"
-            elif g.kind == "DICT_KEYS" and kind is dict:
-                self.certain_text[id(g)] = lambda bind, g=g: f"[*{g.source.expr()}] == {bind(list(g.expected))}"
+        self.certain = certain
         self.types = {}
         self.objects = {}
         for g in self.guards:
@@ -140,8 +132,6 @@ class ModulePlan:
         self.cache = {}                          # covered Source -> index in the member cache
         self.input_sources = [self.through_cache(s) for s, _, _ in graph_inputs] if self.covered else \
             [s for s, _, _ in graph_inputs]
-        self.param_run = _longest_run(self.input_sources)   # (start, stop) member indices, or None
-        self.param_run_member = None                         # its own member (set when rendered)
         # modules the side effects store into, read from the member cache instead of a chain of
         # nn.Module attribute lookups (Swin's blocks reset their window sizes on every call)
         self.cached_targets = {s: self.through_cache(s) for s in store_targets
@@ -158,6 +148,10 @@ class ModulePlan:
                 g if cached == g.source else dataclasses.replace(g, source=cached))
         self.versioned = [dataclasses.replace(g, source=self.through_cache(g.source)) if self.covered else g
                           for g in self.versions.covered]
+        # the graph's parameters (the longest run of consecutive members among its inputs) also as one
+        # tuple of their own, the member after all others: ((start, stop), its index), or None
+        run = _longest_run(self.input_sources)
+        self.param_tuple = (run, len(self.cache)) if run is not None else None
 
     def known_types(self):
         """Source -> the type other guards check it has."""
@@ -311,6 +305,16 @@ class ModulePlan:
                 watch(tensor)
 
     # ---- rendering ------------------------------------------------------------------------------
+    def certain_text(self, g, bind):
+        """The frame's own *args / **kwargs are a tuple / a dict for sure: their length and keys are
+        checked without a call (`not args`, `[*kwargs] == [...]`). None for other guards."""
+        kind = self.certain.get(g.source) if g.source is not None else None
+        if g.kind == "LEN_MATCH" and kind is tuple and g.expected == 0:
+            return f"not {g.source.expr()}"
+        if g.kind == "DICT_KEYS" and kind is dict:
+            return f"[*{g.source.expr()}] == {bind(list(g.expected))}"
+        return None
+
     def render(self, bind, render_guard, out_of_line=lambda expr, internal=(): f"({expr})"):
         """The guard expression. The covered and versioned blocks, evaluated only when EPOCH or a word
         moved, are compiled once as functions of their own (`out_of_line`): the entry and its inlined
@@ -318,8 +322,7 @@ class ModulePlan:
         plain_render = render_guard
 
         def render_guard(g, bind):
-            text = self.certain_text.get(id(g))
-            return text(bind) if text is not None else plain_render(g, bind)
+            return self.certain_text(g, bind) or plain_render(g, bind)
         terms = _Aliases(self.before + self.after)
         inner = _Aliases(self.versioned, prefix="__fj_q")
         versioned = self.versions.render(bind, [inner.render(g, bind, render_guard) for g in self.versioned],
@@ -332,9 +335,8 @@ class ModulePlan:
         epoch = bind(EPOCH)
         members = sorted(self.cache, key=self.cache.get)
         tuple_text = f"({''.join(s.expr() + ', ' for s in members)})"
-        if self.param_run is not None:          # the graph's parameters, also as one tuple of their own
-            start, stop = self.param_run
-            self.param_run_member = len(members)
+        if self.param_tuple is not None:
+            (start, stop), _ = self.param_tuple
             tuple_text = f"((__fj_mm := {tuple_text}) + (__fj_mm[{start}:{stop}],))"
         refresh = (f"{state}.__setitem__(1, {tuple_text}) is None and "
                    f"{state}.__setitem__(0, __fj_e) is None")
