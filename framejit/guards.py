@@ -166,7 +166,8 @@ def _state_kind(fn):
 
 def fuse_state_guards(guards):
     """The grad-mode, CPU-autocast and default-dtype guards as one NATIVE_STATE guard (one native call
-    per compiled call instead of one each), where they can all be read natively; else `guards`."""
+    per compiled call instead of a binding call each), where they can all be read natively; else
+    `guards`, rendered as Python calls."""
     from .translate.native_state import state_bits
     found = []
     for g in guards:
@@ -174,7 +175,7 @@ def fuse_state_guards(guards):
             found.append((g, state_bits("grad", g.expected)))
         elif g.kind == "STATE_MATCH" and _state_kind(g.expected[0]):
             found.append((g, state_bits(_state_kind(g.expected[0]), g.expected[1])))
-    if len(found) < 2 or any(bits is None for _, bits in found):
+    if not found or any(bits is None for _, bits in found):
         return guards
     mask = value = 0
     for _, (m, v) in found:
@@ -189,12 +190,6 @@ def fuse_state_guards(guards):
         elif g is parts[0]:
             out.append(fused)
     return out
-
-
-def _native_state(kind, expected, bind):
-    """One native read of grad mode / CPU autocast / the default dtype (translate/native_state.py)."""
-    from .translate.native_state import state_term
-    return state_term(kind, expected, bind)
 
 
 def _native_tensor_check(meta):
@@ -239,15 +234,12 @@ def _render(g, bind):
     if g.kind == "DICT_KEYS":
         return f"tuple({e}.keys()) == {bind(tuple(g.expected))}"
     if g.kind == "GRAD_MODE":
-        return _native_state("grad", g.expected, bind) or f"__fj_grad_enabled() is {g.expected}"
+        return f"__fj_grad_enabled() is {g.expected}"
     if g.kind == "NATIVE_STATE":
         from .translate.native_state import bits_term
         return bits_term(g.expected[0], bind)
     if g.kind == "STATE_MATCH":
         fn, value = g.expected
-        native = _native_state(_state_kind(fn), value, bind) if _state_kind(fn) else None
-        if native is not None:
-            return native
         call = f"{bind(fn)}()"
         if fn.__name__ == "is_cpu_autocast_enabled":       # skip the Python wrapper on the fast path
             call = f"{bind(torch.is_autocast_enabled)}('cpu')"

@@ -9,7 +9,7 @@ framejit's native module (`_words.state_is`) calls those functions directly.
 Their addresses come from the libraries torch has loaded (by their exported C++ names), and they are
 handed to the native module only after its answers agreed with torch's own under every state we can
 set here (grad on/off, CPU autocast on/off, each default dtype torch accepts). Otherwise — another
-torch, another platform, no native module — `state_term` returns None and the Python checks stay.
+torch, another platform, no native module — `state_bits` returns None and the Python checks stay.
 """
 import ctypes
 import os
@@ -97,12 +97,6 @@ def state_bits(kind, expected):
     if kind == "dtype" and expected in _DTYPE_CODES:
         return DTYPE, _DTYPE_CODES[expected] << 8
     return None
-
-
-def state_term(kind, expected, bind):
-    """Generated-code text checking one piece of state natively (see state_bits), or None."""
-    bits = state_bits(kind, expected)
-    return None if bits is None else bits_term(bits, bind)
 
 
 def bits_term(bits, bind):

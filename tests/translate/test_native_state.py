@@ -15,7 +15,7 @@ def _holds(kind, expected):
     def bind(obj):
         env["s"] = obj
         return "s"
-    return eval(native_state.state_term(kind, expected, bind), env)
+    return eval(native_state.bits_term(native_state.state_bits(kind, expected), bind), env)
 
 
 def test_native_state_agrees_with_torch():
@@ -33,7 +33,7 @@ def test_native_state_agrees_with_torch():
             assert not any(_holds("dtype", other) for other in native_state._DTYPE_CODES if other != dtype)
     finally:
         torch.set_default_dtype(old)
-    assert native_state.state_term("dtype", torch.int64, str) is None      # never a default dtype
+    assert native_state.state_bits("dtype", torch.int64) is None      # never a default dtype
 
 
 def test_entries_checked_natively_notice_each_state_change():
