@@ -1,12 +1,14 @@
-/* framejit._words: read many scattered machine words in one tight loop; check an input tensor's
-   metadata in one call.
+/* framejit._words: the few per-call reads that are cheaper in one C call than in many Python ones.
 
-Why this exists: a compiled call compares a tuple of machine words (dict and class version tags,
-pointer fields: translate/dict_versions.py) with the ones it stamped. Read one by one from Python,
-each word is a cache miss waited for in turn, plus an int object; here the loads are independent
-and issued back to back, so their misses overlap, and the result is one bytes object compared with
-the stamp by memcmp. Optional: without this module (not built, another platform) framejit reads the
-same words through ctypes. The addresses are those of fields of objects the caller keeps alive. */
+Why this exists: after a compiled graph has run, each object the next call's checks touch is a cache
+miss, and from Python each miss is waited for in turn. Here:
+  unchanged / gather  the version words (dict and class tags, pointer fields: translate/dict_versions.py)
+                      compared with their stamp in one tight loop, so the misses overlap; gather reads
+                      them into bytes only when a new stamp is taken;
+  tensor_check        an input tensor's metadata, from its TensorImpl words (translate/tensor_words.py);
+  state_is            grad mode, CPU autocast and the default dtype (translate/native_state.py).
+Optional: without this module (not built, another platform) framejit does the same checks in Python.
+The addresses read are those of fields of objects the caller keeps alive. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>

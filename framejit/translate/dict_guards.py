@@ -430,8 +430,7 @@ class VersionPlan:
         limits = [(i, kind) for i, (_, kind) in enumerate(words) if kind in ("meta", "dims")]
         block = " and ".join(self.requirement_guards(bind) + list(block_terms))
         block = f"{block} and {bind(self.restamp(stamp, classes, limits))}(__fj_s)"
-        if gathered is not None and gathered[0] is dict_versions._native_gather and \
-                dict_versions.native_unchanged is not None:
+        if gathered is not None and gathered[0] is dict_versions._native_gather:   # native_unchanged too
             # compare in place (nothing allocated per call); the block reads the words before its guards
             check = f"{bind(dict_versions.native_unchanged)}({bind(gathered[1])}, {bind(stamp)}[0])"
             return f"({check} or {out_of_line(f'(__fj_s := {read}) is not None and {block}', ('__fj_m',))})"

@@ -102,6 +102,11 @@ def _bumping_setattr(method):
 _ABSENT = object()
 
 
+def unwrapped(method):
+    """The method a module-watch wrapper stands for (the method itself when it is not one)."""
+    return getattr(method, "__framejit_watch__", method)
+
+
 def _wrap_methods(cls, names):
     for name in names:
         method = cls.__dict__.get(name)

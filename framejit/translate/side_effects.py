@@ -75,8 +75,6 @@ def _has_module_setattr(obj):
     """Is `obj` an nn.Module whose __setattr__ is nn.Module's (the module watch's wrapper counts)? For
     such a module, storing a plain value that its __dict__ already holds changes nothing."""
     import torch
-
-    def unwrapped(f):
-        return getattr(f, "__framejit_watch__", f)
+    from .module_watch import unwrapped
     return isinstance(obj, torch.nn.Module) and \
         unwrapped(type(obj).__setattr__) is unwrapped(torch.nn.Module.__setattr__)
