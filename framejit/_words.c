@@ -6,7 +6,7 @@ miss, and from Python each miss is waited for in turn. Here:
                       compared with their stamp in one tight loop, so the misses overlap; gather reads
                       them into bytes only when a new stamp is taken;
   tensor_check        an input tensor's metadata, from its TensorImpl words (translate/tensor_words.py);
-  state_is            grad mode, CPU autocast and the default dtype (translate/native_state.py).
+  state_is            grad mode, CPU autocast, jit tracing and the default dtype (translate/native_state.py).
 Optional: without this module (not built, another platform) framejit does the same checks in Python.
 The addresses read are those of fields of objects the caller keeps alive. */
 #define PY_SSIZE_T_CLEAN
@@ -107,31 +107,46 @@ tensor_check(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /* state_is(mask, value) -> bool: libtorch's thread-local and global state as one integer, grad mode
-   (bit 0), CPU autocast (bit 1), default dtype's ScalarType (bits 8-15), compared under mask. The
-   three readers are libtorch's own functions (c10::GradMode::is_enabled,
-   at::autocast::is_autocast_enabled(kCPU), c10::get_default_dtype_as_scalartype), whose addresses
-   translate/native_state.py looks up and checks against torch's Python answers before handing them
-   over with set_state_functions(); until then state_is raises. */
+   (bit 0), CPU autocast (bit 1), jit tracing (bit 2), default dtype's ScalarType (bits 8-15), compared
+   under mask. The readers are libtorch's own functions (c10::GradMode::is_enabled,
+   at::autocast::is_autocast_enabled(kCPU), c10::impl::tls_is_dispatch_key_included(Tracer),
+   c10::get_default_dtype_as_scalartype), whose addresses translate/native_state.py looks up and checks
+   against torch's Python answers before handing them over with set_state_functions(); until then
+   state_is raises. Tracing is the Tracer dispatch key, which torch::jit::tracer::setTracingState
+   includes exactly while a tracing state is set; its number is probed, not assumed. */
 static unsigned char (*grad_enabled)(void);
 static unsigned char (*autocast_enabled)(signed char);
 static signed char (*default_scalar_type)(void);
+static unsigned char (*key_included)(unsigned short);
+static unsigned short tracer_key;
 
 static PyObject *
 set_state_functions(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "set_state_functions(grad, autocast, dtype) takes three addresses");
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "set_state_functions(grad, autocast, dtype, key_included, tracer_key) takes four "
+                        "addresses and a dispatch key number");
         return NULL;
     }
-    void *found[3];
-    for (int i = 0; i < 3; i++) {
+    void *found[4];
+    for (int i = 0; i < 4; i++) {
         found[i] = PyLong_AsVoidPtr(args[i]);
         if (found[i] == NULL && PyErr_Occurred())
             return NULL;
     }
+    long key = PyLong_AsLong(args[4]);
+    if (key == -1 && PyErr_Occurred())
+        return NULL;
+    if (key < 0 || key > 0xffff) {
+        PyErr_SetString(PyExc_ValueError, "set_state_functions(): tracer_key out of range");
+        return NULL;
+    }
     grad_enabled = (unsigned char (*)(void))found[0];
     autocast_enabled = (unsigned char (*)(signed char))found[1];
     default_scalar_type = (signed char (*)(void))found[2];
+    key_included = (unsigned char (*)(unsigned short))found[3];
+    tracer_key = (unsigned short)key;
     Py_RETURN_NONE;
 }
 
@@ -142,7 +157,7 @@ state_is(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "state_is(mask, value)");
         return NULL;
     }
-    if (grad_enabled == NULL || autocast_enabled == NULL || default_scalar_type == NULL) {
+    if (grad_enabled == NULL || autocast_enabled == NULL || default_scalar_type == NULL || key_included == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "state_is(): the state readers are not set");
         return NULL;
     }
@@ -154,6 +169,8 @@ state_is(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         state |= grad_enabled() & 1;
     if (mask & 2)
         state |= (long)(autocast_enabled(0) & 1) << 1;
+    if (mask & 4)
+        state |= (long)(key_included(tracer_key) & 1) << 2;
     if (mask & 0xff00)
         state |= (long)(unsigned char)default_scalar_type() << 8;
     if ((state & mask) == value)
@@ -163,9 +180,9 @@ state_is(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 static PyMethodDef methods[] = {
     {"set_state_functions", (PyCFunction)(void (*)(void))set_state_functions, METH_FASTCALL,
-     "set_state_functions(grad, autocast, dtype): the addresses of libtorch's state readers."},
+     "set_state_functions(grad, autocast, dtype, key_included, tracer_key): libtorch's state readers."},
     {"state_is", (PyCFunction)(void (*)(void))state_is, METH_FASTCALL,
-     "state_is(mask, value) -> bool: grad mode, CPU autocast, default dtype (see above) under mask."},
+     "state_is(mask, value) -> bool: grad mode, CPU autocast, tracing, default dtype (see above) under mask."},
     {"gather", gather, METH_O,
      "gather(addresses: bytes) -> bytes: the 64-bit words at the native-endian 64-bit addresses given."},
     {"unchanged", (PyCFunction)(void (*)(void))unchanged, METH_FASTCALL,

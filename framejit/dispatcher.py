@@ -37,6 +37,7 @@ import torch
 from .codegen import MISS, signature_source
 from .translate.module_values import GlobalHooksSource
 from .translate.module_watch import EPOCH, watch
+from .translate.native_state import state_bits, state_is
 from .translate.source import FIXED_OBJECTS
 
 
@@ -63,18 +64,22 @@ def module_call_fits(code):
 
 
 _GLOBAL_HOOKS = GlobalHooksSource(True).expr()
+_NOT_TRACING = state_bits("tracing", False)
+# "is torch.jit tracing?" as nn.Module.__call__ asks it; through the native state reader when there is one
+_TRACING = "__fj_tracing()" if _NOT_TRACING is None else f"not __fj_state_is{_NOT_TRACING}"
 
 
 def _module_call_test(me):
     """nn.Module.__call__'s own questions about module `me`: the per-instance ones only when the module
     watch's counter moved since they were last all "no"."""
     return (f"((__fj_checked[0] != __fj_epoch[0] or __fj_checked[1] is not {me}) and "
-            f"__fj_needs_module_call(__fj_checked, {me})) or not {_GLOBAL_HOOKS} or __fj_tracing()")
+            f"__fj_needs_module_call(__fj_checked, {me})) or not {_GLOBAL_HOOKS} or {_TRACING}")
 
 
 def _module_call_env():
     env = {"__fj_module_call": torch.nn.Module.__call__, "__fj_tracing": torch._C._get_tracing_state,
-           "__fj_checked": [None, None], "__fj_epoch": EPOCH, "__fj_needs_module_call": needs_module_call}
+           "__fj_state_is": state_is, "__fj_checked": [None, None], "__fj_epoch": EPOCH,
+           "__fj_needs_module_call": needs_module_call}
     for key in re.findall(r"__fj_fixed_(\d+)", _GLOBAL_HOOKS):
         env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[int(key)]
     return env

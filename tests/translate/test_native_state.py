@@ -1,5 +1,8 @@
-"""Grad mode, CPU autocast and the default dtype read natively (native_state.py): the native answers
-agree with torch's under each state, and guards rendered with them notice every change."""
+"""Grad mode, CPU autocast, jit tracing and the default dtype read natively (native_state.py): the
+native answers agree with torch's under each state, and guards rendered with them notice every change."""
+import functools
+from unittest import mock
+
 import pytest
 import torch
 
@@ -34,6 +37,55 @@ def test_native_state_agrees_with_torch():
     finally:
         torch.set_default_dtype(old)
     assert native_state.state_bits("dtype", torch.int64) is None      # never a default dtype
+
+
+def test_native_tracing_agrees_with_torch_inside_and_outside_a_trace():
+    seen = []
+
+    def probe(x):
+        seen.append((_holds("tracing", True), _holds("tracing", False), torch._C._get_tracing_state() is not None))
+        return x * 2
+    assert _holds("tracing", False) and not _holds("tracing", True)
+    torch.jit.trace(probe, torch.ones(2), check_trace=False)
+    assert seen == [(True, False, True)]
+    assert _holds("tracing", False)
+
+
+def _passes_through(forward):
+    @functools.wraps(forward)
+    def wrapper(self, *args, **kwargs):
+        return forward(self, *args, **kwargs)
+    return wrapper
+
+
+class _Decorated(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+
+    @_passes_through
+    def forward(self, x):
+        return self.lin(x).relu()
+
+
+def test_a_compiled_module_called_under_jit_trace_goes_through_nn_module_call():
+    torch.manual_seed(0)
+    model = _Decorated()
+    compiled = framejit.compile(model)
+    x = torch.randn(2, 3)
+    torch.testing.assert_close(compiled(x), model(x))        # the module-call dispatcher's fast path is set
+    slow = []
+    original = torch.nn.Module._slow_forward
+
+    def spy(self, *args, **kwargs):
+        slow.append(self.lin is model.lin)
+        return original(self, *args, **kwargs)
+    with mock.patch.object(torch.nn.Module, "_slow_forward", spy):
+        traced = torch.jit.trace(compiled, x, check_trace=False)
+    assert slow == [True]                          # nn.Module.__call__ saw the tracing state
+    x2 = torch.randn(2, 3)
+    torch.testing.assert_close(traced(x2), model(x2))
+    torch.testing.assert_close(compiled(x2), model(x2))
 
 
 def test_entries_checked_natively_notice_each_state_change():
