@@ -6,7 +6,8 @@ miss, and from Python each miss is waited for in turn. Here:
                       compared with their stamp in one tight loop, so the misses overlap; gather reads
                       them into bytes only when a new stamp is taken;
   tensor_check        an input tensor's metadata, from its TensorImpl words (translate/tensor_words.py);
-  state_is            grad mode, CPU autocast, jit tracing and the default dtype (translate/native_state.py).
+  state_is            grad mode, CPU autocast, jit tracing and the default dtype (translate/native_state.py);
+  same_atoms          a list or tuple of strings/ints/bools/None against its expected items (guards.py).
 Optional: without this module (not built, another platform) framejit does the same checks in Python.
 The addresses read are those of fields of objects the caller keeps alive. */
 #define PY_SSIZE_T_CLEAN
@@ -178,6 +179,47 @@ state_is(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_FALSE;
 }
 
+/* same_atoms(seq, expected: tuple) -> bool: seq is an exact list or tuple as long as expected, and
+   each item is the expected one or of its exact type and equal to it. framejit asks this only for
+   items of type str, int, bool or NoneType, whose equality runs no user code (guards.fuse_atom_items):
+   the same answer as the item-by-item guards it replaces, `len(s) == n` and `type(s[i]) is T and
+   s[i] == v`, in one call. */
+static PyObject *
+same_atoms(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyTuple_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "same_atoms(seq, expected: tuple)");
+        return NULL;
+    }
+    PyObject *seq = args[0], *expected = args[1];
+    PyObject **items;
+    Py_ssize_t n;
+    if (PyList_CheckExact(seq)) {
+        items = ((PyListObject *)seq)->ob_item;
+        n = PyList_GET_SIZE(seq);
+    } else if (PyTuple_CheckExact(seq)) {
+        items = ((PyTupleObject *)seq)->ob_item;
+        n = PyTuple_GET_SIZE(seq);
+    } else {
+        Py_RETURN_FALSE;
+    }
+    if (n != PyTuple_GET_SIZE(expected))
+        Py_RETURN_FALSE;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = items[i], *want = PyTuple_GET_ITEM(expected, i);
+        if (item == want)
+            continue;
+        if (Py_TYPE(item) != Py_TYPE(want))
+            Py_RETURN_FALSE;
+        int equal = PyObject_RichCompareBool(item, want, Py_EQ);
+        if (equal < 0)
+            return NULL;
+        if (!equal)
+            Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
+}
+
 static PyMethodDef methods[] = {
     {"set_state_functions", (PyCFunction)(void (*)(void))set_state_functions, METH_FASTCALL,
      "set_state_functions(grad, autocast, dtype, key_included, tracer_key): libtorch's state readers."},
@@ -187,6 +229,8 @@ static PyMethodDef methods[] = {
      "gather(addresses: bytes) -> bytes: the 64-bit words at the native-endian 64-bit addresses given."},
     {"unchanged", (PyCFunction)(void (*)(void))unchanged, METH_FASTCALL,
      "unchanged(addresses: bytes, stamp) -> bool: the words at the addresses equal the stamp's."},
+    {"same_atoms", (PyCFunction)(void (*)(void))same_atoms, METH_FASTCALL,
+     "same_atoms(seq, expected: tuple) -> bool: seq's items are expected's (see the comment above it)."},
     {"tensor_check", (PyCFunction)(void (*)(void))tensor_check, METH_FASTCALL,
      "tensor_check(t, spec: bytes) -> bool: t's metadata words match spec (see the comment above it)."},
     {NULL, NULL, 0, NULL},

@@ -27,16 +27,21 @@ class TensorMeta:
         return TensorMeta(type(t), t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad)
 
 
+FUSED = ("NATIVE_STATE", "ATOMS_MATCH")     # expected = (what the native call checks, the guards it stands for)
+ATOM_TYPES = (str, int, bool, type(None))   # equality runs no user code; float left out (nan, -0.0)
+
+
 @dataclass
 class Guard:
     kind: str            # TENSOR_MATCH | CONST_MATCH | ID_MATCH | TYPE_MATCH | LEN_MATCH | DICT_KEYS | GRAD_MODE | STATE_MATCH
                          # | NATIVE_STATE (several state guards read by one native call: fuse_state_guards)
+                         # | ATOMS_MATCH (a sequence's length and items, one native call: fuse_atom_items)
     source: object       # Source, or None for global-state guards
     expected: object
     origin: str = ""     # user source line that created it (for reports)
 
     def describe(self):
-        if self.kind == "NATIVE_STATE":
+        if self.kind in FUSED:
             return "; ".join(g.describe() for g in self.expected[1])
         name = self.source.name() if self.source is not None else ""
         if self.kind == "TENSOR_MATCH":
@@ -62,7 +67,7 @@ class Guard:
 
     def explain_miss(self, env):
         """Plain words for why this guard failed given the generated code's environment, or None."""
-        if self.kind == "NATIVE_STATE":
+        if self.kind in FUSED:
             return next((why for why in (g.explain_miss(env) for g in self.expected[1]) if why), None)
         if self.kind == "STATE_MATCH":
             fn, value = self.expected
@@ -192,6 +197,50 @@ def fuse_state_guards(guards):
     return out
 
 
+def _native_same_atoms():
+    try:
+        from ._words import same_atoms
+    except ImportError:
+        return None
+    return same_atoms
+
+
+def fuse_atom_items(guards, sequence_type):
+    """A list or tuple of strings/ints/bools/None guarded item by item — `len(s) == n`, then each
+    `s[i]`'s type and value (a config's `layer_types`: two guards per layer) — as one ATOMS_MATCH guard
+    read by one native call (`_words.same_atoms`), at the length guard's place. `sequence_type(source)`
+    is the exact type other guards give the sequence; only a list or tuple is fused. Without the
+    native module, `guards` as they are."""
+    same_atoms = _native_same_atoms()
+    if same_atoms is None:
+        return guards
+    from .translate.source import ItemSource
+    on = {}
+    for g in guards:
+        if g.source is not None:
+            on.setdefault(g.source, []).append(g)
+    fused, used = {}, set()
+    for g in guards:
+        if g.kind != "LEN_MATCH" or g.expected < 2 or sequence_type(g.source) not in (list, tuple):
+            continue
+        values, parts = [], [g]
+        for i in range(g.expected):
+            mine = on.get(ItemSource(g.source, i), [])
+            consts = [h for h in mine if h.kind == "CONST_MATCH" and type(h.expected) in ATOM_TYPES]
+            if len(consts) != 1 or any(h is not consts[0] and not (h.kind == "TYPE_MATCH" and
+                                                                   h.expected is type(consts[0].expected))
+                                       for h in mine):
+                break
+            values.append(consts[0].expected)
+            parts += mine
+        else:
+            fused[id(g)] = Guard("ATOMS_MATCH", g.source, (tuple(values), parts), g.origin)
+            used |= {id(h) for h in parts}
+    if not fused:
+        return guards
+    return [fused.get(id(g), g) for g in guards if id(g) in fused or id(g) not in used]
+
+
 def _native_tensor_check(meta):
     from .translate.tensor_words import input_check
     return input_check(meta)
@@ -235,6 +284,8 @@ def _render(g, bind):
         return f"tuple({e}.keys()) == {bind(tuple(g.expected))}"
     if g.kind == "GRAD_MODE":
         return f"__fj_grad_enabled() is {g.expected}"
+    if g.kind == "ATOMS_MATCH":
+        return f"{bind(_native_same_atoms())}({e}, {bind(g.expected[0])})"
     if g.kind == "NATIVE_STATE":
         from .translate.native_state import bits_term
         return bits_term(g.expected[0], bind)

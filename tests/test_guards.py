@@ -248,3 +248,47 @@ def test_dead_function_with_a_graph_break_frees_its_cache():
     del fn, cf, namespace
     gc.collect()
     assert ref() is None
+
+
+def by_kinds(x, kinds):
+    for k in kinds:
+        if k is True:
+            x = x + 1
+        elif k is None:
+            x = x * 3
+        elif type(k) is str:
+            x = x - len(k)
+        elif type(k) is int:
+            x = x * k
+        else:
+            x = x * 5                  # a str subclass: eager takes this branch, so must the compiled call
+    return x
+
+
+class Text(str):
+    pass
+
+
+@pytest.mark.parametrize("change", [
+    lambda ks: ks.__setitem__(0, "abcd"),      # another value
+    lambda ks: ks.__setitem__(1, 1),           # 1 == True, but another type
+    lambda ks: ks.__setitem__(0, Text("ab")),  # an equal str of another type
+    lambda ks: ks.append(2),                   # longer
+    lambda ks: ks.pop(),                       # shorter
+    lambda ks: ks.__setitem__(3, 0),           # None -> 0
+], ids=["value", "bool_to_int", "str_subclass", "append", "pop", "none_to_int"])
+def test_a_list_of_strings_ints_and_none_is_one_check_that_sees_every_change(change):
+    from framejit.guards import _native_same_atoms
+    f, c = compiled(by_kinds)
+    x = torch.ones(2)
+    kinds = ["ab", True, 3, None]
+    torch.testing.assert_close(f(x, kinds), by_kinds(x, kinds))
+    if _native_same_atoms() is not None:
+        code = "\n".join(framejit.explain(by_kinds)(x, kinds).transformed_code)
+        assert "len(kinds)" not in code and "kinds[0]" not in code, code    # one native call
+    torch.testing.assert_close(f(x, list(kinds)), by_kinds(x, kinds))      # an equal list: no recompile
+    assert c.frame_count == 1
+    change(kinds)
+    torch.testing.assert_close(f(x, kinds), by_kinds(x, kinds))
+    assert c.frame_count == 2
+    torch.testing.assert_close(f(x, tuple(kinds)), by_kinds(x, tuple(kinds)))   # a tuple is another type

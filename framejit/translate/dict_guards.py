@@ -231,6 +231,10 @@ class VersionPlan:
         self._determined[s] = result
         return result
 
+    def keeps(self, s):
+        """Do the words (with pins: the module watch) fix which object is at `s`, as translation saw it?"""
+        return bool(self.determined(s)) and self.value(s) is not _MISSING
+
     def structural(self, s):
         """The watch keys that decide the object at `s`, given its base is fixed, or None."""
         if isinstance(s, GlobalSource):

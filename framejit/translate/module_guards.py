@@ -38,9 +38,10 @@ import types
 
 import torch
 
-from ..guards import Guard, fuse_state_guards
+from ..guards import Guard, fuse_atom_items, fuse_state_guards
 from .dict_guards import VersionPlan, is_data_descriptor
 from .identity import DistinctObjectsSource
+from .builtin_methods import DictKeySource
 from .module_values import HookStateSource, ModuleAttrSource
 from .module_watch import EPOCH, watch
 from .source import FIXED_OBJECTS, AttrSource, BuiltinSource, DefaultSource, FixedObjectSource, ItemSource, \
@@ -60,6 +61,24 @@ class CachedSource(Source):
 
     def expr(self):
         return f"__fj_m[{self.index}]"
+
+    def name(self):
+        return self.original.name()
+
+    def root(self):
+        return self.original.root()
+
+
+@dataclasses.dataclass(frozen=True)
+class PinnedSource(Source):
+    """The object at `original` when the version words (and the module watch, for its module-held
+    prefix) keep it the same object: per-call guards on what is inside it (a config's list, read through
+    the config's own __getattribute__) read it from the entry's constants (ModulePlan.pins) instead of
+    evaluating the path, while `original is <object>` is checked with the versioned guards."""
+    original: Source
+
+    def expr(self):
+        return self.original.expr()
 
     def name(self):
         return self.original.name()
@@ -124,8 +143,15 @@ class ModulePlan:
         covered_ids = {id(g) for g in self.covered}
         self.implied = [g for g in self.guards if id(g) not in covered_ids and self.is_implied(g)]
         covered_ids |= {id(g) for g in self.implied}
-        self.versions = VersionPlan([g for g in self.guards if id(g) not in covered_ids and g.source is not None],
-                                    self.objects, self.identity_covered, f_globals)
+        pending = [g for g in self.guards if id(g) not in covered_ids and g.source is not None]
+        self.versions = VersionPlan(pending, self.objects, self.identity_covered, f_globals)
+        self.pins = self.word_fixed_prefixes([g for g in pending if g not in self.versions.covered])
+        if self.pins:
+            checks = {source: Guard("ID_MATCH", source, obj) for source, obj in self.pins.items()}
+            self.versions = VersionPlan(pending + list(checks.values()), self.objects, self.identity_covered,
+                                        f_globals)
+            kept = {id(g) for g in self.versions.covered}
+            self.pins = {source: self.pins[source] for source, g in checks.items() if id(g) in kept}
         covered_ids |= {id(g) for g in self.versions.covered}
         for source, obj in self.versions.pinned.items():    # their identity, checked when EPOCH moves
             self.covered.append(Guard("ID_MATCH", source, obj))
@@ -140,12 +166,16 @@ class ModulePlan:
         for g in self.guards:
             if id(g) in covered_ids:
                 continue
+            if self.pins and g.source is not None:
+                g = dataclasses.replace(g, source=self.pinned_source(g.source))
             if not self.covered or g.source is None:
                 self.before.append(g)
                 continue
             cached = self.through_cache(g.source)
             (self.before if cached == g.source else self.after).append(
                 g if cached == g.source else dataclasses.replace(g, source=cached))
+        self.before = fuse_atom_items(self.before, self.sequence_type)
+        self.after = fuse_atom_items(self.after, self.sequence_type)
         self.versioned = [dataclasses.replace(g, source=self.through_cache(g.source)) if self.covered else g
                           for g in self.versions.covered]
         # the graph's parameters (the longest run of consecutive members among its inputs) also as one
@@ -285,6 +315,44 @@ class ModulePlan:
             return False                     # a list held in a tuple still changes length
         return self.fixed_by_base(g.source)
 
+    # ---- objects the version words keep --------------------------------------------------------
+    def word_fixed_prefixes(self, guards):
+        """Source -> object: for guards still checked on every call, the longest path inside each whose
+        object the version words fix (a config's `layer_types` list: the list may change in place, so
+        its length and items stay per-call guards, but which list it is does not)."""
+        found = {}
+        for g in guards:
+            s = g.source
+            while isinstance(s, (AttrSource, ItemSource, DictKeySource)) and not isinstance(s, ModuleAttrSource):
+                if self.versions.keeps(s):
+                    found[s] = self.versions.value(s)
+                    break
+                s = s.base
+        return found
+
+    def pinned_source(self, source):
+        if source in self.pins:
+            return PinnedSource(source)
+        return _map_parts(source, self.pinned_source)
+
+    def sequence_type(self, source):
+        """The exact type the guards give the object at `source` (a per-call guard's Source, which may
+        read it from the member cache or the constants), or None."""
+        while isinstance(source, (PinnedSource, CachedSource)):
+            source = source.original
+        return self.types.get(source) or self.certain.get(source)
+
+    def bound_pins(self, guards, bind):
+        """`guards` with each PinnedSource read from the entry's constants."""
+        if not self.pins:
+            return guards
+
+        def bound(source):
+            if isinstance(source, PinnedSource):
+                return AliasSource(bind(self.pins[source.original]), source.original)
+            return _map_parts(source, bound)
+        return [g if g.source is None else dataclasses.replace(g, source=bound(g.source)) for g in guards]
+
     # ---- the member cache -----------------------------------------------------------------------
     def through_cache(self, source):
         """`source` with its longest covered prefix read from the member cache."""
@@ -323,12 +391,13 @@ class ModulePlan:
 
         def render_guard(g, bind):
             return self.certain_text(g, bind) or plain_render(g, bind)
-        terms = _Aliases(self.before + self.after)
+        before, after = self.bound_pins(self.before, bind), self.bound_pins(self.after, bind)
+        terms = _Aliases(before + after)
         inner = _Aliases(self.versioned, prefix="__fj_q")
         versioned = self.versions.render(bind, [inner.render(g, bind, render_guard) for g in self.versioned],
                                          out_of_line)
         if not self.covered:
-            parts = [terms.render(g, bind, render_guard) for g in self.before] + [versioned]
+            parts = [terms.render(g, bind, render_guard) for g in before] + [versioned]
             return " and ".join(p for p in parts if p) or "True"
         self.watch_objects()
         state = bind([-1, ()])
@@ -342,10 +411,10 @@ class ModulePlan:
                    f"{state}.__setitem__(0, __fj_e) is None")
         shared = _Aliases(self.covered, prefix="__fj_k")      # module paths share long prefixes
         block = " and ".join([shared.render(g, bind, render_guard) for g in self.covered] + [refresh])
-        parts = [terms.render(g, bind, render_guard) for g in self.before]
+        parts = [terms.render(g, bind, render_guard) for g in before]
         parts.append(f"((__fj_e := {epoch}[0]) == {state}[0] or {out_of_line(block, ('__fj_e',))})")
         parts.append(f"(__fj_m := {state}[1]) is not None")
-        parts += [terms.render(g, bind, render_guard) for g in self.after]
+        parts += [terms.render(g, bind, render_guard) for g in after]
         parts.append(versioned)
         return " and ".join(p for p in parts if p)
 
@@ -363,7 +432,7 @@ class AliasSource(Source):
         return self.original.name()
 
 
-_CHEAP = (LocalSource, CachedSource, FixedObjectSource, BuiltinSource, AliasSource)
+_CHEAP = (LocalSource, CachedSource, FixedObjectSource, BuiltinSource, AliasSource, PinnedSource)
 
 
 class _Aliases:
@@ -422,7 +491,7 @@ class _Aliases:
 def _parts(source):
     """The Sources `source` is built from: dataclass fields holding Sources (or tuples of them), and a
     `members` list (identity.py's DistinctObjectsSource)."""
-    if isinstance(source, (CachedSource, AliasSource)):
+    if isinstance(source, (CachedSource, AliasSource, PinnedSource)):
         return []                       # read from the cache or a local: its original path is not evaluated
     members = getattr(source, "members", None)
     if isinstance(members, list):
@@ -440,7 +509,7 @@ def _parts(source):
 
 def _map_parts(source, fn):
     """A copy of `source` with fn applied to each Source it is built from (see _parts)."""
-    if isinstance(source, (CachedSource, AliasSource)):
+    if isinstance(source, (CachedSource, AliasSource, PinnedSource)):
         return source
     members = getattr(source, "members", None)
     if isinstance(members, list):

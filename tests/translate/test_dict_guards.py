@@ -361,3 +361,72 @@ def test_two_library_dicts_becoming_one_object_is_noticed_though_the_inputs_chec
     lib.A["k"] = 2.0
     torch.testing.assert_close(cg(x, lib.C), x * 2.0 + 5.0)       # an input that is a library dict
     assert lib.C["k"] == 5.0
+
+
+class _KindsHead(torch.nn.Module):
+    """Reads a list held by its config, as transformers models read `config.layer_types`."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.config = config
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        for kind in self.config.layer_kinds:
+            x = self.lin(x) if kind == "linear" else x.relu() - 0.5
+        return x
+
+
+@pytest.mark.parametrize("change", ["item", "append", "rebind", "rebind_equal_then_item"])
+def test_a_config_list_changed_in_place_or_rebound_is_noticed(change):
+    transformers = pytest.importorskip("transformers")
+    config = transformers.GPT2Config(n_embd=4, n_layer=1, n_head=1)
+    config.layer_kinds = ["linear", "relu"]
+    torch.manual_seed(0)
+    model = _KindsHead(config)
+    counter = framejit.CompileCounter()
+    cm = framejit.compile(model, backend=counter)
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(cm(x), model(x))
+    torch.testing.assert_close(cm(x), model(x))
+    assert counter.frame_count == 1
+    if change == "item":
+        config.layer_kinds[1] = "linear"
+    elif change == "append":
+        config.layer_kinds.append("linear")
+    elif change == "rebind":
+        config.layer_kinds = ["relu"]
+    else:
+        config.layer_kinds = ["linear", "relu"]          # an equal list: the old one's checks would pass
+        torch.testing.assert_close(cm(x), model(x))
+        config.layer_kinds[0] = "relu"                   # ...and now only the new one changed
+    torch.testing.assert_close(cm(x), model(x))
+    torch.testing.assert_close(cm(x), model(x))
+
+
+class CountedConfig:
+    """A config whose __getattribute__ counts calls (registered in the lookup table by the test)."""
+
+    def __getattribute__(self, name):
+        READS.append(name)
+        return object.__getattribute__(self, name)
+
+
+def test_a_config_list_is_checked_per_call_without_reading_the_config(monkeypatch):
+    key = (CountedConfig.__getattribute__.__module__, CountedConfig.__getattribute__.__qualname__)
+    monkeypatch.setitem(dict_guards.DICT_DETERMINED_LOOKUPS, key, lambda obj, attr: (attr, []))
+    config = CountedConfig()
+    config.layer_kinds = ["linear", "relu"]
+    torch.manual_seed(0)
+    model = _KindsHead(config)
+    cm = framejit.compile(model)
+    x = torch.randn(2, 4)
+    torch.testing.assert_close(cm(x), model(x))
+    torch.testing.assert_close(cm(x), model(x))          # the first call stamps the words
+    reads = len(READS)
+    for _ in range(3):
+        cm(x)
+    assert len(READS) == reads                           # the list's items were checked on the list itself
+    config.layer_kinds.append("linear")
+    torch.testing.assert_close(cm(x), model(x))
+    assert len(READS) > reads
