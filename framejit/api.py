@@ -164,9 +164,11 @@ def _convert(fn, signature, state, opts, args, kwargs):
 
 def _recompile_reason(fn, state, signature, args, kwargs):
     try:
-        bound = dict(signature.bind(*args, **kwargs).arguments)
+        binding = signature.bind(*args, **kwargs)
     except TypeError:
         return f"recompiled {fn.__qualname__}: the arguments changed"
+    binding.apply_defaults()          # as the call binds them: defaults, and an empty *args / **kwargs
+    bound = dict(binding.arguments)
     reasons = []
     for result in state.results:
         if result.kind != "entry":

@@ -76,6 +76,18 @@ def test_recompile_reason_is_kept_logged_once_and_in_metrics(tmp_path, caplog):
     assert f._framejit_state.results[1].recompile_reason == expected
 
 
+def passes_through(*args, scale=2.0, **kwargs):
+    extra = len(args) + scale                # guards on *args and the default come before kwargs' tensor
+    return kwargs["x"] * extra
+
+
+def test_recompile_reason_names_the_guard_that_failed_for_varargs_and_defaults():
+    f = framejit.compile(passes_through)
+    f(x=torch.ones(3))
+    f(x=torch.ones(5))           # no *args, scale from its default: both must be readable for the reason
+    assert framejit.metrics()[-1].recompile_reason == "recompiled passes_through: kwargs['x'].shape[0] changed 3 -> 5"
+
+
 def test_explain_lists_recompile_reasons():
     out = ExplainOutput()
     out.recompile_reasons.append("recompiled f: x.shape[0] changed 8 -> 16")
