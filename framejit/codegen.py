@@ -106,8 +106,8 @@ class Rebuilder:
         if memo is not None:
             return memo
         e = self._expr(v)
-        if isinstance(v, (SeqValue, DictValue, SetValue)) and v.source is None and self._counts.get(id(v), 0) > 1 \
-                and not (isinstance(v, SeqValue) and v.kind is tuple):
+        if (isinstance(v, (SeqValue, DictValue, SetValue)) or hasattr(v, "rebuild") and isinstance(v, ObjectValue)) \
+                and v.source is None and self._counts.get(id(v), 0) > 1 and not (isinstance(v, SeqValue) and v.kind is tuple):
             name = f"__fj_v{len(self.prelude)}"
             self.prelude.append(f"{name} = {e}")
             e = name
@@ -138,7 +138,7 @@ class Rebuilder:
             return d if v.kind is dict else f"{self.ns.bind(v.kind)}({d})"
         if isinstance(v, SetValue):
             return ("{" + ", ".join(self.expr(i) for i in v.items) + "}") if v.items else "set()"
-        if isinstance(v, ObjectValue):
+        if isinstance(v, ObjectValue) and not hasattr(v, "rebuild"):
             return self.ns.bind(v.obj)
         if isinstance(v, MethodValue):
             return f"getattr({self.expr(v.receiver)}, {v.name!r})"

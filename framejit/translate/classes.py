@@ -6,17 +6,23 @@
                                     Python __new__ (inlined), then a Python __init__ inlined on it;
                                     dataclasses are the same thing (their __init__ is generated Python)
   anything else                     a graph break naming the class (builtin bases, metaclasses with
-                                    their own __call__, nn.Modules, abstract classes)
+                                    their own __call__, abstract classes)
+  torch.nn modules                  a FreshModuleValue (module_values.fresh_module) when parameterless
+                                    and made from constants (losses, activations); other nn.Modules break
 """
 import types
+
+import torch
 
 from ..errors import GraphBreak
 from .builtins_table import as_python, lookaside, unpack_iterable
 from .context import is_namedtuple_class, is_structseq_class
+from .module_values import fresh_module
 from .objects import NewObject, class_attribute, inline, lookup_type
 from .values import Const, DictValue, ObjectValue, SeqValue, Value
 
 HEAPTYPE = 1 << 9
+_Module = torch.nn.Module
 
 
 def construct(tx, cls_value, cls, args, kwargs):
@@ -24,6 +30,10 @@ def construct(tx, cls_value, cls, args, kwargs):
         return SeqValue(cls, _namedtuple_items(cls, args, kwargs))
     if is_structseq_class(cls):
         return SeqValue(cls, unpack_iterable(tx, args[0]))
+    if isinstance(cls, type) and issubclass(cls, _Module):
+        fresh = fresh_module(tx, cls, args, kwargs)
+        if fresh is not None:
+            return fresh
     why = why_not_constructible(cls)
     if why is not None:
         raise GraphBreak("construct", why)

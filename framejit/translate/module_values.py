@@ -9,7 +9,8 @@ That both renders a fast reload expression (`m._modules['0']` instead of a Pytho
 Module.__getattr__ call) and tells the guard renderer that the member's identity can only change
 through nn.Module's own entry points (see module_watch.py).
 
-Calling a module is in modules.py.
+Calling a module is in modules.py. A parameterless torch.nn module the frame constructs itself
+(`loss_fct = CrossEntropyLoss()` in a transformers forward) is a FreshModuleValue.
 """
 import inspect
 from dataclasses import dataclass
@@ -198,6 +199,59 @@ class ModuleValue(ObjectValue):
         if isinstance(m, (torch.nn.ModuleDict, torch.nn.ParameterDict)):
             return any(k == as_python(item) for k, _ in self.items_in_order(tx))
         raise GraphBreak("operator", f"`in` on a {type(m).__name__}")
+
+
+class FreshModuleValue(ModuleValue):
+    """A parameterless torch.nn module made in the frame from constant arguments (a loss, an activation,
+    a dropout). It is built once, at translation, from the same arguments; calling it inlines its
+    forward with its attributes as constants (nn.Module.__call__'s hook questions included). Where it
+    escapes the frame it is rebuilt by calling the class again, so each call still gets an object of its
+    own, as in eager; a store into it is a graph break (module_values.fresh_module)."""
+    __slots__ = ("ctor",)
+
+    def __init__(self, obj, ctor):
+        super().__init__(obj)
+        self.ctor = ctor                   # (class, args, kwargs), constants
+
+    def __repr__(self):
+        return f"FreshModuleValue({type(self.obj).__name__})"
+
+    def rebuild(self, rb):
+        cls, args, kwargs = self.ctor
+        parts = [rb.ns.bind(a) for a in args] + [f"{k}={rb.ns.bind(v)}" for k, v in kwargs.items()]
+        return f"{rb.ns.bind(cls)}({', '.join(parts)})"
+
+    def children(self):
+        return []
+
+
+_FRESH_ARG_TYPES = (type(None), bool, int, float, str)
+
+
+def fresh_module(tx, cls, args, kwargs):
+    """`cls(*args, **kwargs)` for a torch.nn module class as a FreshModuleValue, or None: only torch's
+    own modules (their __init__ only stores its arguments), with constant arguments, that end up with no
+    parameters, buffers or submodules. Registering a buffer (even None, as the weighted losses do) runs
+    the global buffer-registration hooks: made only while there are none, which is guarded."""
+    from .source import fixed_source
+    if not cls.__module__.startswith("torch.nn.modules."):
+        return None
+    values = [*args, *kwargs.values()]
+    if not all(isinstance(v, Const) and type(v.value) in _FRESH_ARG_TYPES for v in values):
+        return None
+    registration = torch.nn.modules.module._global_buffer_registration_hooks
+    if registration:
+        return None
+    const_args = tuple(v.value for v in args)
+    const_kwargs = {k: v.value for k, v in kwargs.items()}
+    try:
+        obj = cls(*const_args, **const_kwargs)
+    except Exception:
+        return None                                     # the frame raises there: let the break say so
+    if obj._parameters or obj._modules or any(b is not None for b in obj._buffers.values()):
+        return None
+    tx.ctx.guards.add("LEN_MATCH", fixed_source(registration, "torch.nn.modules.module._global_buffer_registration_hooks"), 0)
+    return FreshModuleValue(obj, (cls, const_args, const_kwargs))
 
 
 _GLOBAL_TABLES = ("_global_forward_pre_hooks", "_global_forward_hooks", "_global_forward_hooks_with_kwargs",

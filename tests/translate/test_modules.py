@@ -607,3 +607,74 @@ def test_global_hooks_with_kwargs_run_and_their_removal_leaves_the_plain_path():
     seen.clear()
     torch.testing.assert_close(compiled(x), m(x))
     assert seen == []
+
+
+# ---- torch.nn modules made inside the frame ---------------------------------------------------------
+
+def loss_made_in_forward(logits, labels):
+    loss_fct = nn.CrossEntropyLoss()                   # as transformers' heads compute their loss
+    smooth = nn.CrossEntropyLoss(reduction="sum", ignore_index=1, label_smoothing=0.1)
+    act = nn.GELU(approximate="tanh")
+    return loss_fct(act(logits), labels) + smooth(logits, labels) + nn.MSELoss()(logits, logits.tanh())
+
+
+def test_a_loss_module_made_in_the_frame_is_inlined_in_one_graph_with_eager_gradients():
+    check(loss_made_in_forward, randn(4, 3, requires_grad=True), torch.tensor([0, 2, 1, 1]), grads=True, **ONE)
+
+
+def returns_a_fresh_module(x):
+    drop = nn.Dropout(0.0)
+    return drop(x) * 2, drop
+
+
+def test_a_module_made_in_the_frame_that_escapes_is_a_new_object_on_every_call():
+    counter = framejit.CompileCounter()
+    f = framejit.compile(returns_a_fresh_module, backend=counter)
+    x = torch.randn(3)
+    (a, drop_a), (_, drop_b) = f(x), f(x)
+    torch.testing.assert_close(a, x * 2)
+    assert type(drop_a) is nn.Dropout and drop_a.p == 0.0 and drop_a.training
+    assert drop_a is not drop_b                     # eager makes one per call too
+    assert counter.frame_count == 1
+
+
+def stores_into_a_fresh_module(x):
+    act = nn.ReLU()
+    act.scale = 2.0
+    return act(x) * act.scale
+
+
+def makes_a_module_with_parameters(x):
+    torch.manual_seed(0)
+    return nn.Linear(3, 3)(x)
+
+
+@pytest.mark.parametrize("fn", [stores_into_a_fresh_module, makes_a_module_with_parameters])
+def test_modules_made_in_the_frame_that_cannot_be_inlined_still_run_as_in_eager(fn):
+    # a graph break where the new module is live: the resume function is guarded on that module's
+    # identity, so these recompile on every call (up to the limit) but must still match eager
+    f = framejit.compile(fn)
+    x = torch.randn(2, 3)
+    for _ in range(3):
+        got, want = f(x), fn(x)
+        torch.testing.assert_close(got, want)
+
+
+def test_a_global_buffer_registration_hook_still_sees_every_loss_module_made():
+    from torch.nn.modules.module import register_module_buffer_registration_hook
+    seen = []
+    counter = framejit.CompileCounter()
+    f = framejit.compile(loss_made_in_forward, backend=counter)
+    logits, labels = torch.randn(4, 3), torch.tensor([0, 2, 1, 1])
+    torch.testing.assert_close(f(logits, labels), loss_made_in_forward(logits, labels))
+    handle = register_module_buffer_registration_hook(lambda module, name, buffer: seen.append(name))
+    try:
+        got = [f(logits, labels) for _ in range(2)]
+        by_compiled = list(seen)
+        want = loss_made_in_forward(logits, labels)
+    finally:
+        handle.remove()
+    for g in got:
+        torch.testing.assert_close(g, want)
+    assert by_compiled == ["weight"] * 4                # two weighted losses per call, as in eager:
+    assert seen[4:] == ["weight"] * 2
