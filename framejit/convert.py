@@ -124,10 +124,10 @@ def convert_frame(fn, signature, args, kwargs, opts):
         bound = bind_frame_args(fn, signature, args, kwargs)
     except TypeError as e:
         return ConvertResult("once", reason=f"the arguments do not bind: {e}")
-    break_at = set()
+    break_at = {}            # root call index -> what broke inside that callee, in words
     inner_kinds = {}         # root call index -> kind of the break found inside the callee
     for _attempt in range(8):
-        ctx = ConversionContext(opts.config, fn.__globals__, frozenset(break_at))
+        ctx = ConversionContext(opts.config, fn.__globals__, dict(break_at))
         ctx.recorder = current_recorder()
         nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
         ctx.frame_params = code.co_varnames[:nparams] + (("__fj_cl",) if code.co_freevars else ())
@@ -150,13 +150,19 @@ def convert_frame(fn, signature, args, kwargs, opts):
             index = tx.snapshot.index
             inst = tx.instructions[index]
             if gb.inlined and inst.opname in ("CALL", "CALL_FUNCTION_EX") and index not in break_at:
-                break_at.add(index)
+                break_at[index] = _inner_reason(gb)
                 inner_kinds[index] = gb.kind
                 note_restart(f"{gb.reason} (inside the call at line {tx.line_of(inst)} of {code.co_qualname})")
                 continue
             return _finish_break(fn, ctx, tx, gb, opts, inner_kinds.get(index))
         return _finish_return(fn, ctx, rv, opts)
     raise RuntimeError("framejit: too many restarts while converting " + code.co_qualname)
+
+
+def _inner_reason(gb):
+    """A callee's own break, for the caller's reason: what broke and where (file and line)."""
+    where = (gb.where or "").strip().splitlines()
+    return f"{gb.reason}, {where[0].strip()}" if where else gb.reason
 
 
 # ---- a frame that returns ----------------------------------------------------------------------

@@ -216,7 +216,9 @@ def make_routed_function(fn, call_index, above, route, layout="null"):
     seq = [make("STORE_FAST", t) for t in reversed(temps)]
     seq += [make("PUSH_NULL"), make("SWAP", 2), make("LOAD_CONST", route), make("SWAP", 2),
             make("PRECALL", 1), make("CALL", 1)]
-    seq += [make("LOAD_FAST", t) for t in temps]
+    # back on the stack, and out of the locals: a temp must not keep an argument alive past the call
+    # (a `del` of the last other reference closes a generator or frees a tensor then, as in eager)
+    seq += [ins for t in temps for ins in (make("LOAD_FAST", t), make("DELETE_FAST", t))]
     for ins in seq:
         ins.positions = call.positions
         ins.exn = call.exn

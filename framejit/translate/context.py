@@ -48,13 +48,13 @@ def is_structseq_class(cls):
 
 
 class ConversionContext:
-    def __init__(self, config, f_globals, break_at=frozenset()):
+    def __init__(self, config, f_globals, break_at=None):
         self.config = config
         self.graph = GraphBuilder()
         self.guards = GuardSet()
         self.side_effects = SideEffects()
         self.f_globals = f_globals
-        self.break_at = break_at
+        self.break_at = break_at or {}   # root call index -> the callee's own break, in words
         self.wrapped = {}            # Source -> Value (one Value per source: aliasing and mutation)
         # torch state managers entered and not yet exited (translation order), including a grad-mode
         # block a resume function starts inside (ctx_managers.GradModeExit among its arguments)

@@ -12,7 +12,9 @@ same interleaving). Consumers that take everything at once (list, tuple, sum, ma
 and iter() over a generator stay lazy: any()/all() stop early as Python does.
 
 A generator whose yield sits inside a try or with block is only supported when something guarantees it
-runs to its end (a @contextmanager): otherwise Python would run its cleanup when the abandoned
+runs to its end (a @contextmanager), or when closing it there runs none of its code (only `except C:`
+clauses over Exception subclasses around the yield: GeneratorExit passes them, as in
+collections.abc.Sequence.__iter__): otherwise Python would run its cleanup when the abandoned
 generator is collected, which a translation cannot reproduce, so that is a graph break. Root frames that
 are generators are never translated (the converter runs them as plain Python).
 """
@@ -170,12 +172,52 @@ def yield_value(tx, inst):
     gen = getattr(tx, "generator", None)
     if gen is None:
         raise GraphBreak("generator", "yield outside an inlined generator")
-    if inst.exn is not None and not gen.owned:
+    if inst.exn is not None and not gen.owned and not _closes_silently(tx, inst):
         raise GraphBreak("generator", "a yield inside a try or with block of a generator that may be left "
                          "unfinished (its cleanup would run when Python collects it)")
     gen.yielded = tx.pop()
     gen.resume_at = tx.index[inst] + 1
     return RETURN
+
+
+def _closes_silently(tx, inst):
+    """Would closing the generator at this yield run none of its code? Python closes an abandoned
+    generator by raising GeneratorExit at the yield. When the only block around the yield is a chain of
+    `except C:` clauses (`except (A, B):` too) over Exception subclasses, GeneratorExit matches none and
+    leaves at once: nothing to reproduce (collections.abc.Sequence.__iter__'s `except IndexError`). A
+    finally, a with block, a bare except or an enclosing block: False."""
+    code = tx.instructions
+    i = tx.index[inst.exn.target]
+    if code[i].opname != "PUSH_EXC_INFO":
+        return False
+    i += 1
+    while code[i].opname != "RERAISE":
+        classes = []
+        while code[i].opname == "LOAD_GLOBAL":
+            name = code[i].argval
+            found = tx.f_globals.get(name, _NOTHING)
+            if found is _NOTHING:
+                try:
+                    found = tx.lookup_builtin(name)
+                except GraphBreak:
+                    return False
+            classes.append(found)
+            i += 1
+        if len(classes) > 1:
+            if code[i].opname != "BUILD_TUPLE" or code[i].arg != len(classes):
+                return False
+            i += 1
+        if not classes or code[i].opname != "CHECK_EXC_MATCH" or \
+                code[i + 1].opname != "POP_JUMP_FORWARD_IF_FALSE":
+            return False
+        if not all(isinstance(c, type) and issubclass(c, Exception) for c in classes):
+            return False
+        i = tx.index[code[i + 1].target]
+    cleanup = code[i].exn                        # RERAISE 0 -> COPY 3; POP_EXCEPT; RERAISE 1
+    if cleanup is None:
+        return False
+    j = tx.index[cleanup.target]
+    return all(code[k].exn is None for k in range(j, j + 3))
 
 
 @handler("GET_YIELD_FROM_ITER")

@@ -23,7 +23,7 @@ from ..errors import GraphBreak
 from .builtins_table import as_python, lookaside
 from .identity import is_plain_instance
 from .source import AttrSource
-from .values import Const, ObjectValue, Value
+from .values import Const, IteratorValue, ObjectValue, Value
 
 MISSING = object()
 SLOT_TYPES = (types.MemberDescriptorType,)
@@ -151,6 +151,27 @@ class NewObject(Value):
 
     def getitem(self, tx, index):
         return call(tx, self._special("__getitem__", "subscript"), [self, index])
+
+    def iterate(self, tx):
+        """iter(obj): the class's Python __iter__, inlined (a generator method gives a generator value,
+        run lazily by FOR_ITER: collections.abc.Sequence's own __iter__ is one)."""
+        if not isinstance(lookup_type(self.cls, "__iter__"), types.FunctionType):
+            raise GraphBreak("iterate", f"cannot iterate over {self!r}")
+        out = call(tx, self._special("__iter__", "iter()"), [self])
+        if isinstance(out, IteratorValue) or hasattr(out, "next_value"):
+            return out
+        raise GraphBreak("iterate", f"{self.cls.__name__}.__iter__ returned {out!r}")
+
+    def unpack(self, tx):
+        it = self.iterate(tx)
+        if isinstance(it, IteratorValue):
+            items = it.items[it.pos:]
+            it.pos = len(it.items)
+            return items
+        items = []
+        while (v := it.next_value(tx)) is not None:
+            items.append(v)
+        return items
 
     def binary_op(self, tx, sym, other):
         inplace = sym.endswith("=")

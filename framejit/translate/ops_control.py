@@ -83,6 +83,9 @@ def get_iter(tx, inst):
     if isinstance(v, IteratorValue) or hasattr(v, "next_value"):    # lazy iterators (generators) stay lazy
         tx.push(v)
         return
+    if hasattr(v, "iterate"):                                       # an object with a Python __iter__
+        tx.push(v.iterate(tx))
+        return
     tx.push(IteratorValue(unpack_iterable(tx, v)))
 
 

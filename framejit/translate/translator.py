@@ -111,8 +111,8 @@ class Translator:
                                          graph.mark(), self.ctx.side_effects.mark(),
                                          {n: c.contents for n, c in self.cells.items()} if self.cells else None)
                 if i in self.break_at:
-                    raise self.graph_break("call", "the called function has a graph break inside; it is "
-                                           "called through a compiled wrapper")
+                    raise self.graph_break("call", f"the called function has a graph break inside "
+                                           f"({self.break_at[i]}); it is called through a compiled wrapper")
             graph.current_stack_trace = None
             handler = HANDLERS.get(inst.opname)
             if handler is None:

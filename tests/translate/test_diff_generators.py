@@ -274,6 +274,89 @@ def generator_exhausted_next_raises(x):
     return next(gen)
 
 
+def until_index_error(items):
+    """collections.abc.Sequence.__iter__'s shape: a yield inside `try: ... except IndexError`."""
+    i = 0
+    try:
+        while True:
+            yield items[i]
+            i += 1
+    except IndexError:
+        return
+
+
+def until_lookup_error_or_key_error(items):
+    try:
+        for item in items:
+            yield item * 2
+    except (LookupError, TypeError):
+        pass
+
+
+def guarded_until_any_exception(items):
+    try:
+        for item in items:
+            yield item
+    except BaseException:               # would catch GeneratorExit: its close runs code
+        items.append("closed")
+        raise
+
+
+def yield_inside_except_chain_exhausted(x, ys):
+    return [x * y for y in until_index_error(ys)] + list(until_lookup_error_or_key_error([x, 1.0]))
+
+
+def yield_inside_except_chain_abandoned(x):
+    for v in until_index_error([1.0, 2.0, 3.0]):
+        if v == 2.0:
+            break                        # the generator is left at its yield: closing it runs nothing
+    return x * v
+
+
+def yield_inside_base_exception_handler_abandoned(x):
+    items = [x, x + 1]
+    gen = guarded_until_any_exception(items)
+    first = next(gen)
+    del gen
+    return first, len(items)
+
+
+class Numbers:
+    """A sequence made in the frame whose iteration is a generator method."""
+
+    def __init__(self, *values):
+        self.values = values
+
+    def __getitem__(self, i):
+        return self.values[i]
+
+    def __len__(self):
+        return len(self.values)
+
+    def __iter__(self):
+        i = 0
+        try:
+            while True:
+                yield self[i]
+                i += 1
+        except IndexError:
+            return
+
+
+class Pairs:
+    def __init__(self, items):
+        self.items = items
+
+    def __iter__(self):
+        return iter(list(zip(self.items, self.items[1:])))
+
+
+def iterate_objects_made_in_the_frame(x):
+    total = sum(Numbers(x, x * 2, 3.0))
+    a, b, c = Numbers(1.0, 2.0, x)
+    return total + a + b + c + sum(p * q for p, q in Pairs([x, x + 1, x + 2]))
+
+
 CASES = [
     case(genexpr_sum_and_max, [x34, y34], **ONE),
     case(genexpr_into_tuple, [x34, y34, z34], **ONE),
@@ -313,6 +396,10 @@ CASES = [
     case(generator_try_finally_abandoned, x34),
     case(consume_root_generator, x34, **ONE),
     case(generator_exhausted_next_raises, x34),
+    case(yield_inside_except_chain_exhausted, x34, [1.0, 2.0, 3.0], **ONE),
+    case(yield_inside_except_chain_abandoned, x34, **ONE),
+    case(yield_inside_base_exception_handler_abandoned, x34),
+    case(iterate_objects_made_in_the_frame, x34, **ONE),
 ]
 
 
