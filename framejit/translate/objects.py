@@ -206,7 +206,10 @@ class NewObject(Value):
         name = rb.declare(self, f"{rb.ns.bind(object.__new__)}({rb.ns.bind(self.cls)})")
         if self.attrs:
             items = ", ".join(f"{k!r}: {rb.expr(v)}" for k, v in self.attrs.items())
-            rb.prelude.append(f"{rb.ns.bind(fill_attributes)}({name}, {{{items}}})")
+            if _dict_holds_all(self.cls, self.attrs):        # one C call: the new object's __dict__ itself
+                rb.prelude.append(f"{rb.ns.bind(object.__setattr__)}({name}, '__dict__', {{{items}}})")
+            else:
+                rb.prelude.append(f"{rb.ns.bind(fill_attributes)}({name}, {{{items}}})")
         return name
 
 
@@ -219,6 +222,15 @@ def fill_attributes(obj, attrs):
 
 def _has_instance_dict(cls):
     return cls.__dictoffset__ != 0
+
+
+def _dict_holds_all(cls, attrs):
+    """Would raw stores of `attrs` into a new `cls` object all land in its instance __dict__, in order?
+    Then the dict itself can be given at once. Not when a name is a data descriptor on the class (a
+    property, a slot: object.__setattr__ goes through it) or `__dict__` itself is not object's own."""
+    if not _has_instance_dict(cls) or type(lookup_type(cls, "__dict__")).__name__ != "getset_descriptor":
+        return False
+    return all(not _is_data_descriptor(lookup_type(cls, k)) for k in attrs)
 
 
 class BoundMethod(Value):

@@ -668,6 +668,26 @@ def test_slots_object_has_no_dict():
     assert not hasattr(s, "__dict__") and s.b == 3
 
 
+class SlotAndDict:
+    __slots__ = ("a", "__dict__")
+
+    def __init__(self, x):
+        self.a = x + 1
+        self.b = x * 2
+
+
+def slot_and_dict_object(x):
+    return SlotAndDict(x)
+
+
+def test_a_returned_object_gets_its_dict_at_once_and_its_slots_through_their_descriptors():
+    p = check(return_new_object, x3, fullgraph=True)
+    assert list(vars(p)) == ["x", "y", "extra"]          # the order the frame stored them in
+    o = check(slot_and_dict_object, x3, fullgraph=True)
+    assert type(o) is SlotAndDict and list(vars(o)) == ["b"]
+    torch.testing.assert_close(o.a, x3 + 1)
+
+
 def test_fresh_input_objects_hit_the_cache():
     counter = framejit.backends.CompileCounter()
     compiled = framejit.compile(method_of_input_object, backend=counter)
