@@ -12,7 +12,8 @@ when the value it checks is a function of state that one machine word each can w
   an attribute of a plain Python object   its instance __dict__ and its class (version tag), when
                                           attribute lookup is object's own (or a DICT_DETERMINED_LOOKUPS
                                           override) and `attr` is not a data descriptor (property, slot)
-  an attribute of a class                 the class (version tag): functions, plain values
+  an attribute of a class                 the class (version tag): functions, plain values; its metaclass
+                                          `type` or abc.ABCMeta (whose lookup is type's own)
   a cell's contents, a function's         the pointer field in the object
   __code__ / __defaults__ / __kwdefaults__
   items of a tuple, a function's __closure__ / __globals__ (immutable once made)
@@ -36,6 +37,7 @@ every class tag valid) before it records the words, so a stamp always describes 
 versioned guards passed and their values were functions of what the words watch. Where the words
 would cost as much as the guards (`worth_it`), the guards stay plain.
 """
+import abc
 import types
 
 import torch
@@ -128,8 +130,14 @@ def plain_lookup_dicts(obj, attr):
     return None
 
 
+# metaclasses whose class-attribute lookup is type's own (no __getattribute__/__getattr__ of theirs,
+# no data descriptors a class attribute could be shadowed by): abc.ABCMeta, behind every ABC
+_PLAIN_METACLASSES = (type, abc.ABCMeta)
+
+
 def _class_attr_is_plain(cls, attr):
-    if type(cls) is not type or attr in type.__dict__:
+    meta = type(cls)
+    if meta not in _PLAIN_METACLASSES or any(attr in k.__dict__ for k in meta.__mro__):
         return False
     found = _class_lookup(cls, attr)
     return found is not _MISSING and (not hasattr(type(found), "__get__") or

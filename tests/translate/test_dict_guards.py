@@ -4,6 +4,7 @@ plain object's attributes or a transformers config, then changes that state the 
 the compiled call follows eager; the fast-path tests check the guards really are skipped when nothing
 changed (a counting __getattribute__ is not called) and re-run when something did.
 """
+import abc
 import types
 
 import pytest
@@ -430,3 +431,42 @@ def test_a_config_list_is_checked_per_call_without_reading_the_config(monkeypatc
     config.layer_kinds.append("linear")
     torch.testing.assert_close(cm(x), model(x))
     assert len(READS) > reads
+
+
+class AbstractLayer(abc.ABC):
+    flag = False
+
+    @abc.abstractmethod
+    def run(self, x):
+        ...
+
+
+class ScaledLayer(AbstractLayer):
+    scale = 2.0
+
+    def run(self, x):
+        return x * self.scale
+
+
+def read_abc_class(x):
+    return ScaledLayer.scale * x if not ScaledLayer.flag else x - 1
+
+
+@pytest.mark.parametrize("change", ["own", "base", "metaclass_registry"])
+def test_class_attributes_of_an_abc_are_versioned_and_follow_changes(change):
+    cf, counter = _compiled(read_abc_class)
+    x = torch.randn(3)
+    torch.testing.assert_close(cf(x), read_abc_class(x))
+    code = "\n".join(framejit.explain(read_abc_class)(x).transformed_code)
+    assert "ScaledLayer" not in code and "__fj_block0(" in code      # versioned, not read per call
+    try:
+        if change == "own":
+            ScaledLayer.scale = 5.0
+        elif change == "base":
+            AbstractLayer.flag = True
+        else:
+            AbstractLayer.register(int)           # ABCMeta state that is not a class attribute
+        torch.testing.assert_close(cf(x), read_abc_class(x))
+    finally:
+        ScaledLayer.scale = 2.0
+        AbstractLayer.flag = False
