@@ -10,7 +10,8 @@ Every entry is deterministic: ``build()`` seeds the weights (without disturbing 
 RNG), ``inputs()`` seeds the data, all dropout probabilities are 0.0 (so ``model.train()`` is
 still deterministic, and equals eval mode except for resnet's BatchNorm), attention uses the
 "eager" implementation, and ``use_cache=False`` is set in the configs so that every forward
-kwarg is a tensor. ``mixtral`` is the deliberately hard entry: its expert loop iterates over
+kwarg is a tensor, except in ``llama_kv``: llama as users call it by default, whose forward builds
+a ``DynamicCache`` and returns it. ``mixtral`` is the deliberately hard entry: its expert loop iterates over
 ``nonzero()`` of the routing mask (data-dependent shapes); see bench/BASELINE.md.
 """
 
@@ -67,6 +68,11 @@ def _builder(config_cls: type, model_cls: type, **config_kwargs: Any) -> Callabl
 
 def _attention_model(config_cls: type, model_cls: type, **config_kwargs: Any) -> Callable[[], torch.nn.Module]:
     return _builder(config_cls, model_cls, attn_implementation="eager", use_cache=False, **config_kwargs)
+
+
+def _cached_model(config_cls: type, model_cls: type, **config_kwargs: Any) -> Callable[[], torch.nn.Module]:
+    """A decoder as users call it by default: its forward builds a DynamicCache and returns it."""
+    return _builder(config_cls, model_cls, attn_implementation="eager", use_cache=True, **config_kwargs)
 
 
 # ---------------------------------------------------------------- inputs
@@ -206,6 +212,13 @@ ZOO: list[ZooModel] = [
         "llama",
         "decoder",
         _attention_model(transformers.LlamaConfig, transformers.LlamaForCausalLM, **_LLAMA_LIKE),
+        _decoder_inputs,
+        _token_cross_entropy,
+    ),
+    ZooModel(
+        "llama_kv",
+        "decoder",
+        _cached_model(transformers.LlamaConfig, transformers.LlamaForCausalLM, **_LLAMA_LIKE),
         _decoder_inputs,
         _token_cross_entropy,
     ),

@@ -11,6 +11,7 @@ import copy
 
 import pytest
 import torch
+import transformers
 
 import framejit
 from bench import zoo
@@ -54,6 +55,8 @@ def output_tensors(output):
         output = list(output.values())
     if isinstance(output, (list, tuple)):
         return [t for item in output for t in output_tensors(item)]
+    if isinstance(output, transformers.Cache):          # llama_kv's returned DynamicCache
+        return [t for layer in output.layers for t in (layer.keys, layer.values)]
     return []
 
 
