@@ -7,6 +7,7 @@ of a subclass of the module's own class sharing the original's __dict__ (same pa
 state_dict keys, train/eval), whose forward is the compiled forward, run on the original module (so
 `type(self)` inside it is the user's class).
 """
+import copyreg
 import functools
 import inspect
 import types
@@ -219,7 +220,7 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
         **members,
         "forward": compiled_forward, "__module__": cls.__module__, "__qualname__": cls.__qualname__,
         "_framejit_compiled": True, "_framejit_original": mod, "__doc__": cls.__doc__,
-        "__reduce_ex__": lambda self, protocol: self._framejit_original.__reduce_ex__(protocol),
+        "__reduce_ex__": _reduce_as_original,
     })
     new = object.__new__(sub)
     object.__setattr__(new, "__dict__", mod.__dict__)
@@ -227,6 +228,15 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
 
 
 _MODULE_CALL = torch.nn.Module.__call__
+
+
+def _reduce_as_original(self, protocol):
+    """Pickling or copying a compiled module gives the module it was made from (its class is
+    importable; the generated subclass is not): `torch.save(compiled)` saves the model, and loading it
+    needs neither framejit nor a recompile first. copyreg's reconstructor, not __newobj__, since pickle
+    checks that __newobj__'s class is the pickled object's own."""
+    original = self._framejit_original
+    return copyreg._reconstructor, (type(original), object, None), original.__getstate__()
 
 
 # ---- disable / reset --------------------------------------------------------------------------

@@ -116,6 +116,22 @@ def test_deepcopy_of_compiled_module_works():
     assert torch.allclose(other(x), cm(x))
 
 
+def test_pickling_a_compiled_module_saves_the_module_it_was_made_from(tmp_path):
+    import pickle
+    torch.manual_seed(0)
+    model = MLP()
+    cm = framejit.compile(model)
+    x = torch.randn(2, 32)
+    cm(x)
+    loaded = pickle.loads(pickle.dumps(cm))
+    assert type(loaded) is MLP and loaded is not model
+    torch.testing.assert_close(loaded(x), model(x))
+    torch.save(cm, tmp_path / "model.pt")
+    again = torch.load(tmp_path / "model.pt", weights_only=False)
+    assert type(again) is MLP
+    torch.testing.assert_close(again(x), model(x))
+
+
 def test_disable():
     @framejit.disable
     def helper(x):
