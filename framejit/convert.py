@@ -28,7 +28,7 @@ from .observe import current_recorder, note_restart
 from .translate import module_guards
 from .translate.autocast import autocast_sensitive
 from .translate.context import ConversionContext, is_cpu_autocast_enabled
-from .translate.ctx_managers import STATE_NODE_TARGETS, ExitValue, GradModeManager
+from .translate.ctx_managers import STATE_NODE_TARGETS, ExitValue, close_open_autocast
 from .translate.cells import EMPTY
 from .translate.source import ClosureSource, LocalSource
 from .translate.translator import Translator, format_position
@@ -203,6 +203,8 @@ def _compile_graph(ctx, outputs, opts):
     gm, example_inputs = ctx.graph.finish(outputs)
     if autocast_sensitive(gm.graph, STATE_NODE_TARGETS):
         ctx.guard_state(is_cpu_autocast_enabled)
+    grad_mode = torch.is_grad_enabled()
+    sets_grad_mode = any(n.op == "call_function" and n.target is torch._C._set_grad_enabled for n in gm.graph.nodes)
     try:
         with phase("backend_compile"):
             compiled = opts.backend(gm, example_inputs)
@@ -210,6 +212,12 @@ def _compile_graph(ctx, outputs, opts):
         err = BackendError(f"backend {getattr(opts.backend, '__name__', opts.backend)!r} failed: "
                            f"{type(e).__name__}: {e}", gm)
         raise err from e
+    finally:
+        # a backend that traces the graph (aot_eager, inductor) runs its grad-mode nodes for real, and a
+        # resume function's graph that ends a no_grad block ends in another mode than it started in
+        # (any other change of grad mode by a backend is left for observe.py to report)
+        if sets_grad_mode:
+            torch._C._set_grad_enabled(grad_mode)
     return compiled, gm
 
 
@@ -248,6 +256,7 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
         return ConvertResult(kind, reason=f"{gb.reason}; {why_not}", breaks=[info], replacement=routed)
     ctx.graph.rollback(snap.graph_mark)
     ctx.side_effects.rollback(snap.effects_mark)
+    close_open_autocast(tx, snap.stack)          # the break function re-enters them for real
 
     stack = list(snap.stack)
     # The callee has a break inside: call it through its compiled wrapper, so it keeps its graphs. Not
@@ -358,10 +367,10 @@ def _why_not_splittable(code, tx, inst, snap):
 
 def _is_with_exit(v):
     """The __exit__ a with-block keeps on the stack, when the block cannot be split: a Python manager's
-    (its __enter__ ran during translation only) or a torch state manager's other than grad mode
-    (ctx_managers.ExitValue.rebuild re-enters a grad-mode block for real)."""
+    (its __enter__ ran during translation only) or a torch state manager's other than grad mode and
+    autocast (ctx_managers.ExitValue.rebuild re-enters those blocks for real)."""
     if isinstance(v, ExitValue):
-        return not isinstance(v.manager, GradModeManager)
+        return not v.splittable()
     return isinstance(v, MethodValue) and v.name == "__exit__"
 
 

@@ -440,11 +440,31 @@ def test_an_exception_from_a_break_inside_no_grad_restores_the_grad_mode():
     assert torch.is_grad_enabled()
 
 
-def test_a_break_inside_autocast_still_runs_the_function_as_plain_python():
+def test_a_break_inside_autocast_splits_the_graph_and_leaves_autocast_as_eager_does():
     from tests.differential import check
 
     def f(x):
         with torch.autocast("cpu"):
-            y = _report(x * 2)
+            y = _report(x * 2)          # graph, the call as Python inside the block, the block's end
         return y
-    check(f, torch.randn(3), graphs=0, breaks=1)
+    check(f, torch.randn(3), graphs=2)
+    assert not torch.is_autocast_enabled("cpu")
+
+
+def test_a_tracing_backend_given_a_graph_that_ends_a_no_grad_block_leaves_grad_mode_alone():
+    import warnings
+
+    from framejit.observe import GlobalStateChanged
+
+    def f(x):
+        with torch.no_grad():
+            y = _report(x * 2)          # the resume function's graph ends the block: grad mode back on
+            z = y + 1
+        return z * x
+    x = torch.randn(3, requires_grad=True)
+    compiled = framejit.compile(f, backend="aot_eager")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GlobalStateChanged)
+        out = compiled(x)
+    torch.testing.assert_close(out, f(x))
+    assert torch.is_grad_enabled() and out.requires_grad

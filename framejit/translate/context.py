@@ -15,7 +15,7 @@ from .graph import GraphBuilder
 from .side_effects import SideEffects
 from ..bytecode.shared import decoded as decoded_shared
 from ..errors import GraphBreak
-from .ctx_managers import GradModeExit, resumed_grad_block
+from .ctx_managers import AutocastExit, GradModeExit, resumed_autocast_block, resumed_grad_block
 from .identity import IdentityTracker, guard_object
 from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource
 from .values import Const, DictValue, ObjectValue, SeqValue, TensorValue
@@ -152,6 +152,8 @@ class ConversionContext:
             return self.graph.add_input(obj, source)
         if t is GradModeExit:                 # a resume function starting inside a grad-mode block
             return resumed_grad_block(self, obj, source)
+        if t is AutocastExit:                 # ... or inside an autocast block
+            return resumed_autocast_block(self, obj, source)
         if t in CONST_TYPES or isinstance(obj, enum.Enum):
             if guard:
                 g.add("CONST_MATCH" if t in CONST_TYPES else "ID_MATCH", source, obj)

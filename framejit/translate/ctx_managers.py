@@ -306,12 +306,24 @@ class ExitValue(Value):
         self.manager = manager
 
     def rebuild(self, rb):
-        """At a graph break inside a grad-mode block: enter the block for real (the graph part ran it
-        symbolically) and hand the break function an __exit__ that restores the mode before it."""
+        """At a graph break inside a grad-mode or autocast block: enter the block for real (the graph
+        part ran it symbolically; an autocast graph closes its own block at its end, see
+        close_open_autocast) and hand the break function an __exit__ that leaves it as the manager's own
+        would. A block a resume function started inside is the __exit__ it was given."""
         m = self.manager
+        if isinstance(m, ResumedAutocast) and self.source is not None:
+            return rb.reload(self.source)
+        if isinstance(m, AutocastManager) and m.entered and m.node is not None:
+            return f"{rb.ns.bind(reenter_autocast)}({rb.ns.bind(tuple(m.args))})"
         if not isinstance(m, GradModeManager) or not m.entered or m.prev is None:
             raise GraphBreak("reconstruct", f"the __exit__ of {m!r} cannot be rebuilt")
         return f"{rb.ns.bind(reenter_grad_mode)}({m.mode}, {m.prev})"
+
+    def splittable(self):
+        """Can a graph break happen with this __exit__ on the stack (it is rebuilt, see rebuild)?"""
+        m = self.manager
+        return isinstance(m, GradModeManager) or isinstance(m, ResumedAutocast) and self.source is not None \
+            or isinstance(m, AutocastManager) and m.entered and m.node is not None
 
     def children(self):
         return []
@@ -322,6 +334,9 @@ class ExitValue(Value):
     def call(self, tx, args, kwargs):
         if kwargs or len(args) != 3:
             raise GraphBreak("bad call", f"TypeError: __exit__ takes 3 arguments ({len(args)} given)")
+        if isinstance(self.manager, ResumedAutocast):
+            raise GraphBreak("with", "the end of an autocast block entered before this graph: its __exit__ runs "
+                             "as Python between two graphs")
         exc_type = args[0]
         if isinstance(exc_type, Const) and exc_type.value is None:
             return self.manager.exit(tx)
@@ -532,3 +547,53 @@ def resumed_grad_block(ctx, obj, source):
     manager.prev = obj.prev
     ctx.active_managers.append(manager)
     return ExitValue(manager, source)
+
+
+# ---- an autocast block that a graph break splits -----------------------------------------------
+
+class AutocastExit:
+    """The __exit__ on the stack of a break or resume function that starts inside a `with
+    torch.autocast(...)` block: the real autocast object entered for it (torch.amp's own
+    _enter_autocast), left through torch.amp's _exit_autocast; exceptions go through. `args` are the
+    block's constant arguments, which a resume function guards."""
+    __slots__ = ("args", "mode")
+
+    def __init__(self, args, mode):
+        self.args = args
+        self.mode = mode
+
+    def __call__(self, exc_type, exc, tb):
+        _exit_autocast(self.mode)
+        return None
+
+
+def reenter_autocast(args):
+    return AutocastExit(args, _enter_autocast(*args))
+
+
+class ResumedAutocast(ManagerValue):
+    """An autocast block a resume function starts inside: entered for real before its graph, so its
+    ops are traced and run under it; its end is a graph break (the AutocastExit runs as Python)."""
+    __slots__ = ()
+
+    def python_type(self):
+        return torch.autocast
+
+
+def resumed_autocast_block(ctx, obj, source):
+    """Wrap an AutocastExit argument: guard its type and the block's arguments."""
+    from .source import AttrSource
+    ctx.guards.add("TYPE_MATCH", source, AutocastExit)
+    ctx.guards.add("CONST_MATCH", AttrSource(source, "args"), obj.args)
+    manager = ResumedAutocast()
+    manager.entered = True
+    return ExitValue(manager, source)
+
+
+def close_open_autocast(tx, stack):
+    """At a graph break inside autocast blocks the frame entered (their ExitValues are on `stack`):
+    close each in the graph, innermost first, so the graph leaves global state as it found it; the
+    break function re-enters them for real (ExitValue.rebuild)."""
+    for v in reversed(stack):
+        if isinstance(v, ExitValue) and isinstance(v.manager, AutocastManager) and v.manager.node is not None:
+            _state_node(tx, _exit_autocast, (v.manager.node,))

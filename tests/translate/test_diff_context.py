@@ -469,6 +469,36 @@ def print_after_no_grad(g):
     return y + g
 
 
+def print_inside_autocast(x, y):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        a = x @ y.T
+        print("inside")                  # the graph splits here and resumes inside the block
+        b = a @ y
+    return a, b, b.float() + 1, torch.is_autocast_enabled("cpu")
+
+
+def two_breaks_inside_autocast_under_no_grad(g, y):
+    with torch.no_grad():
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            a = g @ y.T
+            print("one")
+            b = a @ y
+            print("two")
+            c = b.relu()
+    return c, torch.is_autocast_enabled("cpu"), torch.is_grad_enabled()
+
+
+def raise_after_break_inside_autocast(x, y):
+    try:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            a = x @ y.T
+            print("inside")
+            raise ValueError("stop")
+    except ValueError:
+        a = (x * 2) @ y.T
+    return a, torch.is_autocast_enabled("cpu")
+
+
 def set_grad_enabled_bare(g):
     torch.set_grad_enabled(False)
     y = g * 2
@@ -526,6 +556,10 @@ CASES = [
     case(raise_inside_no_grad_caught, g34),
     case(print_after_no_grad, g34, breaks=1),
     case(set_grad_enabled_bare, g34),
+    case(print_inside_autocast, x34, y34, graphs=3, breaks=2),
+    case(print_inside_autocast, g34, h34, grads=True, name="print_inside_autocast_grads"),
+    case(two_breaks_inside_autocast_under_no_grad, g34, y34, graphs=4, breaks=3),
+    case(raise_after_break_inside_autocast, x34, y34),
 ]
 
 
@@ -539,6 +573,13 @@ def test_entry_grad_mode_is_guarded(mode):
     with torch.set_grad_enabled(mode):
         check(no_grad_middle, g34, graphs=1)
         check(enable_grad_alone, g34, graphs=1)
+
+
+def test_autocast_is_left_after_a_break_inside_its_block_even_when_it_raises():
+    check(print_inside_autocast, x34, y34)
+    assert not torch.is_autocast_enabled("cpu")
+    check(raise_after_break_inside_autocast, x34, y34)
+    assert not torch.is_autocast_enabled("cpu")
 
 
 def test_grad_mode_restored_after_break_inside_block():
