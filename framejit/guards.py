@@ -211,8 +211,7 @@ def fuse_atom_items(guards, sequence_type):
     read by one native call (`_words.same_atoms`), at the length guard's place. `sequence_type(source)`
     is the exact type other guards give the sequence; only a list or tuple is fused. Without the
     native module, `guards` as they are."""
-    same_atoms = _native_same_atoms()
-    if same_atoms is None:
+    if _native_same_atoms() is None:
         return guards
     from .translate.source import ItemSource
     on = {}

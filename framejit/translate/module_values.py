@@ -226,15 +226,22 @@ class FreshModuleValue(ModuleValue):
 
 
 _FRESH_ARG_TYPES = (type(None), bool, int, float, str)
+# torch.nn files whose modules hold no parameters (but PReLU, MultiheadAttention: the check after
+# construction turns those away); modules elsewhere (Linear, Conv, norms...) would allocate and
+# initialise weights at translation, drawing from the RNG
+_PARAMETERLESS_FILES = frozenset(f"torch.nn.modules.{name}" for name in (
+    "loss", "activation", "dropout", "pooling", "flatten", "padding", "pixelshuffle", "distance",
+    "channelshuffle", "upsampling", "fold"))
+_FRESH_EXCLUDED = frozenset({torch.nn.MultiheadAttention})
 
 
 def fresh_module(tx, cls, args, kwargs):
     """`cls(*args, **kwargs)` for a torch.nn module class as a FreshModuleValue, or None: only torch's
-    own modules (their __init__ only stores its arguments), with constant arguments, that end up with no
-    parameters, buffers or submodules. Registering a buffer (even None, as the weighted losses do) runs
+    own parameterless kinds (losses, activations, dropout, pooling...: their __init__ only stores its
+    arguments), with constant arguments, that end up with no parameters, buffers or submodules. Registering a buffer (even None, as the weighted losses do) runs
     the global buffer-registration hooks: made only while there are none, which is guarded."""
     from .source import fixed_source
-    if not cls.__module__.startswith("torch.nn.modules."):
+    if cls.__module__ not in _PARAMETERLESS_FILES and cls is not torch.nn.Identity or cls in _FRESH_EXCLUDED:
         return None
     values = [*args, *kwargs.values()]
     if not all(isinstance(v, Const) and type(v.value) in _FRESH_ARG_TYPES for v in values):
@@ -245,7 +252,8 @@ def fresh_module(tx, cls, args, kwargs):
     const_args = tuple(v.value for v in args)
     const_kwargs = {k: v.value for k, v in kwargs.items()}
     try:
-        obj = cls(*const_args, **const_kwargs)
+        with torch.random.fork_rng(devices=[]):
+            obj = cls(*const_args, **const_kwargs)
     except Exception:
         return None                                     # the frame raises there: let the break say so
     if obj._parameters or obj._modules or any(b is not None for b in obj._buffers.values()):

@@ -645,7 +645,7 @@ def stores_into_a_fresh_module(x):
 
 
 def makes_a_module_with_parameters(x):
-    torch.manual_seed(0)
+    torch.manual_seed(0)                    # (eager draws its weights; framejit must not draw more)
     return nn.Linear(3, 3)(x)
 
 
@@ -678,3 +678,13 @@ def test_a_global_buffer_registration_hook_still_sees_every_loss_module_made():
         torch.testing.assert_close(g, want)
     assert by_compiled == ["weight"] * 4                # two weighted losses per call, as in eager:
     assert seen[4:] == ["weight"] * 2
+
+
+def test_a_module_with_weights_made_in_the_frame_is_not_built_at_translation():
+    import warnings
+
+    from framejit.observe import GlobalStateChanged
+    f = framejit.compile(makes_a_module_with_parameters)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", GlobalStateChanged)   # building it would draw from the RNG
+        torch.testing.assert_close(f(torch.ones(2, 3)), makes_a_module_with_parameters(torch.ones(2, 3)))
