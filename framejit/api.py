@@ -79,7 +79,7 @@ def _compile_function(fn, backend_fn, fullgraph, config, observer, self_object=N
 
     # Per wrapper, not per code object: functions made by one decorator share a code object (HF's
     # forward wrappers), and one of them running eagerly or hitting the limit must not stop the others.
-    local = types.SimpleNamespace(eager_reason=None, conversions=0, eager_fn=fn)
+    local = types.SimpleNamespace(eager_reason=None, conversions={}, eager_fn=fn)
 
     def on_miss(args, kwargs):
         return _on_miss(fn, signature, state, local, opts, args, kwargs)
@@ -100,9 +100,28 @@ def _compile_function(fn, backend_fn, fullgraph, config, observer, self_object=N
     return framejit_wrapper
 
 
-# Entries of all functions sharing one code object (each guarded on its own closure) at most this many
-# times the recompile limit.
+# Entries of all functions sharing one code object (each guarded on its own closure), and entries of
+# one function over all the module instances it is called with, at most this many times the recompile
+# limit.
 SHARED_CODE_LIMIT = 8
+
+
+def _instances(args, kwargs):
+    """The nn.Module instances a call passes: a forward's `self` (each of a model's layers runs the same
+    compiled forward, and each needs entries of its own), a module handed to a helper, also inside a
+    cell. The recompile limit counts conversions per such combination, so the twelfth layer of a model
+    gets its graph too."""
+    values = [*args, *kwargs.values()] if kwargs else args
+    found = []
+    for v in values:
+        if type(v) is types.CellType:             # a resume function's cell variable, passed as its cell
+            try:
+                v = v.cell_contents
+            except ValueError:
+                continue
+        if isinstance(v, torch.nn.Module):
+            found.append(id(v))
+    return tuple(found)
 
 
 def _call_entry(fn, entry, args, kwargs):
@@ -122,7 +141,8 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs):
                 return out
         if local.eager_reason is not None:
             result = None
-        elif local.conversions >= limit or len(state.entries) >= SHARED_CODE_LIMIT * limit:
+        elif local.conversions.get(_instances(args, kwargs), 0) >= limit or \
+                len(state.entries) >= SHARED_CODE_LIMIT * limit:
             _hit_limit(fn, state, opts, args, kwargs)
             local.eager_reason = state.eager_reason
             result = None
@@ -132,7 +152,8 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs):
                 state.recompile_reasons.append(reason)
             result = _convert(fn, signature, state, opts, args, kwargs)
             if result.kind == "entry":
-                local.conversions += 1
+                key = _instances(args, kwargs)
+                local.conversions[key] = local.conversions.get(key, 0) + 1
             elif result.kind == "eager":
                 local.eager_reason = result.reason
                 local.eager_fn = result.replacement or fn

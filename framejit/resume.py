@@ -148,7 +148,8 @@ def make_break_in_try_function(orig_code, f_globals, closure, call_index, stack_
     function, a copy too, has already run the handlers that cover the code after the call)."""
     original = copy_instructions(decode(orig_code))
     _, resume_fn, nulls_after = successor
-    tail = _call_resume_tail(resume_fn, nulls_after, live_locals, original[call_index].positions)
+    tail = _call_resume_tail(resume_fn, nulls_after, live_locals, original[call_index].positions,
+                             cells=frozenset(orig_code.co_cellvars))
     name = f"__fj_break_{original[call_index].offset}_{orig_code.co_name}"
     instrs = original[:call_index + 1] + tail + original[call_index + 1:]
     code, _ = _entered_copy(orig_code, instrs, call_group_start(original, call_index), stack_nulls, live_locals,
@@ -230,7 +231,10 @@ def make_routed_function(fn, call_index, above, route, layout="null"):
     return out
 
 
-def _call_resume_tail(resume_fn, stack_nulls, live_locals, positions):
+def _call_resume_tail(resume_fn, stack_nulls, live_locals, positions, cells=frozenset()):
+    """Pass the stack and the live locals to the resume function and return what it returns. `cells`:
+    the live names that are cells in the code this tail ends (a copy of the original, which made them
+    with MAKE_CELL): their contents are passed, as the resume function's own MAKE_CELL expects."""
     # A NULL cannot be popped (POP_TOP would decref NULL), so the only NULL allowed here is one at the
     # bottom of the stack, which becomes the NULL under the resume call (convert.py checks this).
     assert not any(stack_nulls[1:]), "NULL above the bottom of the stack at a graph break"
@@ -247,7 +251,7 @@ def _call_resume_tail(resume_fn, stack_nulls, live_locals, positions):
             out.append(make("LOAD_FAST", f"__fj_r{i}"))
             n += 1
     for name in live_locals:
-        out.append(make("LOAD_FAST", name))
+        out.append(make("LOAD_DEREF" if name in cells else "LOAD_FAST", name))
     n += len(live_locals)
     out.append(make("PRECALL", n))
     out.append(make("CALL", n))

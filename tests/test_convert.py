@@ -468,3 +468,24 @@ def test_a_tracing_backend_given_a_graph_that_ends_a_no_grad_block_leaves_grad_m
         out = compiled(x)
     torch.testing.assert_close(out, f(x))
     assert torch.is_grad_enabled() and out.requires_grad
+
+
+def test_a_break_inside_try_hands_the_resume_function_cell_variables_by_value():
+    def f(x):
+        scale = 3.0
+        try:
+            y = _report(x * 2)          # a break at a call inside a try block
+        except KeyError:
+            y = x
+        grow = lambda t: t * scale      # noqa: E731 (`scale` is a cell variable, captured after the break)
+        return grow(y), scale
+    counter = framejit.CompileCounter()
+    compiled = framejit.compile(f, backend=counter)
+    x = torch.randn(3)
+    for _ in range(3):
+        got, want = compiled(x), f(x)
+        torch.testing.assert_close(got[0], want[0])
+        assert got[1] == want[1]
+    frames = counter.frame_count
+    compiled(x)
+    assert counter.frame_count == frames       # the resume function is not guarded on a fresh cell

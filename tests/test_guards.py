@@ -181,6 +181,43 @@ def test_recompile_limit_is_per_function_not_per_shared_code():
     assert counter.frame_count == 12
 
 
+class BreakingLayer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.lin(x)
+        if y.sum() > 1e9:                 # a data-dependent branch: the layer splits, and its model
+            y = y * 0                     # calls it through its compiled wrapper
+        return y.relu() + x
+
+
+class DeepModel(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(BreakingLayer() for _ in range(n))
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def test_the_recompile_limit_counts_per_module_instance_so_every_layer_keeps_its_graphs():
+    torch.manual_seed(0)
+    model = DeepModel(12)                 # more layers than the limit: each layer is an instance of its own
+    counter = framejit.CompileCounter()
+    compiled = framejit.compile(model, backend=counter, recompile_limit=4)
+    x = torch.randn(2, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)               # no "recompile limit" warning
+        torch.testing.assert_close(compiled(x), model(x))
+        frames = counter.frame_count
+        torch.testing.assert_close(compiled(x), model(x))
+    assert frames >= 12 and counter.frame_count == frames
+
+
 @pytest.mark.parametrize("make", [
     lambda: torch.randn(4, 3).t(),                  # same shape (3, 4), transposed strides
     lambda: torch.randn(3, 8)[:, ::2],              # same shape, strided
