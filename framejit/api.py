@@ -108,20 +108,9 @@ SHARED_CODE_LIMIT = 8
 
 def _instances(args, kwargs):
     """The nn.Module instances a call passes: a forward's `self` (each of a model's layers runs the same
-    compiled forward, and each needs entries of its own), a module handed to a helper, also inside a
-    cell. The recompile limit counts conversions per such combination, so the twelfth layer of a model
-    gets its graph too."""
-    values = [*args, *kwargs.values()] if kwargs else args
-    found = []
-    for v in values:
-        if type(v) is types.CellType:             # a resume function's cell variable, passed as its cell
-            try:
-                v = v.cell_contents
-            except ValueError:
-                continue
-        if isinstance(v, torch.nn.Module):
-            found.append(id(v))
-    return tuple(found)
+    compiled forward, and each needs entries of its own), a module handed to a helper. The recompile
+    limit counts conversions per such combination, so the twelfth layer of a model gets its graph too."""
+    return tuple(id(v) for v in (*args, *kwargs.values()) if isinstance(v, torch.nn.Module))
 
 
 def _call_entry(fn, entry, args, kwargs):
@@ -152,8 +141,8 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs):
                 state.recompile_reasons.append(reason)
             result = _convert(fn, signature, state, opts, args, kwargs)
             if result.kind == "entry":
-                key = _instances(args, kwargs)
-                local.conversions[key] = local.conversions.get(key, 0) + 1
+                instances = _instances(args, kwargs)
+                local.conversions[instances] = local.conversions.get(instances, 0) + 1
             elif result.kind == "eager":
                 local.eager_reason = result.reason
                 local.eager_fn = result.replacement or fn

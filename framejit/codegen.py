@@ -106,8 +106,8 @@ class Rebuilder:
         if memo is not None:
             return memo
         e = self._expr(v)
-        if (isinstance(v, (SeqValue, DictValue, SetValue)) or hasattr(v, "rebuild") and isinstance(v, ObjectValue)) \
-                and v.source is None and self._counts.get(id(v), 0) > 1 and not (isinstance(v, SeqValue) and v.kind is tuple):
+        if isinstance(v, (SeqValue, DictValue, SetValue)) and v.source is None and self._counts.get(id(v), 0) > 1 \
+                and not (isinstance(v, SeqValue) and v.kind is tuple):
             name = f"__fj_v{len(self.prelude)}"
             self.prelude.append(f"{name} = {e}")
             e = name

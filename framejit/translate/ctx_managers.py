@@ -305,25 +305,36 @@ class ExitValue(Value):
         super().__init__(source)
         self.manager = manager
 
+    def _reentry(self):
+        """How a break function gets this block's __exit__: "given" (a block a resume function started
+        inside: the __exit__ it was given), "autocast", "grad" (entered for real again), or None."""
+        m = self.manager
+        if isinstance(m, ResumedAutocast):
+            return "given" if self.source is not None else None
+        if isinstance(m, AutocastManager):
+            return "autocast" if m.entered and m.node is not None else None
+        if isinstance(m, GradModeManager):
+            return "grad" if m.entered and m.prev is not None else None
+        return None
+
+    def splittable(self):
+        """Can a graph break happen with this __exit__ on the stack (a grad-mode block always can: one
+        not entered yet rebuilds as its manager)?"""
+        return isinstance(self.manager, GradModeManager) or self._reentry() is not None
+
     def rebuild(self, rb):
         """At a graph break inside a grad-mode or autocast block: enter the block for real (the graph
         part ran it symbolically; an autocast graph closes its own block at its end, see
         close_open_autocast) and hand the break function an __exit__ that leaves it as the manager's own
         would. A block a resume function started inside is the __exit__ it was given."""
-        m = self.manager
-        if isinstance(m, ResumedAutocast) and self.source is not None:
+        how, m = self._reentry(), self.manager
+        if how == "given":
             return rb.reload(self.source)
-        if isinstance(m, AutocastManager) and m.entered and m.node is not None:
+        if how == "autocast":
             return f"{rb.ns.bind(reenter_autocast)}({rb.ns.bind(tuple(m.args))})"
-        if not isinstance(m, GradModeManager) or not m.entered or m.prev is None:
-            raise GraphBreak("reconstruct", f"the __exit__ of {m!r} cannot be rebuilt")
-        return f"{rb.ns.bind(reenter_grad_mode)}({m.mode}, {m.prev})"
-
-    def splittable(self):
-        """Can a graph break happen with this __exit__ on the stack (it is rebuilt, see rebuild)?"""
-        m = self.manager
-        return isinstance(m, GradModeManager) or isinstance(m, ResumedAutocast) and self.source is not None \
-            or isinstance(m, AutocastManager) and m.entered and m.node is not None
+        if how == "grad":
+            return f"{rb.ns.bind(reenter_grad_mode)}({m.mode}, {m.prev})"
+        raise GraphBreak("reconstruct", f"the __exit__ of {m!r} cannot be rebuilt")
 
     def children(self):
         return []

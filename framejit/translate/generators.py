@@ -186,6 +186,7 @@ def _closes_silently(tx, inst):
     `except C:` clauses (`except (A, B):` too) over Exception subclasses, GeneratorExit matches none and
     leaves at once: nothing to reproduce (collections.abc.Sequence.__iter__'s `except IndexError`). A
     finally, a with block, a bare except or an enclosing block: False."""
+    from .ops_load_store import load_global_value
     code = tx.instructions
     i = tx.index[inst.exn.target]
     if code[i].opname != "PUSH_EXC_INFO":
@@ -193,15 +194,11 @@ def _closes_silently(tx, inst):
     i += 1
     while code[i].opname != "RERAISE":
         classes = []
-        while code[i].opname == "LOAD_GLOBAL":
-            name = code[i].argval
-            found = tx.f_globals.get(name, _NOTHING)
-            if found is _NOTHING:
-                try:
-                    found = tx.lookup_builtin(name)
-                except GraphBreak:
-                    return False
-            classes.append(found)
+        while code[i].opname == "LOAD_GLOBAL":          # read (and guarded) as the handler would read it
+            try:
+                classes.append(as_python(load_global_value(tx, code[i].argval)))
+            except GraphBreak:
+                return False
             i += 1
         if len(classes) > 1:
             if code[i].opname != "BUILD_TUPLE" or code[i].arg != len(classes):

@@ -219,7 +219,7 @@ class FreshModuleValue(ModuleValue):
     def rebuild(self, rb):
         cls, args, kwargs = self.ctor
         parts = [rb.ns.bind(a) for a in args] + [f"{k}={rb.ns.bind(v)}" for k, v in kwargs.items()]
-        return f"{rb.ns.bind(cls)}({', '.join(parts)})"
+        return rb.declare(self, f"{rb.ns.bind(cls)}({', '.join(parts)})")      # one object per call
 
     def children(self):
         return []

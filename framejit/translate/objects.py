@@ -20,7 +20,7 @@ or a Python __setattr__ runs once, in the frame, and the raw store is replayed a
 import types
 
 from ..errors import GraphBreak
-from .builtins_table import as_python, lookaside
+from .builtins_table import as_python, lookaside, unpack_iterable
 from .identity import is_plain_instance
 from .source import AttrSource
 from .values import Const, IteratorValue, ObjectValue, Value
@@ -163,15 +163,7 @@ class NewObject(Value):
         raise GraphBreak("iterate", f"{self.cls.__name__}.__iter__ returned {out!r}")
 
     def unpack(self, tx):
-        it = self.iterate(tx)
-        if isinstance(it, IteratorValue):
-            items = it.items[it.pos:]
-            it.pos = len(it.items)
-            return items
-        items = []
-        while (v := it.next_value(tx)) is not None:
-            items.append(v)
-        return items
+        return unpack_iterable(tx, self.iterate(tx))
 
     def binary_op(self, tx, sym, other):
         inplace = sym.endswith("=")
@@ -228,7 +220,7 @@ def _dict_holds_all(cls, attrs):
     """Would raw stores of `attrs` into a new `cls` object all land in its instance __dict__, in order?
     Then the dict itself can be given at once. Not when a name is a data descriptor on the class (a
     property, a slot: object.__setattr__ goes through it) or `__dict__` itself is not object's own."""
-    if not _has_instance_dict(cls) or type(lookup_type(cls, "__dict__")).__name__ != "getset_descriptor":
+    if not _has_instance_dict(cls) or type(lookup_type(cls, "__dict__")) is not types.GetSetDescriptorType:
         return False
     return all(not _is_data_descriptor(lookup_type(cls, k)) for k in attrs)
 

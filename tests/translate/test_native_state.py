@@ -1,6 +1,5 @@
 """Grad mode, CPU autocast, jit tracing and the default dtype read natively (native_state.py): the
 native answers agree with torch's under each state, and guards rendered with them notice every change."""
-import functools
 from unittest import mock
 
 import pytest
@@ -8,6 +7,7 @@ import torch
 
 import framejit
 from framejit.translate import native_state
+from tests.test_api import PassThrough
 
 pytestmark = pytest.mark.skipif(native_state._DTYPE_CODES is None, reason="native state readers not set up")
 
@@ -51,26 +51,9 @@ def test_native_tracing_agrees_with_torch_inside_and_outside_a_trace():
     assert _holds("tracing", False)
 
 
-def _passes_through(forward):
-    @functools.wraps(forward)
-    def wrapper(self, *args, **kwargs):
-        return forward(self, *args, **kwargs)
-    return wrapper
-
-
-class _Decorated(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = torch.nn.Linear(3, 3)
-
-    @_passes_through
-    def forward(self, x):
-        return self.lin(x).relu()
-
-
 def test_a_compiled_module_called_under_jit_trace_goes_through_nn_module_call():
     torch.manual_seed(0)
-    model = _Decorated()
+    model = PassThrough()                          # a transformers-style (self, *args, **kwargs) forward
     compiled = framejit.compile(model)
     x = torch.randn(2, 3)
     torch.testing.assert_close(compiled(x), model(x))        # the module-call dispatcher's fast path is set
