@@ -121,7 +121,7 @@ class Rebuilder:
             if v.node.op == "placeholder" and v.source is not None:
                 return self.reload(v.source)
             return f"__fj_o{self.output_index[v.node]}"
-        if v.source is not None and isinstance(v, (SeqValue, DictValue, ObjectValue)):
+        if v.source is not None and isinstance(v, (SeqValue, DictValue, SetValue, ObjectValue)):
             return self.reload(v.source)
         if isinstance(v, SeqValue):
             items = [self.expr(i) for i in v.items]
@@ -218,6 +218,9 @@ def side_effect_lines(effects, rb):
         elif e.kind == "dict":
             body = ", ".join(f"{rb.ns.bind(k)}: {rb.expr(x)}" for k, x in e.value.items.items())
             lines.append(f"__fj_d = {rb.reload(e.target)}; __fj_d.clear(); __fj_d.update({{{body}}})")
+        elif e.kind == "set":
+            items = "".join(f"{rb.expr(i)}, " for i in e.value.items)
+            lines.append(f"__fj_d = {rb.reload(e.target)}; __fj_d.clear(); __fj_d.update(({items}))")
     return lines
 
 

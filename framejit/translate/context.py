@@ -18,7 +18,7 @@ from ..errors import GraphBreak
 from .ctx_managers import AutocastExit, GradModeExit, resumed_autocast_block, resumed_grad_block
 from .identity import IdentityTracker, guard_object
 from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource
-from .values import Const, DictValue, ObjectValue, SeqValue, TensorValue
+from .values import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 
 CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
                torch.dtype, torch.device, torch.layout, torch.memory_format)
@@ -175,6 +175,10 @@ class ConversionContext:
                 g.add("TYPE_MATCH", source, t)
                 g.add("DICT_KEYS", source, tuple(obj.keys()))
             return DictValue({k: self.wrap(v, ItemSource(source, k), guard) for k, v in obj.items()}, source)
+        if t is set and all(type(x) in CONST_TYPES for x in obj):
+            if guard:                         # by contents: a set is mutable, and often made per call
+                g.add("CONST_MATCH", source, set(obj))
+            return SetValue([Const(x) for x in obj], source)
         if t is slice or t is range:
             if guard:
                 g.add("CONST_MATCH", source, obj) if t is range else g.add("ID_MATCH", source, obj)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import torch
 
 from .source import AttrSource, GlobalSource, ItemSource, LocalSource, Source
-from .values import ObjectValue, SeqValue, DictValue, TensorValue
+from .values import ObjectValue, SeqValue, SetValue, DictValue, TensorValue
 
 HEAPTYPE = 1 << 9
 
@@ -150,8 +150,8 @@ class IdentityTracker:
     def track(self, obj, source, value):
         if isinstance(value, TensorValue):
             checked = not isinstance(obj, torch.nn.Parameter) and _is_input_path(source)
-        elif isinstance(value, (SeqValue, DictValue)):
-            checked = type(obj) in (list, dict)
+        elif isinstance(value, (SeqValue, DictValue, SetValue)):
+            checked = type(obj) in (list, dict, set)
         elif isinstance(value, ObjectValue):
             checked = is_plain_instance(obj)
         else:

@@ -68,16 +68,39 @@ def format_value(tx, inst):
     tx.push(Const(format(v, spec.value)))
 
 
+def _under_construction(tx, depth):
+    """The list, set or dict a LIST_APPEND/SET_ADD/MAP_ADD/*_EXTEND/*_UPDATE/DICT_MERGE adds to.
+
+    The frame made it (BUILD_LIST/SET/MAP) and nothing else holds it. In a resume function that starts
+    in the middle of building one (a graph break at `g()` in `f(x, **{"b": g()})` or `[*a, g()]`) it
+    arrives as an argument, with a Source: adding to that Value would change only the symbolic copy,
+    and the object rebuilt from the Source would miss the new items. So it is replaced on the stack by
+    a copy the frame owns, rebuilt from its items like one built here."""
+    v = tx.peek(depth)
+    if v.source is None:
+        return v
+    if isinstance(v, SeqValue) and v.kind is list:
+        own = SeqValue(list, v.items)
+    elif isinstance(v, DictValue) and v.kind is dict:
+        own = DictValue(v.items)
+    elif isinstance(v, SetValue):
+        own = SetValue(v.items)
+    else:
+        raise GraphBreak("container build", f"adding items to {v!r}, which the frame did not build")
+    tx.stack[-depth] = own
+    return own
+
+
 @handler("LIST_APPEND")
 def list_append(tx, inst):
     v = tx.pop()
-    tx.peek(inst.arg).items.append(v)
+    _under_construction(tx, inst.arg).items.append(v)
 
 
 @handler("SET_ADD")
 def set_add(tx, inst):
     v = tx.pop()
-    s = tx.peek(inst.arg)
+    s = _under_construction(tx, inst.arg)
     key = as_python(v)
     if all(o.value != key for o in s.items):
         s.items.append(Const(key))
@@ -87,19 +110,19 @@ def set_add(tx, inst):
 def map_add(tx, inst):
     value = tx.pop()
     key = tx.pop()
-    tx.peek(inst.arg).items[as_python(key)] = value
+    _under_construction(tx, inst.arg).items[as_python(key)] = value
 
 
 @handler("LIST_EXTEND")
 def list_extend(tx, inst):
     v = tx.pop()
-    tx.peek(inst.arg).items.extend(unpack_iterable(tx, v))
+    _under_construction(tx, inst.arg).items.extend(unpack_iterable(tx, v))
 
 
 @handler("SET_UPDATE")
 def set_update(tx, inst):
     v = tx.pop()
-    s = tx.peek(inst.arg)
+    s = _under_construction(tx, inst.arg)
     for item in unpack_iterable(tx, v):
         key = as_python(item)
         if all(o.value != key for o in s.items):
@@ -109,7 +132,7 @@ def set_update(tx, inst):
 @handler("DICT_UPDATE", "DICT_MERGE")
 def dict_update(tx, inst):
     v = tx.pop()
-    d = tx.peek(inst.arg)
+    d = _under_construction(tx, inst.arg)
     if not isinstance(v, DictValue):
         if isinstance(v, Const) and isinstance(v.value, dict):
             v = DictValue({k: Const(x) for k, x in v.value.items()})

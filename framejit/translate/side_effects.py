@@ -12,17 +12,20 @@ Kinds of Effect:
   attr      setattr(obj, name, value): objects whose own __setattr__ is part of the store (nn.Module)
   raw_attr  object.__setattr__(obj, name, value): plain Python objects, whose Python-level
             __setattr__ / property setter was already inlined (replaying through it would run it twice)
-  list      obj[:] = [final items]       dict   obj.clear(); obj.update(final items)
-Lists and dicts are written back whole, once, at the position of their first mutation: the items are
+  list      obj[:] = [final items]       dict, set   obj.clear(); obj.update(final items)
+Lists, dicts and sets are written back whole, once, at the position of their first mutation: the items are
 the final ones, so later appends are included and nothing is replayed twice.
 """
+
+
+from .values import SetValue
 
 
 class Effect:
     __slots__ = ("kind", "target", "key", "value", "plain_module")
 
     def __init__(self, kind, target, key=None, value=None, plain_module=False):
-        self.kind = kind          # "global" | "attr" | "raw_attr" | "cell" | "list" | "dict"
+        self.kind = kind          # "global" | "attr" | "raw_attr" | "cell" | "list" | "dict" | "set"
         self.target = target      # Source of the mutated object (global/cell: the Source of the slot)
         self.key = key            # global name / attribute name
         self.value = value        # the Value written (list/dict: the SeqValue/DictValue whose contents win)
@@ -60,11 +63,11 @@ class SideEffects:
         self.effects.append(Effect("cell", cell_source, None, value))
 
     def mutate_container(self, value):
-        """An input list/dict (a value with a Source) changed; its final contents are written back."""
+        """An input list/dict/set (a value with a Source) changed; its final contents are written back."""
         if value.source is None or id(value) in self._mutated:
             return
         self._mutated.add(id(value))
-        kind = "dict" if isinstance(value.items, dict) else "list"
+        kind = "dict" if isinstance(value.items, dict) else "set" if isinstance(value, SetValue) else "list"
         self.effects.append(Effect(kind, value.source, None, value))
 
     def __bool__(self):
