@@ -425,21 +425,30 @@ def _break_instructions(tx, snap):
 
 # ---- replaying a record --------------------------------------------------------------------------
 
-def replay_conversion(fn, args, kwargs, backend="eager", fullgraph=False):
+# Config fields that say where and whether to write files, not how to convert: a replay keeps its own.
+_REPLAY_KEEPS = frozenset({"debug_dir", "report_path", "record_all", "record_on_failure", "debug",
+                           "profile_conversion", "metrics_size"})
+
+
+def replay_conversion(fn, args, kwargs, backend="eager", fullgraph=False, config=None):
     """Convert fn's frame for (args, kwargs) as a cache miss would, except that internal failures raise
-    instead of falling back (framejit.replay compares them with the recorded failure). Returns a callable
-    running the converted code (plain fn when the frame would run as plain Python)."""
+    instead of falling back (framejit.replay compares them with the recorded failure). `config`: the
+    recorded Config fields (those about conversion are used). Returns a callable running the converted
+    code (plain fn when the frame would run as plain Python)."""
     from . import api
     from .backends import lookup_backend
     from .config import Config
+    import dataclasses
     backend_fn = lookup_backend(backend)
-    config = Config.from_env(record_all=False, record_on_failure=False)
+    known = {f.name for f in dataclasses.fields(Config)}
+    overrides = {k: v for k, v in (config or {}).items() if k in known and k not in _REPLAY_KEEPS}
+    config = Config.from_env(**overrides, record_all=False, record_on_failure=False)
 
     def wrap(resume_fn):
         return api._compile_function(resume_fn, backend_fn, fullgraph, config, None)
 
     opts = Options(backend_fn, config, fullgraph, wrap)
-    result = convert_frame(fn, inspect.signature(fn), args, kwargs, opts)
+    result = convert_frame(fn, inspect.signature(fn, follow_wrapped=False), args, kwargs, opts)
     if result.kind != "entry":
         return fn
 

@@ -16,9 +16,10 @@ one torch.equal on the ~5 KB CPU generator state.
 
 from __future__ import annotations
 
+import contextlib
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -96,3 +97,48 @@ def restore_global_state(before: GlobalStateSnapshot) -> None:
     torch.set_default_dtype(before.default_dtype)
     random.setstate(before.python_rng_state)
     torch.set_rng_state(before.torch_rng_state)
+
+
+# ---------------------------------------------------------------------------------------------
+# The state a translation reads (recorded with a conversion, put back to replay it)
+
+
+def translation_state() -> dict[str, Any]:
+    """The global torch state that can change how a frame translates (grad mode decides which graphs
+    resume functions inside a no_grad block build, autocast and the default dtype change op metadata),
+    as plain values an execution record keeps."""
+    return {
+        "grad_enabled": torch.is_grad_enabled(),
+        "inference_mode": torch.is_inference_mode_enabled(),
+        "autocast_cpu_enabled": torch.is_autocast_enabled("cpu"),
+        "autocast_cpu_dtype": torch.get_autocast_dtype("cpu"),
+        "autocast_cache_enabled": torch.is_autocast_cache_enabled(),
+        "default_dtype": torch.get_default_dtype(),
+        "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+        "deterministic_warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+    }
+
+
+@contextlib.contextmanager
+def applied_translation_state(state: dict[str, Any]) -> Iterator[None]:
+    """Run the body under `state` (from translation_state(); missing keys stay as they are), then put
+    back what was there before."""
+    before = translation_state()
+    wanted = {**before, **{k: v for k, v in state.items() if k in before}}
+    with contextlib.ExitStack() as stack:
+        if wanted["inference_mode"] != before["inference_mode"]:
+            stack.enter_context(torch.inference_mode(wanted["inference_mode"]))
+        stack.callback(_set_translation_state, before)
+        _set_translation_state(wanted)
+        yield
+
+
+def _set_translation_state(state: dict[str, Any]) -> None:
+    torch.set_grad_enabled(state["grad_enabled"])
+    torch.set_autocast_enabled("cpu", state["autocast_cpu_enabled"])
+    torch.set_autocast_dtype("cpu", state["autocast_cpu_dtype"])
+    torch.set_autocast_cache_enabled(state["autocast_cache_enabled"])
+    torch.set_default_dtype(state["default_dtype"])
+    torch.use_deterministic_algorithms(state["deterministic_algorithms"], warn_only=state["deterministic_warn_only"])
+    torch.set_float32_matmul_precision(state["float32_matmul_precision"])

@@ -85,6 +85,7 @@ from framejit.record_values import (
     RecordedModule,
     RecordedStorage,
     UnpicklableValue,
+    main_globals_needed,
     rebuild_value,
     snapshot_value,
 )
@@ -94,6 +95,8 @@ if TYPE_CHECKING:
 
 MAGIC = b"FRAMEJIT-RECORD\n"
 FORMAT_VERSION = 1
+"""Fields added to Record since (config, torch_state, resume_of, main_globals) load with their defaults
+from a record that lacks them (Record.__setstate__), so they did not need a new version."""
 RECORD_SUFFIX = ".rec"
 _MAX_NAME_SUFFIXES = 10_000
 _HEADER_MESSAGE_LIMIT = 500
@@ -160,20 +163,41 @@ class Record:
     """The backend callable itself (pickled like any value: by reference when importable, by value when
     defined in __main__), used when backend_name is not registered in the replaying process."""
     fullgraph: bool = False
+    config: dict[str, Any] = field(default_factory=dict)
+    """The Config fields the frame was compiled with (framejit.config.Config), by name."""
+    torch_state: dict[str, Any] = field(default_factory=dict)
+    """The global torch state when the conversion started (global_state.translation_state()): grad
+    mode, inference mode, autocast, default dtype... replay converts under the same state."""
+    resume_of: tuple[types.CodeType, int] | None = None
+    """For a generated resume function: the code of the function it continues and the number of
+    instructions its prologue puts before the copy of that code (resume.RESUME_ORIGIN), so a replay
+    maps its instructions back to the original as the recorded conversion did."""
+    main_globals: dict[str, Any] = field(default_factory=dict)
+    """The globals of the recording program's __main__ that functions and classes defined there name
+    (record_values.main_globals_needed). dill pickles those by value with "the loading process's
+    __main__" as their globals; load_record gives them a __main__ of their own holding these (and, when
+    the recorded function itself is from __main__, its recorded globals: one namespace, as it was)."""
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for f in dataclasses.fields(self):          # a record of an older format lacks newer fields
+            if f.name not in state:
+                state[f.name] = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        self.__dict__.update(state)
 
     @property
     def failed(self) -> bool:
         return self.exception_type is not None
 
     def build_function(self) -> types.FunctionType:
-        """The recorded function, rebuilt over the recorded globals, builtins and closure."""
+        """The recorded function, rebuilt over the recorded globals, builtins and closure. Its globals
+        are `self.globals` itself: the recorded functions of the same module share it."""
         freevars = self.code.co_freevars
         if len(self.closure) != len(freevars):
             raise RecordError(
                 f"record of {self.qualname} is inconsistent: the code has {len(freevars)} free variable(s) "
                 f"{freevars} but {len(self.closure)} closure value(s) were recorded"
             )
-        function_globals: dict[str, Any] = dict(self.globals)
+        function_globals = self.globals
         function_globals.setdefault("__name__", self.module_name)
         function_builtins = dict(builtins.__dict__)
         function_builtins.update(self.builtins)
@@ -187,9 +211,10 @@ class Record:
     def rebuild_args(self) -> tuple[tuple, dict[str, Any]]:
         """Fresh copies of the recorded arguments (new tensors, deep-copied modules) for one run."""
         storages: dict[int, torch.UntypedStorage] = {}
-        args = tuple(_fresh(rebuild_value(a, storages)) for a in self.args)
-        kwargs = {k: _fresh(rebuild_value(v, storages)) for k, v in self.kwargs.items()}
-        return args, kwargs
+        memo: dict[int, Any] = {}
+        args = tuple(rebuild_value(a, storages, memo) for a in self.args)
+        kwargs = {k: rebuild_value(v, storages, memo) for k, v in self.kwargs.items()}
+        return _fresh((args, kwargs))
 
     def outcome(self) -> str:
         if not self.failed:
@@ -204,9 +229,15 @@ class Record:
             f"recorded {self.created} with framejit {self.framejit_version}, torch {self.torch_version}, "
             f"Python {self.python_version}",
             f"backend: {self.backend_name or self.backend!r}{' (fullgraph)' if self.fullgraph else ''}",
-            f"globals: {', '.join(sorted(self.globals)) or '-'}",
+            f"globals: {', '.join(sorted(k for k in self.globals if not k.startswith('__'))) or '-'}",
             f"arguments: {len(self.args)} positional, {len(self.kwargs)} keyword",
         ]
+        if self.resume_of is not None:
+            lines.append(f"resume function of {self.resume_of[0].co_qualname} "
+                         f"({self.resume_of[0].co_filename}:{self.resume_of[0].co_firstlineno})")
+        changed = {k: v for k, v in self.torch_state.items() if _DEFAULT_TORCH_STATE.get(k, v) != v}
+        if changed:
+            lines.append("torch state: " + ", ".join(f"{k}={v!r}" for k, v in changed.items()))
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
 
@@ -228,13 +259,37 @@ class Record:
         }
 
 
-def _fresh(value: Any) -> Any:
-    if isinstance(value, torch.nn.Module):
-        try:
-            return copy.deepcopy(value)
-        except Exception:  # a module that cannot be copied is reused as is
-            return value
-    return value
+# torch's own defaults: describe() names only the parts of a recorded state that differ from them
+_DEFAULT_TORCH_STATE = {
+    "grad_enabled": True,
+    "inference_mode": False,
+    "autocast_cpu_enabled": False,
+    "default_dtype": torch.float32,
+    "deterministic_algorithms": False,
+    "float32_matmul_precision": "highest",
+}
+
+
+def _fresh(args_and_kwargs: tuple[tuple, dict[str, Any]]) -> tuple[tuple, dict[str, Any]]:
+    """Deep copies of the nn.Module arguments (one copy per module, however often it is passed)."""
+    memo: dict[int, Any] = {}
+
+    def fresh(value: Any) -> Any:
+        if isinstance(value, torch.nn.Module):
+            try:
+                return copy.deepcopy(value, memo)
+            except Exception:  # a module that cannot be copied is reused as is
+                return value
+        if type(value) is tuple:
+            return tuple(fresh(v) for v in value)
+        if type(value) is list:
+            value[:] = [fresh(v) for v in value]      # rebuilt for this run: changed in place (aliasing)
+        elif type(value) is dict:
+            value.update((k, fresh(v)) for k, v in value.items())
+        return value
+
+    args, kwargs = args_and_kwargs
+    return tuple(fresh(a) for a in args), {k: fresh(v) for k, v in kwargs.items()}
 
 
 def _truncate(text: str | None, limit: int) -> str | None:
@@ -263,6 +318,9 @@ class ExecutionRecorder:
         self._backend_name: str | None = None
         self._backend: Any = None
         self._fullgraph = False
+        self._config: dict[str, Any] = {}
+        self._torch_state: dict[str, Any] = {}
+        self._resume_of: tuple[types.CodeType, int] | None = None
 
     def record_function(self, fn: types.FunctionType) -> None:
         """Record a plain Python function's code, closure, defaults and module name."""
@@ -278,6 +336,19 @@ class ExecutionRecorder:
         module_name = fn.__globals__.get("__name__")
         if isinstance(module_name, str):
             self._module_name = module_name
+        from framejit.resume import RESUME_ORIGIN     # framejit.resume does not import this module
+
+        origin = RESUME_ORIGIN.get(fn.__code__)
+        original = origin[0]() if origin is not None else None
+        self._resume_of = (original, origin[1]) if original is not None else None
+
+    def record_config(self, config: Any) -> None:
+        """Record the framejit.Config the frame was compiled with (its fields, by name)."""
+        self._config = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+
+    def record_torch_state(self, state: dict[str, Any]) -> None:
+        """Record the global torch state the conversion starts from (global_state.translation_state())."""
+        self._torch_state = dict(state)
 
     def record_code(self, code: types.CodeType) -> None:
         """The first code recorded is the frame's own; later ones are the inlined callees' (kept by name)."""
@@ -328,8 +399,9 @@ class ExecutionRecorder:
 
     def record_args(self, args: tuple, kwargs: dict[str, Any] | None = None) -> None:
         """Record the call's arguments; tensors are copied now, so later mutation does not leak in."""
-        self._args = tuple(snapshot_value(a, self._storages) for a in args)
-        self._kwargs = {k: snapshot_value(v, self._storages) for k, v in (kwargs or {}).items()}
+        memo: dict[int, tuple] = {}
+        self._args = tuple(snapshot_value(a, self._storages, memo) for a in args)
+        self._kwargs = {k: snapshot_value(v, self._storages, memo) for k, v in (kwargs or {}).items()}
 
     def to_record(self, exception: BaseException | None = None) -> Record:
         """The Record of everything recorded so far, with `exception` as the outcome (None: success)."""
@@ -363,7 +435,21 @@ class ExecutionRecorder:
             backend_name=self._backend_name,
             backend=self._backend,
             fullgraph=self._fullgraph,
+            config=dict(self._config),
+            torch_state=dict(self._torch_state),
+            resume_of=self._resume_of,
+            main_globals=self._main_globals(standins),
         )
+
+    def _main_globals(self, standins: dict[int, RecordedModule]) -> dict[str, Any]:
+        main = sys.modules.get("__main__")
+        main_dict = getattr(main, "__dict__", None)
+        if not isinstance(main_dict, dict):
+            return {}
+        reachable = [*self._globals.values(), *self._closure, *(self._defaults or ()),
+                     *(self._kwdefaults or {}).values(), *self._args, *self._kwargs.values(), self._backend]
+        needed = main_globals_needed(reachable, main_dict)
+        return {k: self._standin_or_value(v, standins) for k, v in needed.items()}
 
     def _standin_or_value(self, value: Any, standins: dict[int, RecordedModule]) -> Any:
         if not isinstance(value, types.ModuleType):
@@ -403,6 +489,33 @@ def _dumps(obj: Any) -> bytes:
     buffer = io.BytesIO()
     _RecordPickler(buffer).dump(obj)
     return buffer.getvalue()
+
+
+class _RecordUnpickler(dill.Unpickler):
+    """dill's loader over a __main__ of the record's own: dill writes the globals of a function
+    defined in __main__ as "the __main__ of the loading process" (there: framejit's command line), so
+    they resolve to `main`, which load_record fills with the recorded names (Record.main_globals)."""
+
+    def __init__(self, file: io.BytesIO, main: types.ModuleType) -> None:
+        super().__init__(file)
+        self._main = main
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "__main__":
+            if name == "__dict__":             # how dill writes the globals of __main__'s functions
+                return self._main.__dict__
+            try:
+                return self._main.__dict__[name]
+            except KeyError:
+                raise RecordError(
+                    f"the record refers to {name!r} of the recording program's __main__, which it does not hold"
+                ) from None
+        return super().find_class(module, name)
+
+
+def _loads(payload: bytes) -> tuple[Any, types.ModuleType]:
+    main = types.ModuleType("__main__")
+    return _RecordUnpickler(io.BytesIO(payload), main).load(), main
 
 
 # ---------------------------------------------------------------------------------------------
@@ -485,6 +598,7 @@ def _picklable_record(record: Record) -> Record:
         args=fix_sequence(record.args, "argument") or (),
         kwargs=fix_mapping(record.kwargs, "keyword argument") or {},
         backend=_picklable_copy(record.backend, "backend", notes, memo),
+        main_globals=fix_mapping(record.main_globals, "__main__ global") or {},
         notes=notes,
     )
 
@@ -631,7 +745,9 @@ def _check_versions(header: dict[str, Any], path: Path) -> None:
 
 def _unpickle(payload: bytes, path: Path) -> Any:
     try:
-        return dill.loads(payload)
+        record, main = _loads(payload)
+    except RecordError as exc:
+        raise RecordError(f"could not load the contents of {path}: {exc}") from None
     except ModuleNotFoundError as exc:
         raise RecordError(
             f"{path} refers to the module {exc.name!r}, which cannot be imported here. Records store "
@@ -643,6 +759,20 @@ def _unpickle(payload: bytes, path: Path) -> Any:
             f"could not load the contents of {path} ({type(exc).__name__}: {_truncate(str(exc), 300)}); "
             "the file may be damaged or refer to code that changed since it was recorded"
         ) from None
+    if isinstance(record, Record):
+        _fill_main(record, main)
+    return record
+
+
+def _fill_main(record: Record, main: types.ModuleType) -> None:
+    """Give the functions of the recording program's __main__ their recorded globals; a recorded
+    function from __main__ shares that namespace with them, as it did when recorded."""
+    namespace = main.__dict__
+    for name, value in record.main_globals.items():
+        namespace.setdefault(name, value)
+    if record.module_name == "__main__":
+        namespace.update(record.globals)
+        record.globals = namespace
 
 
 def load_record(path: str | os.PathLike, *, trust: bool = False) -> Record:

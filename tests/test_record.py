@@ -263,6 +263,23 @@ def test_tensor_layouts_aliasing_and_parameters(debug_dir):
     assert a2[1, 1] == 5
 
 
+def test_arguments_passed_twice_are_one_object_again(debug_dir):
+    """The conversion guarded `a is b`-style aliasing among its inputs: a replay must see it too."""
+    x = torch.randn(3)
+    items = [x, 1]
+    model = Scale()
+
+    def fn(a, b, c, d, e, f):
+        return a
+
+    record = simulate_translation(fn, (x, x, items, items, model, model))
+    loaded = load_record(write_record(record, debug_dir))
+    for _ in range(2):                       # every rebuild, not only the first
+        (a, b, c, d, e, f), _ = loaded.rebuild_args()
+        assert a is b and c is d and e is f and c[0] is a
+        assert e is not model
+
+
 def test_arguments_are_copied_when_recorded():
     x = torch.zeros(3)
     record = simulate_translation(failing, (x,))
@@ -509,6 +526,57 @@ def test_replay_reproduces_a_recorded_failure(monkeypatch, debug_dir):
     assert isinstance(fn, types.FunctionType) and fn.__name__ == "failing"
     assert isinstance(fn.__globals__["__builtins__"], dict)
     assert torch.equal(args[0], torch.ones(2))
+
+
+def test_record_keeps_options_config_and_torch_state(monkeypatch, debug_dir):
+    """A replay converts under the recorded Config and global torch state (grad mode, default dtype),
+    and leaves the replaying process's state as it found it."""
+    from framejit.config import Config
+    from framejit.global_state import translation_state
+
+    seen = {}
+
+    def hook(fn, args, kwargs, backend="eager", fullgraph=False, config=None):
+        seen.update(grad=torch.is_grad_enabled(), dtype=torch.get_default_dtype(), config=config,
+                    backend=backend, fullgraph=fullgraph)
+        return run_eagerly(fn, args, kwargs)
+
+    install_hook(monkeypatch, hook)
+    recorder = ExecutionRecorder()
+    recorder.record_function(failing)
+    recorder.record_args((torch.ones(2),), {})
+    recorder.record_options("eager", fullgraph=True)
+    recorder.record_config(Config(inline_depth=3, recompile_limit=2))
+    recorder.record_torch_state({**translation_state(), "grad_enabled": False, "default_dtype": torch.float64})
+    loaded = load_record(write_record(recorder.to_record(NotImplementedError("x")), debug_dir))
+    assert loaded.config["inline_depth"] == 3 and loaded.torch_state["grad_enabled"] is False
+    assert "torch state: grad_enabled=False, default_dtype=torch.float64" in loaded.describe()
+    before = translation_state()
+    replay(loaded)
+    assert seen["grad"] is False and seen["dtype"] is torch.float64
+    assert seen["config"]["inline_depth"] == 3 and seen["config"]["recompile_limit"] == 2
+    assert seen["backend"] == "eager" and seen["fullgraph"] is True
+    assert translation_state() == before
+
+
+def test_a_replay_that_does_not_reproduce_says_how(monkeypatch):
+    install_hook(monkeypatch, lambda fn, args, kwargs: None)
+    result = replay(failing_record())
+    assert not result.reproduced
+    assert "result: NOT reproduced: the recorded conversion failed with NotImplementedError, but the replayed " \
+           "conversion succeeded" in result.summary()
+
+    def other(fn, args, kwargs):
+        raise KeyError("something else")
+
+    install_hook(monkeypatch, other)
+    result = replay(failing_record())
+    assert "result: NOT reproduced: the replayed conversion failed with KeyError instead of " \
+           "NotImplementedError" in result.summary()
+    install_hook(monkeypatch, other)
+    _, _, _, record = full_record()            # a recorded success
+    assert "NOT reproduced: the recorded conversion succeeded, but the replayed one failed with KeyError" in \
+        replay(record).summary()
 
 
 def test_replay_reports_a_different_message(monkeypatch):
