@@ -662,18 +662,73 @@ def try_write_record(record: Record, debug_dir: str | os.PathLike) -> Path | Non
 # Reading
 
 
-def _read_file(path: Path) -> tuple[bytes, os.stat_result]:
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _record_path(path: str | os.PathLike) -> Path:
+    """`path` as a Path, refusing what cannot name a record file before anything is opened."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        text = os.fspath(path)
+    except TypeError:
+        raise RecordError(f"a record path must be a str or os.PathLike, not {type(path).__name__}") from None
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if not text.strip():
+        raise RecordError("no record file given (the path is empty); records are the .rec files in "
+                          "<debug dir>/records/")
+    if "\0" in text:
+        raise RecordError(f"{text!r} is not a valid path (it contains a NUL character)")
+    return Path(text)
+
+
+def _read_file(path: Path) -> tuple[bytes, os.stat_result]:
+    """The bytes of a record file. Anything but a regular file is refused before a byte is read (a named
+    pipe is opened without waiting for a writer and never read from), and a file that does not start
+    with the record marker is refused after reading just the marker's length."""
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise RecordError(f"no such record file: {path}") from None
     except OSError as exc:
         raise RecordError(f"cannot open record file {path}: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
+    try:
+        st = os.fstat(fd)
+        for is_kind, kind in _FILE_KINDS:
+            if is_kind(st.st_mode):
+                hint = " (records are the .rec files in <debug dir>/records/)" if kind == "a directory" else ""
+                raise RecordError(f"{path} is {kind}, not a record file{hint}")
         if not stat.S_ISREG(st.st_mode):
             raise RecordError(f"{path} is not a regular file, so it is not a framejit record")
-        return f.read(), st
+        chunks = [_read_exactly(fd, len(MAGIC), path)]
+        if chunks[0] != MAGIC:
+            raise RecordError(f"{path} is not a framejit record (it does not start with the framejit record marker)")
+        while True:
+            chunk = _read_some(fd, 1 << 20, path)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks), st
+    finally:
+        os.close(fd)
+
+
+def _read_some(fd: int, size: int, path: Path) -> bytes:
+    try:
+        return os.read(fd, size)
+    except OSError as exc:
+        raise RecordError(f"cannot read record file {path}: {exc.strerror or exc}") from None
+
+
+def _read_exactly(fd: int, size: int, path: Path) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = _read_some(fd, size - len(data), path)
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def _split(data: bytes, path: Path) -> tuple[dict[str, Any], bytes]:
@@ -684,7 +739,7 @@ def _split(data: bytes, path: Path) -> tuple[dict[str, Any], bytes]:
         raise RecordError(f"{path} is a corrupt framejit record: its header line is incomplete")
     try:
         header = json.loads(data[len(MAGIC):end].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):          # not UTF-8, not JSON, or absurdly nested
         raise RecordError(f"{path} is a corrupt framejit record: its header is not valid JSON") from None
     required = ("format_version", "python_version", "torch_version", "payload_sha256")
     if not isinstance(header, dict) or any(k not in header for k in required):
@@ -694,7 +749,7 @@ def _split(data: bytes, path: Path) -> tuple[dict[str, Any], bytes]:
 
 def read_record_header(path: str | os.PathLike) -> dict[str, Any]:
     """The JSON header of a record file, read without unpickling anything (so safe on any file)."""
-    path = Path(path)
+    path = _record_path(path)
     data, _ = _read_file(path)
     return _split(data, path)[0]
 
@@ -775,9 +830,13 @@ def _fill_main(record: Record, main: types.ModuleType) -> None:
         record.globals = namespace
 
 
-def load_record(path: str | os.PathLike, *, trust: bool = False) -> Record:
-    """Read and check a record file, then unpickle it. Raises RecordError for anything wrong."""
-    path = Path(path)
+def check_record_file(path: str | os.PathLike, *, trust: bool = False) -> dict[str, Any]:
+    """Everything load_record checks before it unpickles anything (the file, its owner and mode, the
+    header, the versions, the digest); returns the header. Raises RecordError for anything wrong."""
+    return _checked(_record_path(path), trust)[0]
+
+
+def _checked(path: Path, trust: bool) -> tuple[dict[str, Any], bytes]:
     data, st = _read_file(path)
     if not trust:
         _check_trusted(path, st)
@@ -790,6 +849,13 @@ def load_record(path: str | os.PathLike, *, trust: bool = False) -> Record:
             f"{path} is a corrupt framejit record: its contents do not match the digest in its header "
             "(truncated or modified)"
         )
+    return header, payload
+
+
+def load_record(path: str | os.PathLike, *, trust: bool = False) -> Record:
+    """Read and check a record file, then unpickle it. Raises RecordError for anything wrong."""
+    path = _record_path(path)
+    _, payload = _checked(path, trust)
     record = _unpickle(payload, path)
     if not isinstance(record, Record):
         raise RecordError(f"{path} is a corrupt framejit record: it holds a {type(record).__name__}, not a Record")
@@ -815,6 +881,7 @@ __all__ = [
     "MAGIC",
     "Record",
     "RecordError",
+    "check_record_file",
     "RecordVersionWarning",
     "RecordedModule",
     "UnpicklableValue",

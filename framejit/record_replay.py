@@ -38,7 +38,7 @@ from typing import Any, Callable
 import torch
 
 from framejit.global_state import applied_translation_state
-from framejit.record import Record, exception_type_name
+from framejit.record import Record, RecordError, exception_type_name
 from framejit.record_values import UnpicklableValue
 
 HOOK_NAME = "framejit.convert.replay_conversion"
@@ -242,9 +242,15 @@ def _set_rng_state(state: tuple[Any, torch.Tensor]) -> None:
 def replay_record(record: Record, *, run: bool = False) -> ReplayResult:
     """Convert the recorded function again on the recorded arguments and compare (see module doc)."""
     result = ReplayResult(record=record)
-    fn = record.build_function()
-    _register_resume_origin(record, fn)
-    args, kwargs = record.rebuild_args()
+    try:
+        fn = record.build_function()
+        _register_resume_origin(record, fn)
+        args, kwargs = record.rebuild_args()
+    except RecordError:
+        raise
+    except Exception as exc:                  # a record whose parts do not fit together
+        raise RecordError(f"the record of {getattr(record, 'qualname', '?')} cannot be rebuilt "
+                          f"({type(exc).__name__}: {exc}); the file may be damaged") from None
     try:
         result.converter, convert = _find_converter(record, result.notes)
     except _HarnessError as exc:
