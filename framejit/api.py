@@ -8,6 +8,7 @@ state_dict keys, train/eval), whose forward is the compiled forward, run on the 
 `type(self)` inside it is the user's class).
 """
 import copyreg
+import dataclasses
 import functools
 import inspect
 import types
@@ -19,7 +20,7 @@ import torch
 from . import cache
 from .backends import lookup_backend
 from .codegen import MISS
-from .config import Config
+from .config import Config, check_settings
 from .convert import Options, convert_frame
 from .dispatcher import build_dispatcher, build_module_call, module_call_fits
 
@@ -33,15 +34,17 @@ def compile(fn=None, *, backend="eager", fullgraph=False, config=None, **config_
         def f(x, y): ...
         model = framejit.compile(model)         # an nn.Module that behaves like the original
     """
+    check_settings("framejit.compile", config_overrides, also=("backend", "fullgraph", "config"))
     backend_fn = lookup_backend(backend)
     if not isinstance(fullgraph, bool):
         raise TypeError(f"fullgraph must be a bool, got {type(fullgraph).__name__}")
+    if fn is not None:
+        check_compilable(fn, "framejit.compile")
     if config is None:
         config = Config.from_env(**config_overrides)
     elif not isinstance(config, Config):
         raise TypeError(f"config must be a framejit.Config, got {type(config).__name__}")
     elif config_overrides:
-        import dataclasses
         config = dataclasses.replace(config, **config_overrides)
     if fn is None:
         return lambda f: compile(f, backend=backend, fullgraph=fullgraph, config=config)
@@ -56,14 +59,49 @@ def _compile(fn, backend_fn, fullgraph, config, observer):
     if isinstance(fn, types.MethodType):
         inner = _compile(fn.__func__, backend_fn, fullgraph, config, observer)
         return types.MethodType(inner, fn.__self__)
-    if not isinstance(fn, types.FunctionType):
-        if callable(fn):
-            raise TypeError(f"framejit.compile expects a Python function, method or nn.Module; "
-                            f"{type(fn).__name__} objects are not supported")
-        raise TypeError(f"framejit.compile expects a callable, got {type(fn).__name__}")
+    check_compilable(fn, "framejit.compile")
     if fn in _DISABLED:
         return fn
     return _compile_function(fn, backend_fn, fullgraph, config, observer)
+
+
+def check_compilable(fn, caller):
+    """Raise TypeError, saying what to do instead, unless `caller` (framejit.compile, framejit.explain)
+    can compile `fn`: a Python function, a method of one, an nn.Module, or a framejit-compiled one."""
+    target = getattr(fn, "_framejit_fn", None) or fn
+    if isinstance(target, types.MethodType):
+        target = target.__func__
+    if isinstance(target, (types.FunctionType, torch.nn.Module)):
+        return
+    what = f"{caller}({_short_repr(fn)})"
+    if isinstance(target, type):
+        instead = (f"compile an instance instead: {caller}({target.__name__}(...))"
+                   if issubclass(target, torch.nn.Module) else
+                   "compile a function that uses it, or a method: MyClass.method")
+        raise TypeError(f"{what}: {target.__name__} is a class; {instead}")
+    if isinstance(target, (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
+                           types.WrapperDescriptorType, types.MethodDescriptorType)):
+        raise TypeError(f"{what}: a builtin (C) function has no Python bytecode to compile; call it from a "
+                        "Python function and compile that")
+    if isinstance(target, functools.partial):
+        raise TypeError(f"{what}: compile the function it wraps ({caller}(p.func)), or a function that calls "
+                        "the partial")
+    if isinstance(target, (staticmethod, classmethod)):
+        raise TypeError(f"{what}: compile the function it wraps ({caller}(m.__func__)) or get it from the class "
+                        "first")
+    if callable(target):
+        raise TypeError(f"{what}: expected a Python function, method or nn.Module, got a callable "
+                        f"{type(target).__name__} object; compile its __call__ method or a function that calls it")
+    raise TypeError(f"{what}: expected a Python function, method or nn.Module to compile, got "
+                    f"{type(target).__name__}")
+
+
+def _short_repr(obj):
+    try:
+        text = repr(obj)
+    except Exception:
+        text = f"<{type(obj).__name__} object>"
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _compile_function(fn, backend_fn, fullgraph, config, observer, self_object=None):

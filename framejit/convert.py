@@ -21,6 +21,7 @@ import inspect
 import torch
 
 from . import codegen, resume
+from .backends.registry import BACKEND_SIGNATURE
 from .callees import CalleeWrappers, CompiledCallee, callee_position
 from .errors import BackendError, GraphBreak, Unsupported
 from .metrics import phase
@@ -208,9 +209,15 @@ def _compile_graph(ctx, outputs, opts):
     try:
         with phase("backend_compile"):
             compiled = opts.backend(gm, example_inputs)
+        if not callable(compiled):
+            got = "None" if compiled is None else f"{type(compiled).__name__} {compiled!r:.60}"
+            raise BackendError(f"backend {_backend_name(opts.backend)!r} returned {got}, not a callable: a backend "
+                               f"is {BACKEND_SIGNATURE}, and framejit calls what it returns with the graph's "
+                               "inputs", gm)
+    except BackendError:
+        raise
     except Exception as e:
-        err = BackendError(f"backend {getattr(opts.backend, '__name__', opts.backend)!r} failed: "
-                           f"{type(e).__name__}: {e}", gm)
+        err = BackendError(f"backend {_backend_name(opts.backend)!r} failed: {type(e).__name__}: {e}", gm)
         raise err from e
     finally:
         # a backend that traces the graph (aot_eager, inductor) runs its grad-mode nodes for real, and a
@@ -219,6 +226,10 @@ def _compile_graph(ctx, outputs, opts):
         if sets_grad_mode:
             torch._C._set_grad_enabled(grad_mode)
     return compiled, gm
+
+
+def _backend_name(backend):
+    return getattr(backend, "__name__", None) or type(backend).__name__
 
 
 def _make_entry(fn, ctx, compiled, gm, body, opts, breaks):

@@ -193,6 +193,9 @@ class CompileTimes:
         """Text ('str') or CSV ('csv') of per-conversion times, or of totals with aggregate=True."""
         if repr not in ("str", "csv"):
             raise ValueError(f"compile_times repr must be 'str' or 'csv', got {repr!r}")
+        if not isinstance(aggregate, bool):
+            raise TypeError(f"compile_times aggregate must be True or False, got {type(aggregate).__name__} "
+                            f"{aggregate!r}")
         data = {key: _in_phase_order(phases) for key, phases in self.per_function().items()}
         if repr == "csv":
             return _csv_report(data, aggregate)

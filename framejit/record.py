@@ -867,6 +867,9 @@ def replay(path_or_record: "Record | str | os.PathLike", *, run: bool = False, t
     process -- convert the recorded frame again and compare the outcome (see framejit.record_replay)."""
     from framejit.record_replay import replay_record  # framejit.record_replay imports this module
 
+    for name, value in (("run", run), ("trust", trust)):
+        if not isinstance(value, bool):
+            raise TypeError(f"framejit.replay({name}=...) must be True or False, got {type(value).__name__} {value!r}")
     if isinstance(path_or_record, Record):
         record = path_or_record
     else:
