@@ -261,6 +261,9 @@ def global_names(code: types.CodeType) -> list[str]:
     return names
 
 
+_MAX_VISITED = 100_000
+
+
 def main_globals_needed(values: Any, main_globals: dict[str, Any]) -> dict[str, Any]:
     """The globals of __main__ that the functions and classes defined there, reachable from `values`,
     name (transitively: a helper's helper). dill pickles such a function by value with "the __main__
@@ -270,7 +273,7 @@ def main_globals_needed(values: Any, main_globals: dict[str, Any]) -> dict[str, 
     needed: dict[str, Any] = {}
     seen: set[int] = set()
     pending = list(values)
-    while pending:
+    while pending and len(seen) < _MAX_VISITED:      # bounded: an argument may hold a whole dataset
         value = pending.pop()
         if id(value) in seen or isinstance(value, (torch.Tensor, str, bytes, int, float, type(None))):
             continue
