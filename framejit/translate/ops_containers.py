@@ -20,15 +20,19 @@ def build_list(tx, inst):
     tx.push(SeqValue(list, tx.popn(inst.arg)))
 
 
+def _set_items(existing, keys):
+    """The items of a set holding Consts `existing`, then `keys` added in order: equal keys (1, 1.0 and
+    True) are one item and the first one stays, as in a real set (a dict keys them the same way)."""
+    kept = {}
+    for key in [c.value for c in existing] + list(keys):
+        kept.setdefault(key, key)
+    return [Const(k) for k in kept.values()]
+
+
 @handler("BUILD_SET")
 def build_set(tx, inst):
     items = tx.popn(inst.arg)
-    out = []
-    for i in items:
-        key = as_python(i)
-        if all(o.value != key or type(o.value) is not type(key) for o in out):
-            out.append(Const(key))
-    tx.push(SetValue(out))
+    tx.push(SetValue(_set_items([], [as_python(i) for i in items])))
 
 
 @handler("BUILD_MAP")
@@ -101,9 +105,7 @@ def list_append(tx, inst):
 def set_add(tx, inst):
     v = tx.pop()
     s = _under_construction(tx, inst.arg)
-    key = as_python(v)
-    if all(o.value != key for o in s.items):
-        s.items.append(Const(key))
+    s.items[:] = _set_items(s.items, [as_python(v)])
 
 
 @handler("MAP_ADD")
@@ -123,10 +125,7 @@ def list_extend(tx, inst):
 def set_update(tx, inst):
     v = tx.pop()
     s = _under_construction(tx, inst.arg)
-    for item in unpack_iterable(tx, v):
-        key = as_python(item)
-        if all(o.value != key for o in s.items):
-            s.items.append(Const(key))
+    s.items[:] = _set_items(s.items, [as_python(item) for item in unpack_iterable(tx, v)])
 
 
 @handler("DICT_UPDATE", "DICT_MERGE")

@@ -470,7 +470,16 @@ def set_mutated_across_break(x, s):
     return x + len(s)
 
 
+def set_of_equal_numbers(x, one, true):
+    """1, 1.0 and True are one set item (the first one stays), in a display, an update and an add."""
+    built = {one, true, 1.0}
+    updated = {*[true, 2], one}
+    added = {z for z in (1.0, one, true)}
+    return x + len(built), [(type(v).__name__, v) for v in (*built, *updated, *added)], len(updated)
+
+
 SET_CASES = [
+    case(set_of_equal_numbers, x34, 1, True, **ONE),
     case(set_membership, x34, {1, 2}, **ONE),
     case(set_membership, x34, {1, 3}, name="set_membership_true", **ONE),
     case(set_mutated, x34, {1, 2}, **ONE),
