@@ -200,6 +200,7 @@ def _compile_graph(ctx, outputs, opts):
     if ctx.graph.op_count() == 0 and not outputs:
         return None, None
     ctx.guard_state(torch.is_grad_enabled)         # grad mode at entry shapes every graph
+    ctx.guard_state(torch.get_default_dtype)       # and the default dtype: factories, int / int, int + 0.5
     gm, example_inputs = ctx.graph.finish(outputs)
     if autocast_sensitive(gm.graph, STATE_NODE_TARGETS):
         ctx.guard_state(is_cpu_autocast_enabled)
