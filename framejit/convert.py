@@ -17,6 +17,9 @@ eager with a warning; they never reach the user's program as framejit's exceptio
 """
 import dis
 import inspect
+import logging
+import os
+import warnings
 
 import torch
 
@@ -33,6 +36,8 @@ from .translate.cells import EMPTY
 from .translate.source import ClosureSource, LocalSource
 from .translate.translator import Translator, format_position
 from .translate.values import NULL, Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+
+log = logging.getLogger("framejit")
 
 NON_FRAME_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 USER_ERROR_KINDS = {"constant op raised", "bad call", "key error", "index error", "value error", "name error",
@@ -208,7 +213,7 @@ def _compile_graph(ctx, outputs, opts):
     sets_grad_mode = any(n.op == "call_function" and n.target is torch._C._set_grad_enabled for n in gm.graph.nodes)
     try:
         with phase("backend_compile"):
-            compiled = opts.backend(gm, example_inputs)
+            compiled = _call_backend(opts.backend, gm, example_inputs)
     except Exception as e:
         err = BackendError(f"backend {getattr(opts.backend, '__name__', opts.backend)!r} failed: "
                            f"{type(e).__name__}: {e}", gm)
@@ -220,6 +225,24 @@ def _compile_graph(ctx, outputs, opts):
         if sets_grad_mode:
             torch._C._set_grad_enabled(grad_mode)
     return compiled, gm
+
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+def _call_backend(backend, gm, example_inputs):
+    """backend(gm, example_inputs), keeping the warnings torch itself emits while compiling (anomaly-mode
+    reports of a backward traced at compile time, deprecations inside torch) from the user: they are
+    logged; warnings from the backend's own code are passed on."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = backend(gm, example_inputs)
+    for w in caught:
+        if w.filename.startswith(_TORCH_DIR):
+            log.debug("warning while compiling a graph: %s: %s", w.category.__name__, w.message)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return compiled
 
 
 def _make_entry(fn, ctx, compiled, gm, body, opts, breaks):
