@@ -205,12 +205,29 @@ def _outputs_alias_updated_inputs(gm, updated):
 
 # ---- gradients eager leaves None ----------------------------------------------------------------
 
-def _reached_inputs(fake, placeholder_index):
+def _input_anchors(fakes):
+    """Autograd node -> graph input index: where a backward reaches each input that requires grad (a
+    leaf's AccumulateGrad, a non-leaf's grad_fn); None when some input cannot be told (a non-leaf the
+    graph updated in place has another grad_fn than the one earlier uses reach)."""
+    anchors = {}
+    for i, fake in enumerate(fakes):
+        if not isinstance(fake, torch.Tensor) or not fake.requires_grad:
+            continue
+        if fake.grad_fn is None:
+            anchors[("leaf", id(fake))] = i
+        elif fake._version == 0:
+            anchors[("node", id(fake.grad_fn))] = i
+        else:
+            return None
+    return anchors
+
+
+def _reached_inputs(fake, anchors):
     """Indices of the graph inputs whose gradient depends on output `fake` (its autograd graph, as
     fake propagation built it)."""
     reached = set()
     if fake.grad_fn is None:
-        i = placeholder_index.get(id(fake))
+        i = anchors.get(("leaf", id(fake)))
         return {i} if i is not None else reached
     seen, stack = set(), [fake.grad_fn]
     while stack:
@@ -218,11 +235,12 @@ def _reached_inputs(fake, placeholder_index):
         if node is None or node in seen:
             continue
         seen.add(node)
-        variable = getattr(node, "variable", None)
-        if variable is not None:
-            i = placeholder_index.get(id(variable))
-            if i is not None:
-                reached.add(i)
+        i = anchors.get(("node", id(node)))
+        if i is None and getattr(node, "variable", None) is not None:
+            i = anchors.get(("leaf", id(node.variable)))
+        if i is not None:
+            reached.add(i)
+            continue
         stack.extend(next_node for next_node, _ in node.next_functions)
     return reached
 
@@ -231,14 +249,15 @@ def keep_none_grads(gm, compiled):
     """`compiled`, or a wrapper that gives None gradients where eager does (see the module doc); the
     wrapper only for graphs where some input requiring grad does not feed every differentiable output."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    fakes = [n.meta.get("example_value") for n in placeholders]
-    placeholder_index = {id(f): i for i, f in enumerate(fakes) if isinstance(f, torch.Tensor)}
+    anchors = _input_anchors([n.meta.get("example_value") for n in placeholders])
+    if anchors is None:
+        return compiled
     output = next(n for n in gm.graph.nodes if n.op == "output")
     reached = {}
     for j, node in enumerate(output.args[0]):
         fake = node.meta.get("example_value") if isinstance(node, fx.Node) else None
         if isinstance(fake, torch.Tensor) and fake.requires_grad:
-            reached[j] = _reached_inputs(fake, placeholder_index)
+            reached[j] = _reached_inputs(fake, anchors)
     every = set().union(*reached.values()) if reached else set()
     if len(reached) < 2 or all(r == every for r in reached.values()):
         return compiled

@@ -45,9 +45,11 @@ def aot_eager(gm, example_inputs):
 
 @register_backend("inductor")
 def inductor(gm, example_inputs):
-    """torch._inductor's compile_fx (generates C++/OpenMP kernels on CPU)."""
+    """torch._inductor's compile_fx (generates C++/OpenMP kernels on CPU); input gradients eager leaves
+    None stay None (backends/aot.py)."""
     from torch._inductor.compile_fx import compile_fx
-    return compile_fx(gm, example_inputs)
+    from .aot import keep_none_grads
+    return keep_none_grads(gm, compile_fx(gm, example_inputs))    # AOT autograd underneath, too
 
 
 class CompileCounter:

@@ -9,6 +9,8 @@ them and guards can check them.
 The builder can roll back to a mark (nodes created by an instruction that then graph-breaks are
 erased), and `finish` returns a linted GraphModule whose outputs are the requested values.
 """
+import contextvars
+import logging
 import operator
 
 import torch
@@ -21,6 +23,21 @@ from .overlap import check_overlap, tensors_of, versions_of
 from .values import Const, DictValue, ObjectValue, SeqValue, TensorValue
 from ..errors import GraphBreak
 from ..metrics import phase
+
+
+_RUNNING_FAKE = contextvars.ContextVar("framejit_running_fake", default=False)
+
+
+class _QuietFakeFailures(logging.Filter):
+    """FakeTensorMode logs a traceback at ERROR level when an op's meta kernel raises, before raising;
+    translation turns that exception into a graph break (the op raises as eagerly there), so the log
+    is torch-internal noise on the user's stderr."""
+
+    def filter(self, record):
+        return not _RUNNING_FAKE.get()
+
+
+logging.getLogger("torch._subclasses.fake_tensor").addFilter(_QuietFakeFailures())
 
 
 def _placeholder_name(source_name):
@@ -121,11 +138,15 @@ class GraphBuilder:
             out = memo.lookup(key, tensors, self.fake_mode)
             if out is not None:
                 return out
-        with self.fake_mode:
-            if op == "call_method":
-                out = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
-            else:
-                out = target(*fake_args, **fake_kwargs)
+        token = _RUNNING_FAKE.set(True)
+        try:
+            with self.fake_mode:
+                if op == "call_method":
+                    out = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
+                else:
+                    out = target(*fake_args, **fake_kwargs)
+        finally:
+            _RUNNING_FAKE.reset(token)
         if key is not None:
             memo.store(key, tensors, out)
         return out

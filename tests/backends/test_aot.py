@@ -223,6 +223,26 @@ def test_inputs_the_backward_does_not_reach_keep_a_none_grad(fn, through):
             torch.testing.assert_close(c, e)
 
 
+@pytest.mark.parametrize("through", [0, 1])
+def test_non_leaf_inputs_keep_their_gradients(through):
+    def f(x, w, u):
+        return (x * w).sum(), (u * 2 + x).sum()
+
+    def run(g):
+        a, b = randn(3, seed=1, requires_grad=True), randn(3, seed=2, requires_grad=True)
+        u = randn(3, seed=3, requires_grad=True)
+        g(a * 3, b.exp(), u)[through].backward()
+        return a.grad, b.grad, u.grad
+
+    framejit.reset()
+    eager = run(f)
+    compiled = _quietly(lambda: run(framejit.compile(f, backend="aot_eager")))
+    for e, c in zip(eager, compiled):
+        assert (e is None) == (c is None)
+        if e is not None:
+            torch.testing.assert_close(c, e)
+
+
 class TwoHeads(nn.Module):
     def __init__(self):
         super().__init__()
@@ -248,3 +268,15 @@ def test_a_parameter_the_loss_does_not_depend_on_keeps_a_none_grad():
         assert (p.grad is None) == (q.grad is None), name
         if p.grad is not None:
             torch.testing.assert_close(q.grad, p.grad)
+
+
+def test_inductor_keeps_a_none_grad_too():
+    def run(f):
+        x, w, u = randn(3, seed=1), randn(3, seed=2, requires_grad=True), randn(3, seed=3, requires_grad=True)
+        f(x, w, u)[0].backward()
+        return w.grad, u.grad
+
+    eager = run(second_output_only)
+    w_grad, u_grad = _quietly(lambda: run(framejit.compile(second_output_only, backend="inductor")))
+    assert u_grad is None and eager[1] is None
+    torch.testing.assert_close(w_grad, eager[0])
