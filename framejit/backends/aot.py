@@ -73,7 +73,8 @@ def partition(joint_module, joint_inputs, **kwargs):
 def mutations_outside(gm, example_inputs, compile_graph, first_error):
     """The graph compiled with its in-place updates of inputs taken out: it returns their new values,
     copied into the inputs after each call. Raises `first_error` when the graph updates no input, or
-    updates one in a way this cannot reproduce (metadata changes, outputs that alias an updated input).
+    updates one in a way this cannot reproduce (metadata changes, outputs that alias an updated input,
+    grad-mode or autocast blocks in the graph).
 
     The graph reads an updated input through a clone, so the Function saves values the copy does not
     touch, and the backward of the outputs that do not need an overwritten value runs. Eager's backward
@@ -81,6 +82,9 @@ def mutations_outside(gm, example_inputs, compile_graph, first_error):
     Function's backward)."""
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.func import functionalize
+    from ..translate.ctx_managers import STATE_NODE_TARGETS
+    if any(n.op == "call_function" and n.target in STATE_NODE_TARGETS for n in gm.graph.nodes):
+        raise first_error                        # the retrace below would not keep grad-mode/autocast blocks
     try:
         functional = make_fx(functionalize(gm, remove="mutations"), tracing_mode="fake")(*example_inputs)
     except Exception:
