@@ -83,6 +83,15 @@ def aliasing_arguments(a, b):
     return a
 
 
+LOG = []
+
+
+def side_effect_before(w):             # the append happens before the write raises
+    LOG.append(len(LOG))
+    w.copy_(w.t())
+    return w
+
+
 def full_overlap(w):                   # allowed: the same memory, element for element
     w.add_(w)
     w.mul_(w[:])
@@ -102,6 +111,7 @@ def _cases():
                    write_through_transpose, item_assignment, augmented_assignment, index_put_row):
             out.append(case(fn, square(), name=f"{fn.__name__}-{backend}", backend=backend))
         out.append(case(broadcast_write, torch.arange(3.), name=f"broadcast_write-{backend}", backend=backend))
+        out.append(case(side_effect_before, square(), name=f"side_effect_before-{backend}", backend=backend))
         base = square()
         out.append(case(aliasing_arguments, base, base.t(), name=f"aliasing_arguments-{backend}", backend=backend))
         for fn in (full_overlap, disjoint_rows, diagonal_from_row):
