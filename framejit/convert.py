@@ -17,6 +17,9 @@ eager with a warning; they never reach the user's program as framejit's exceptio
 """
 import dis
 import inspect
+import logging
+import os
+import warnings
 
 import torch
 
@@ -34,6 +37,8 @@ from .translate.cells import EMPTY
 from .translate.source import ClosureSource, LocalSource
 from .translate.translator import Translator, format_position
 from .translate.values import NULL, Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+
+log = logging.getLogger("framejit")
 
 NON_FRAME_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 USER_ERROR_KINDS = {"constant op raised", "bad call", "key error", "index error", "value error", "name error",
@@ -201,6 +206,7 @@ def _compile_graph(ctx, outputs, opts):
     if ctx.graph.op_count() == 0 and not outputs:
         return None, None
     ctx.guard_state(torch.is_grad_enabled)         # grad mode at entry shapes every graph
+    ctx.guard_state(torch.get_default_dtype)       # and the default dtype: factories, int / int, int + 0.5
     gm, example_inputs = ctx.graph.finish(outputs)
     if autocast_sensitive(gm.graph, STATE_NODE_TARGETS):
         ctx.guard_state(is_cpu_autocast_enabled)
@@ -208,7 +214,7 @@ def _compile_graph(ctx, outputs, opts):
     sets_grad_mode = any(n.op == "call_function" and n.target is torch._C._set_grad_enabled for n in gm.graph.nodes)
     try:
         with phase("backend_compile"):
-            compiled = opts.backend(gm, example_inputs)
+            compiled = _call_backend(opts.backend, gm, example_inputs)
         if not callable(compiled):
             got = "None" if compiled is None else f"{type(compiled).__name__} {compiled!r:.60}"
             raise BackendError(f"backend {_backend_name(opts.backend)!r} returned {got}, not a callable: a backend "
@@ -230,6 +236,24 @@ def _compile_graph(ctx, outputs, opts):
 
 def _backend_name(backend):
     return getattr(backend, "__name__", None) or type(backend).__name__
+
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+def _call_backend(backend, gm, example_inputs):
+    """backend(gm, example_inputs), keeping the warnings torch itself emits while compiling (anomaly-mode
+    reports of a backward traced at compile time, deprecations inside torch) from the user: they are
+    logged; warnings from the backend's own code are passed on."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = backend(gm, example_inputs)
+    for w in caught:
+        if w.filename.startswith(_TORCH_DIR):
+            log.debug("warning while compiling a graph: %s: %s", w.category.__name__, w.message)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return compiled
 
 
 def _make_entry(fn, ctx, compiled, gm, body, opts, breaks):

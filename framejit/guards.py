@@ -293,5 +293,8 @@ def _render(g, bind):
         call = f"{bind(fn)}()"
         if fn.__name__ == "is_cpu_autocast_enabled":       # skip the Python wrapper on the fast path
             call = f"{bind(torch.is_autocast_enabled)}('cpu')"
+        if fn.__name__ == "default_device" and value == torch.device("cpu"):
+            # no torch function mode active (one C call) already means the CPU
+            return f"(not {bind(torch._C._len_torch_function_stack)}() or {call} == {bind(value)})"
         return f"{call} is {value!r}" if isinstance(value, bool) else f"{call} == {bind(value)}"
     raise ValueError(g.kind)

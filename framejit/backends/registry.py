@@ -75,22 +75,19 @@ def eager(gm, example_inputs):
 
 @register_backend("aot_eager")
 def aot_eager(gm, example_inputs):
-    """AOT autograd (forward and backward traced ahead of time) with the eager compiler."""
-    from functorch.compile import aot_function, make_boxed_compiler
-    from torch._functorch.aot_autograd import aot_module_simplified
-
-    def nop(g, _inputs):
-        return g.forward
-
-    return aot_module_simplified(gm, example_inputs, fw_compiler=make_boxed_compiler(nop),
-                                 bw_compiler=make_boxed_compiler(nop))
+    """AOT autograd (forward and backward traced ahead of time) with the eager compiler, held to eager
+    semantics: random numbers, in-place updates of inputs, None gradients (backends/aot.py)."""
+    from .aot import aot_eager as compile_aot_eager
+    return compile_aot_eager(gm, example_inputs)
 
 
 @register_backend("inductor")
 def inductor(gm, example_inputs):
-    """torch._inductor's compile_fx (generates C++/OpenMP kernels on CPU)."""
+    """torch._inductor's compile_fx (generates C++/OpenMP kernels on CPU); input gradients eager leaves
+    None stay None (backends/aot.py)."""
     from torch._inductor.compile_fx import compile_fx
-    return compile_fx(gm, example_inputs)
+    from .aot import keep_none_grads
+    return keep_none_grads(gm, compile_fx(gm, example_inputs))    # AOT autograd underneath, too
 
 
 class CompileCounter:

@@ -28,8 +28,19 @@ def is_cpu_autocast_enabled():
     return torch.is_autocast_enabled("cpu")
 
 
+_function_modes_active = torch._C._len_torch_function_stack
+_CPU = torch.device("cpu")
+
+
+def default_device():
+    """The device torch factories default to: torch.get_default_device() without its cost in the usual
+    case, where no torch function mode is active (torch.set_default_device and `with torch.device(...)`
+    are such modes) and it is the CPU."""
+    return torch.get_default_device() if _function_modes_active() else _CPU
+
+
 STATE_FUNCTIONS = (torch.is_grad_enabled, torch.get_default_dtype, torch.is_inference_mode_enabled,
-                   torch.are_deterministic_algorithms_enabled, is_cpu_autocast_enabled)
+                   torch.are_deterministic_algorithms_enabled, is_cpu_autocast_enabled, default_device)
 
 # Modules whose attributes are trusted not to be monkey-patched between calls: reading `torch.relu`
 # guards the global `torch` by identity but not the attribute itself (a guard per op would be paid on
@@ -73,11 +84,12 @@ class ConversionContext:
         self.identity = IdentityTracker(self.guards)   # aliasing between mutable inputs (identity.py)
 
     def guard_state(self, fn):
-        """The frame read global torch state through `fn` (or used it implicitly): guard its entry value."""
+        """The frame read global torch state through `fn` (or used it implicitly): guard its entry value
+        (state that translation never switches is read now)."""
         if fn is torch.is_grad_enabled:
             self.guards.add("GRAD_MODE", None, self.entry_state[fn])
         else:
-            self.guards.add("STATE_MATCH", None, (fn, self.entry_state[fn]))
+            self.guards.add("STATE_MATCH", None, (fn, self.entry_state[fn] if fn in self.entry_state else fn()))
 
     # ---- helpers used by handlers -------------------------------------------------------------
     def decode(self, code):

@@ -9,6 +9,8 @@ them and guards can check them.
 The builder can roll back to a mark (nodes created by an instruction that then graph-breaks are
 erased), and `finish` returns a linted GraphModule whose outputs are the requested values.
 """
+import contextvars
+import logging
 import operator
 
 import torch
@@ -17,9 +19,25 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from . import fake_memo
 from .fake_inputs import fake_of_input
+from .overlap import check_overlap, tensors_of, versions_of
 from .values import Const, DictValue, ObjectValue, SeqValue, TensorValue
 from ..errors import GraphBreak
 from ..metrics import phase
+
+
+_RUNNING_FAKE = contextvars.ContextVar("framejit_running_fake", default=False)
+
+
+class _QuietFakeFailures(logging.Filter):
+    """FakeTensorMode logs a traceback at ERROR level when an op's meta kernel raises, before raising;
+    translation turns that exception into a graph break (the op raises as eagerly there), so the log
+    is torch-internal noise on the user's stderr."""
+
+    def filter(self, record):
+        return not _RUNNING_FAKE.get()
+
+
+logging.getLogger("torch._subclasses.fake_tensor").addFilter(_QuietFakeFailures())
 
 
 def _placeholder_name(source_name):
@@ -33,6 +51,7 @@ class GraphBuilder:
         self.fake_mode = FakeTensorMode(shape_env=None, allow_non_fake_inputs=False)
         self.inputs = []              # [(source, real tensor, placeholder node)]
         self.input_by_id = {}         # id(real tensor) -> TensorValue (aliases share one placeholder)
+        self.input_storages = {}      # real storage -> the fake of the first input on it
         self.created = []             # nodes in creation order, for rollback
         self.current_stack_trace = None
         self.op_memo = fake_memo.SHARED    # fake results by input metadata, shared by conversions
@@ -42,7 +61,7 @@ class GraphBuilder:
         known = self.input_by_id.get(id(tensor))
         if known is not None:
             return known
-        fake = fake_of_input(self.fake_mode, tensor)
+        fake = self._fake_input(tensor)
         if self.inputs:
             with self.graph.inserting_after(self.inputs[-1][2]):
                 node = self.graph.placeholder(_placeholder_name(source.name()))
@@ -58,6 +77,25 @@ class GraphBuilder:
         self.input_by_id[id(tensor)] = value
         return value
 
+    def _fake_input(self, tensor):
+        """The input's fake; inputs on one storage get fakes on one fake storage (`f(w, w.detach().t())`:
+        two tensors that are not views of each other), so ops see their overlap (overlap.py)."""
+        try:
+            storage = tensor.untyped_storage()._cdata
+        except (RuntimeError, NotImplementedError):       # no storage (sparse, some subclasses)
+            return fake_of_input(self.fake_mode, tensor)
+        first = self.input_storages.get(storage)
+        fake = fake_of_input(self.fake_mode, tensor)
+        if first is None:
+            self.input_storages[storage] = fake
+        elif first.untyped_storage()._cdata != fake.untyped_storage()._cdata and fake.layout == torch.strided:
+            with self.fake_mode:
+                shared = torch.empty(0, dtype=fake.dtype, device=fake.device)
+                shared.set_(first.untyped_storage(), tensor.storage_offset(), tensor.shape, tensor.stride())
+                shared.requires_grad_(tensor.requires_grad)
+            fake = shared
+        return fake
+
     # ---- operations ---------------------------------------------------------------------------
     def call_function(self, target, args, kwargs):
         return self._record("call_function", target, args, kwargs)
@@ -70,6 +108,8 @@ class GraphBuilder:
         fx_kwargs = {k: _to_arg(v, False) for k, v in kwargs.items()}
         fake_args = tuple(_to_arg(a, True) for a in args)
         fake_kwargs = {k: _to_arg(v, True) for k, v in kwargs.items()}
+        tensors = tensors_of(fake_args, fake_kwargs)
+        versions = versions_of(tensors)
         try:
             with phase("fake_propagation"):
                 out = self._run_fake(op, target, fake_args, fake_kwargs)
@@ -82,6 +122,7 @@ class GraphBuilder:
             # the op itself fails on these inputs (shape mismatch, bad argument): eagerly it raises too,
             # so it runs as plain Python at a break and raises there, exactly as eagerly
             raise GraphBreak("op raised", f"{_target_name(target)} raises {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        check_overlap(op, target, fake_args, fake_kwargs, tensors, versions)   # what fake kernels do not check
         node = self.graph.create_node(op, target, fx_args, fx_kwargs)
         self.created.append(node)
         if self.current_stack_trace:
@@ -97,11 +138,15 @@ class GraphBuilder:
             out = memo.lookup(key, tensors, self.fake_mode)
             if out is not None:
                 return out
-        with self.fake_mode:
-            if op == "call_method":
-                out = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
-            else:
-                out = target(*fake_args, **fake_kwargs)
+        token = _RUNNING_FAKE.set(True)
+        try:
+            with self.fake_mode:
+                if op == "call_method":
+                    out = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
+                else:
+                    out = target(*fake_args, **fake_kwargs)
+        finally:
+            _RUNNING_FAKE.reset(token)
         if key is not None:
             memo.store(key, tensors, out)
         return out

@@ -7,6 +7,7 @@ from .source import GlobalSource, ItemSource
 from .values import Const, DictValue, MethodValue, NULL, ObjectValue, SeqValue, TensorValue
 from . import classes, objects  # noqa: F401  (install the super / object.* / tuple.__new__ lookasides)
 from .identity import is_plain_instance
+from .state_calls import store_break, store_runs_code
 
 
 @handler("NOP", "RESUME", "PRECALL", "EXTENDED_ARG", "CACHE")
@@ -188,6 +189,8 @@ def store_attr(tx, obj, name, value):
     if isinstance(obj, ObjectValue):
         if obj.source is None and not tx.ctx.is_local_object(obj):
             raise GraphBreak("store attr", f"setting .{name} on an object framejit cannot reach")
+        if store_runs_code(obj.obj, name):          # torch.backends.cudnn.deterministic = True
+            raise store_break(obj.obj, name)
         tx.ctx.store_object_attr(tx, obj, name, value)
         return
     if hasattr(obj, "store_attr"):
