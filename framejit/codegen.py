@@ -185,10 +185,11 @@ def _last_raw_stores(effects):
     for e in effects:
         if e.kind == "raw_attr":
             j = len(out) - 1
-            while j >= 0 and (out[j].kind == "raw_attr" or out[j].kind == "attr" and out[j].plain_module):
-                if out[j].kind == "raw_attr" and out[j].target == e.target and out[j].key == e.key:
-                    del out[j]
-                    break
+            while j >= 0 and (out[j].kind in ("raw_attr", "raw_delattr") or out[j].kind == "attr" and out[j].plain_module):
+                if out[j].target == e.target and out[j].key == e.key:
+                    if out[j].kind == "raw_attr":
+                        del out[j]
+                    break                  # a delete in between: the store before it must happen
                 j -= 1
         out.append(e)
     return out
@@ -210,6 +211,10 @@ def side_effect_lines(effects, rb):
             lines.append(f"setattr({rb.reload(e.target)}, {e.key!r}, {rb.expr(e.value)})")
         elif e.kind == "raw_attr":        # the store itself (a Python __setattr__/property already ran)
             lines.append(f"{rb.ns.bind(object.__setattr__)}({rb.reload(e.target)}, {e.key!r}, {rb.expr(e.value)})")
+        elif e.kind == "delattr":
+            lines.append(f"delattr({rb.reload(e.target)}, {e.key!r})")
+        elif e.kind == "raw_delattr":     # the delete itself (a Python __delattr__/property deleter already ran)
+            lines.append(f"{rb.ns.bind(object.__delattr__)}({rb.reload(e.target)}, {e.key!r})")
         elif e.kind == "cell":
             lines.append(f"{e.target.expr()} = {rb.expr(e.value)}")
         elif e.kind == "list":

@@ -71,6 +71,7 @@ class ConversionContext:
         self._local_objects = set()
         self._real_cells = {}        # id(real cell) -> CellValue (every inlined call sees the same cell)
         self.identity = IdentityTracker(self.guards)   # aliasing between mutable inputs (identity.py)
+        self.instance_dicts = {}     # id(object) -> its InstanceDictValue (object_attrs.py): one view each
 
     def guard_state(self, fn):
         """The frame read global torch state through `fn` (or used it implicitly): guard its entry value."""
