@@ -247,6 +247,18 @@ def signature_source(code, with_closure):
     return ", ".join(params)
 
 
+def call_arguments_source(code):
+    """The arguments that call a function of `code`'s signature with the entry's own parameters
+    (`x, y, *args, scale=scale, **kwargs`)."""
+    names = code.co_varnames
+    nargs, nkwonly = code.co_argcount, code.co_kwonlyargcount
+    i = nargs + nkwonly
+    star = names[i] if code.co_flags & 0x04 else None
+    dstar = names[i + bool(star)] if code.co_flags & 0x08 else None
+    return ", ".join(list(names[:nargs]) + ([f"*{star}"] if star else []) +
+                     [f"{k}={k}" for k in names[nargs:nargs + nkwonly]] + ([f"**{dstar}"] if dstar else []))
+
+
 def graph_call_source(input_sources, n_outputs, param_tuple=None):
     """The graph call, its outputs unpacked into __fj_o0, __fj_o1, ... (a tuple unpack is cheaper than
     indexing on the fast path). `param_tuple` ((start, stop), k) says member k of the module member cache

@@ -43,7 +43,7 @@ def load_attr(tx, obj, name):
         try:
             real = getattr(obj.value, name)
         except AttributeError as e:
-            raise GraphBreak("attribute error", str(e))
+            raise GraphBreak("attribute error", f"AttributeError: {e}")
         if callable(real) and not isinstance(real, type):
             return MethodValue(obj, name)
         return wrap_unsourced(real)

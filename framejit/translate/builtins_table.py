@@ -40,6 +40,9 @@ def as_python(v):
     if isinstance(v, SetValue):
         return {as_python(i) for i in v.items}
     if isinstance(v, ObjectValue):
+        if v.edited:
+            raise GraphBreak("needs real value", f"{v!r}: the frame changed its attributes, so it is not the real "
+                             "object yet")
         return v.obj
     raise GraphBreak("needs real value", f"{v!r} is not a constant here")
 

@@ -338,6 +338,7 @@ def class_value(tx, receiver, cls, name, found):
 def _raw_store(tx, ov, name, value):
     if ov.source is None:
         raise GraphBreak("store attr", f"setting .{name} on an object framejit cannot reach")
+    ov.edited = True
     tx.ctx.side_effects.store_attr(ov.obj, ov.source, name, value, raw=True,
                                    in_dict=not isinstance(mro_lookup(type(ov.obj), name), types.MemberDescriptorType))
 
@@ -419,6 +420,7 @@ def delete_instance_attr(tx, ov, name, through_object=False):
             _guard_slot(tx, cls, src, name, present)
         if not present:
             raise missing(cls, name)
+    ov.edited = True
     tx.ctx.side_effects.delete_attr(obj, src, name, raw=True, in_dict=in_dict)
 
 
@@ -495,6 +497,7 @@ def delete_class_attr(tx, ov, name):
         tx.ctx.guards.add("CONST_MATCH", InstanceHasSource(src, name), present)
         if not present:
             raise GraphBreak("attribute error", f"AttributeError: type object '{cls.__name__}' has no attribute '{name}'")
+    ov.edited = True
     tx.ctx.side_effects.delete_attr(cls, src, name, raw=False, in_dict=False)
 
 
@@ -639,6 +642,7 @@ class InstanceDictValue(Value):
         if self._new:
             del self.owner.attrs[name]
             return
+        self.owner.edited = True
         tx.ctx.side_effects.delete_attr(self.owner.obj, self.owner.source, name, raw=True, in_dict=True)
 
     # value protocol (containers.py, operators.py, builtins_table.py)

@@ -416,6 +416,7 @@ def _input_raw_store(obj):
         slot = isinstance(mro_lookup(type(obj.obj), name), SLOT_TYPES)
         if not slot and not _has_instance_dict(type(obj.obj)):
             raise _no_attribute(type(obj.obj), name)
+        obj.edited = True
         tx.ctx.side_effects.store_attr(obj.obj, obj.source, name, value, raw=True, in_dict=not slot)
     return raw_store
 

@@ -30,7 +30,7 @@ DELETED = type("Deleted", (), {"__repr__": lambda self: "DELETED", "__slots__": 
 
 
 class Effect:
-    __slots__ = ("kind", "target", "key", "value", "plain_module")
+    __slots__ = ("kind", "target", "key", "value", "plain_module", "at")
 
     def __init__(self, kind, target, key=None, value=None, plain_module=False):
         self.kind = kind          # "global" | "attr" | "raw_attr" | "delattr" | "raw_delattr" | "cell" | "list" | "dict"
@@ -38,18 +38,24 @@ class Effect:
         self.key = key            # global name / attribute name
         self.value = value        # the Value written (list/dict: the SeqValue/DictValue whose contents win)
         self.plain_module = plain_module   # attr: an nn.Module with nn.Module's own __setattr__
+        self.at = 0               # how many graph nodes existed when it happened (raising_graphs.py)
 
     def __repr__(self):
         return f"Effect({self.kind}, {self.target}, {self.key!r})"
 
 
 class SideEffects:
-    def __init__(self):
+    def __init__(self, position=lambda: 0):
+        self.position = position   # the graph's node count now: where in the graph an effect happens
         self.effects = []
         self.globals = {}          # name -> Value written in the frame (later loads see it)
         self.attrs = {}            # (id(obj), name) -> Value written, or DELETED
         self.attr_log = []         # (id(obj), name, present after): the frame's edits of instance __dict__s
         self._mutated = set()      # id(SeqValue/DictValue) already recorded
+
+    def _add(self, effect):
+        effect.at = self.position()
+        self.effects.append(effect)
 
     def mark(self):
         return (len(self.effects), dict(self.globals), dict(self.attrs), len(self.attr_log), set(self._mutated))
@@ -62,14 +68,14 @@ class SideEffects:
 
     def store_global(self, name, source, value):
         self.globals[name] = value
-        self.effects.append(Effect("global", source, name, value))
+        self._add(Effect("global", source, name, value))
 
     def store_attr(self, obj, obj_source, name, value, raw=False, in_dict=True):
         """obj.name = value; `in_dict`: the store lands in obj's instance __dict__ (not a slot)."""
         self.attrs[(id(obj), name)] = value
         if in_dict:
             self.attr_log.append((id(obj), name, True))
-        self.effects.append(Effect("raw_attr" if raw else "attr", obj_source, name, value,
+        self._add(Effect("raw_attr" if raw else "attr", obj_source, name, value,
                                    plain_module=not raw and _has_module_setattr(obj)))
 
     def delete_attr(self, obj, obj_source, name, raw=False, in_dict=True):
@@ -77,7 +83,7 @@ class SideEffects:
         self.attrs[(id(obj), name)] = DELETED
         if in_dict:
             self.attr_log.append((id(obj), name, False))
-        self.effects.append(Effect("raw_delattr" if raw else "delattr", obj_source, name))
+        self._add(Effect("raw_delattr" if raw else "delattr", obj_source, name))
 
     def dict_edits(self, obj):
         """[(name, present after)]: the frame's edits of obj's instance __dict__, in program order."""
@@ -89,7 +95,7 @@ class SideEffects:
         return self.attrs.get((id(obj), name))
 
     def store_cell(self, cell_source, value):
-        self.effects.append(Effect("cell", cell_source, None, value))
+        self._add(Effect("cell", cell_source, None, value))
 
     def mutate_container(self, value):
         """An input list/dict (a value with a Source) changed; its final contents are written back."""
@@ -97,7 +103,7 @@ class SideEffects:
             return
         self._mutated.add(id(value))
         kind = "dict" if isinstance(value.items, dict) else "list"
-        self.effects.append(Effect(kind, value.source, None, value))
+        self._add(Effect(kind, value.source, None, value))
 
     def __bool__(self):
         return bool(self.effects)
