@@ -107,6 +107,28 @@ DICT_DETERMINED_LOOKUPS = {
 def plain_lookup_dicts(obj, attr):
     """If `obj.attr` is a function of obj's instance __dict__, its classes' __dict__s and a few more
     dicts, the list of those extra dicts; else None."""
+    resolved = _resolved_name(obj, attr)
+    if resolved is None:
+        return None
+    attr, extra = resolved
+    t = type(obj)
+    try:
+        inst = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return None
+    if type(inst) is not dict:
+        return None
+    found = _class_lookup(t, attr)
+    if found is not _MISSING and is_data_descriptor(found):
+        return None
+    if attr in inst or (found is not _MISSING and not hasattr(type(found), "__get__")):
+        return extra
+    return None
+
+
+def _resolved_name(obj, attr):
+    """(the name object.__getattribute__ finally looks up for `obj.attr`, the extra dicts choosing it)
+    when obj's lookup is object's own or a DICT_DETERMINED_LOOKUPS override; else None."""
     t = type(obj)
     if isinstance(obj, (torch.Tensor, type, types.ModuleType)) or not _is_heap(t):
         return None
@@ -123,18 +145,7 @@ def plain_lookup_dicts(obj, attr):
                 return None
             attr, dicts = answer
             extra += dicts
-    try:
-        inst = object.__getattribute__(obj, "__dict__")
-    except AttributeError:
-        return None
-    if type(inst) is not dict:
-        return None
-    found = _class_lookup(t, attr)
-    if found is not _MISSING and is_data_descriptor(found):
-        return None
-    if attr in inst or (found is not _MISSING and not hasattr(type(found), "__get__")):
-        return extra
-    return None
+    return attr, extra
 
 
 # metaclasses whose class-attribute lookup is type's own (no __getattribute__/__getattr__ of theirs,
@@ -151,16 +162,23 @@ def _class_attr_is_plain(cls, attr):
                                       isinstance(found, _PLAIN_CLASS_ATTR_TYPES))
 
 
-def presence_is_plain(obj, attr):
-    """Is hasattr(obj, attr) a function of obj's instance __dict__ and its classes' __dict__s? (object's
-    own lookup, no __getattr__, and no data descriptor -- a property could raise -- under that name)"""
+def presence_dicts(obj, attr):
+    """If hasattr(obj, attr) is a function of obj's instance __dict__, its classes' __dict__s and a few
+    more dicts (object's own lookup or a DICT_DETERMINED_LOOKUPS override, no __getattr__, no data
+    descriptor -- a property could raise -- under that name), the list of those extra dicts; else None."""
+    resolved = _resolved_name(obj, attr)
+    if resolved is None:
+        return None
+    attr, extra = resolved
     t = type(obj)
-    if isinstance(obj, (torch.Tensor, type, types.ModuleType)) or not _is_heap(t) and t is not types.SimpleNamespace:
-        return False
-    if t.__getattribute__ is not object.__getattribute__ or _class_lookup(t, "__getattr__") is not _MISSING:
-        return False
+    if _class_lookup(t, "__getattr__") is not _MISSING or not instance_dict_is_plain(obj):
+        return None
     found = _class_lookup(t, attr)
-    return (found is _MISSING or not is_data_descriptor(found)) and instance_dict_is_plain(obj)
+    return extra if found is _MISSING or not is_data_descriptor(found) else None
+
+
+def presence_is_plain(obj, attr):
+    return presence_dicts(obj, attr) is not None
 
 
 def instance_dict_is_plain(obj):
@@ -394,14 +412,15 @@ class VersionPlan:
                     return None
                 return base | {obj, version, self._plain(holder, attr, "class presence")}
             return base | {obj, version} if type(holder) in _PLAIN_METACLASSES else None
-        plain = presence_is_plain(holder, attr) if isinstance(s, PresenceSource) else instance_dict_is_plain(holder)
+        extra = presence_dicts(holder, attr) if isinstance(s, PresenceSource) else \
+            ([] if instance_dict_is_plain(holder) else None)
         obj = self._object(holder, with_dict=True)
         version = self._class(type(holder))
-        if not plain or obj is None or version is None:
+        if extra is None or obj is None or version is None:
             return None
         inst = object.__getattribute__(holder, "__dict__")
         kind = "presence" if isinstance(s, PresenceSource) else "dict"
-        return base | {obj, version, self._dict(inst), self._plain(holder, attr, kind)}
+        return base | {obj, version, self._plain(holder, attr, kind)} | {self._dict(d) for d in [inst] + extra}
 
     def _watch(self, key, make):
         """`key` if what it watches can be watched (its entry made once by `make`), else None."""
