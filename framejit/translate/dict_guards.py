@@ -213,9 +213,10 @@ _STILL_PLAIN = {
     "dict": lambda obj, attr: instance_dict_is_plain(obj),
 }
 
-# Guard Sources that call a Python function each time they are evaluated: each counts as this many
-# steps of a path when deciding whether version words pay off (VersionPlan.worth_it)
-_CALL_STEPS = 4
+# Guard Sources that make a call each time they are evaluated count as this many steps of a path when
+# deciding whether version words pay off (VersionPlan.worth_it): mro_lookup is a Python function walking
+# an MRO (~10 steps' time), hasattr a builtin (~3)
+_CALL_STEPS = {ClassLookupSource: 10, PresenceSource: 3}
 
 
 def _path_steps(s):
@@ -266,7 +267,7 @@ class VersionPlan:
         steps = set()
         for g in self.covered:
             steps.update(_path_steps(g.source))
-        calls = (_CALL_STEPS - 1) * sum(isinstance(x, (ClassLookupSource, PresenceSource)) for x in steps)
+        calls = sum(_CALL_STEPS.get(type(x), 1) - 1 for x in steps)
         tensor_checks = 6 * sum(g.kind == "TENSOR_MATCH" for g in self.covered) + calls
         words = sum(4 if kind == "tensor" else len(readers)
                     for (kind, _), (_, readers) in self.watched.items() if kind != "plain")
