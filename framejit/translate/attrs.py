@@ -14,7 +14,8 @@ import torch
 from ..errors import GraphBreak
 from .context import is_namedtuple_class, is_structseq_class, wrap_unsourced
 from .identity import is_plain_instance
-from .object_attrs import is_generic, read_class_attr, read_instance_attr, read_real_attr
+from .object_attrs import has_python_lookup, is_generic, read_class_attr, read_instance_attr, read_real_attr, \
+    read_through_override
 from .values import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 
 TENSOR_CONST_ATTRS = {
@@ -90,6 +91,8 @@ def object_attr(tx, obj, name):
     real_obj = obj.obj
     if has_plain_lookup(real_obj):
         return read_instance_attr(tx, obj, name)
+    if is_plain_instance(real_obj) and has_python_lookup(tx, obj):
+        return read_through_override(tx, obj, name)
     if is_plain_class(real_obj):
         return read_class_attr(tx, obj, name)
     pending = tx.ctx.side_effects.pending_attr(real_obj, name)

@@ -454,11 +454,14 @@ def _hasattr(tx, args, kwargs):
 
 def _presence(tx, obj, name):
     from .attrs import has_plain_lookup, is_plain_class
-    from .object_attrs import instance_has, read_class_attr, real_has
+    from .identity import is_plain_instance
+    from .object_attrs import has_python_lookup, instance_has, read_class_attr, real_has
     if isinstance(obj, ObjectValue) and not hasattr(obj, "has_attr"):
         real = obj.obj
         if has_plain_lookup(real) and not isinstance(real, torch.nn.Module):
             return instance_has(tx, obj, name)
+        if is_plain_instance(real) and has_python_lookup(tx, obj):
+            return None                       # only running its __getattribute__ can tell
         if is_plain_class(real):
             try:
                 read_class_attr(tx, obj, name)

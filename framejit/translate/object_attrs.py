@@ -246,6 +246,32 @@ def read_instance_attr(tx, ov, name, use_getattr=True):
     raise missing(cls, name)
 
 
+def has_python_lookup(tx, ov):
+    """Is `ov` a plain object whose class has a __getattribute__ written in Python that reads must go
+    through (inlined)? Not for the DICT_DETERMINED_LOOKUPS overrides (transformers' configs), whose
+    reads are made for real and versioned, unless the frame has changed the object's attributes."""
+    found = mro_lookup(type(ov.obj), "__getattribute__")
+    if is_generic(found, "__getattribute__") or not isinstance(found, types.FunctionType):
+        return False
+    from .dict_guards import DICT_DETERMINED_LOOKUPS
+    return ov.edited or (found.__module__, found.__qualname__) not in DICT_DETERMINED_LOOKUPS
+
+
+def read_through_override(tx, ov, name):
+    """`ov.name` through the class's Python __getattribute__ (inlined: its object.__getattribute__ is
+    read_instance_attr), then __getattr__ if that raises AttributeError, as type slots do."""
+    from .objects import inline
+    cls = type(ov.obj)
+    fn = class_lookup(tx, cls, "__getattribute__")
+    try:
+        return inline(tx, fn, [ov, Const(name)])
+    except GraphBreak as gb:
+        getattr_fn = class_lookup(tx, cls, "__getattr__") if is_attribute_error(gb) else ABSENT
+        if getattr_fn is ABSENT:
+            raise
+    return _call_getattr(tx, ov, cls, name, getattr_fn)
+
+
 def _not_in_instance(tx, obj, src, name):
     if src is not None and _instance_dict(obj) is not None:
         tx.ctx.guards.add("CONST_MATCH", InstanceHasSource(src, name), False)
@@ -623,20 +649,27 @@ class InstanceDictValue(Value):
             return _MISSING
         return self.ctx.wrap(inst[name], ItemSource(AttrSource(src, "__dict__"), name)) if read else True
 
-    def set(self, tx, name, value):
+    def _plain_key(self, tx, name, what):
+        """Writes and deletes through the dict are attribute stores and deletes (object.__setattr__ /
+        __delattr__ replay them) unless the class has a data descriptor under that name."""
         if type(name) is not str:
-            raise GraphBreak("store subscript", f"a non-string key {name!r} in an instance __dict__")
+            raise GraphBreak(what, f"a non-string key {name!r} in an instance __dict__")
         cls = self._cls()
         found = class_lookup(tx, cls, name)
         if found is not ABSENT and is_data_descriptor(found):
-            raise GraphBreak("store subscript", f"writing {cls.__name__}.__dict__[{name!r}], a name the class "
-                             f"has a {type(found).__name__} for")
+            raise GraphBreak(what, f"changing {cls.__name__}.__dict__[{name!r}], a name the class has a "
+                             f"{type(found).__name__} for")
+
+    def set(self, tx, name, value):
+        self._plain_key(tx, name, "store subscript")
         if self._new:
             self.owner.attrs[name] = value
             return
         _raw_store(tx, self.owner, name, value)
 
     def delete(self, tx, name):
+        if type(name) is str:
+            self._plain_key(tx, name, "delete subscript")
         if self.get(name, read=False) is _MISSING:
             raise GraphBreak("key error", f"KeyError: {name!r}")
         if self._new:
