@@ -73,6 +73,7 @@ class Fallback(Obj):
 
 class Renaming(Obj):
     """A __getattribute__ of its own: `virtual` is made up, the rest is object's lookup."""
+    k = 100
 
     def __getattribute__(self, name):
         if name == "virtual":
@@ -470,6 +471,34 @@ def own_lookup_after_write(x, o):
     return x + o.virtual + o.a
 
 
+def own_lookup_after_dict_edits(x, o):
+    vars(o)["a"] = 4
+    del o.b
+    return x + o.a + len(vars(o)) + hasattr(o, "b") + getattr(o, "b", 10) + o.virtual, list(vars(o))
+
+
+def own_lookup_after_class_write(x, o):
+    type(o).k = 7
+    out = x + o.k
+    type(o).k = 100
+    return out
+
+
+def own_lookup_dict_delete_then_items(x, o):
+    if "c" in o.__dict__:
+        del o.__dict__["c"]
+    total = 0
+    for key, v in list(vars(o).items()):
+        total += v
+    return x + total + getattr(o, "c", 5), sorted(vars(o))
+
+
+def dict_entry_under_a_property_name(x, t):
+    t.__dict__["fahrenheit"] = 1.0
+    d = t.__dict__.pop("fahrenheit")
+    return x + d + t.fahrenheit, "fahrenheit" in vars(t)
+
+
 def cached_property_fills_itself_in(x, o):
     return x + o.total + o.total, "total" in vars(o)
 
@@ -585,6 +614,10 @@ WITHIN = [
     case(fallback_then_instance, X, Fallback(), **ONE),
     case(fallback_after_delete, X, Fallback(dynb=1), **ONE),
     case(own_lookup_after_write, X, Renaming(), **ONE),
+    case(own_lookup_after_dict_edits, X, Renaming(b=1, c=2)),
+    case(own_lookup_after_class_write, X, Renaming()),
+    case(own_lookup_dict_delete_then_items, X, Renaming(a=1, c=2)),
+    case(dict_entry_under_a_property_name, X, Temperature()),
     case(cached_property_fills_itself_in, X, Lazy(), **ONE),
     case(made_in_frame_dict, X, **ONE),
     case(made_in_frame_delete, X, **ONE),
