@@ -1,9 +1,11 @@
-"""Attribute reads and writes on symbolic values (LOAD_ATTR, LOAD_METHOD, STORE_ATTR).
+"""Attribute reads on symbolic values (LOAD_ATTR, LOAD_METHOD, STORE_ATTR).
 
 Tensor metadata (.shape, .dtype, .device, .ndim, ...) folds to constants: every input tensor is guarded
 on exactly these, and every graph tensor's metadata comes from its fake tensor. Attributes of real
-objects are read for real (modules, classes, nn.Modules, plain objects with a __dict__) and wrapped with
-an AttrSource; data descriptors written in Python (properties) are inlined by the caller.
+objects -- plain Python objects, classes, modules, nn.Modules -- go through object_attrs.py: one model of
+the object's attributes with the frame's own writes and deletes, Python's lookup order, and a guard on
+each outcome (absence included); data descriptors written in Python (properties) are inlined by the
+caller (PropertyCall).
 """
 import abc
 import inspect

@@ -13,9 +13,11 @@ instance attributes, then class attributes (functions bind, staticmethod/classme
 Python __getattr__. Property getters and setters and a Python __setattr__ are inlined; stores they make
 with object.__setattr__ (or super().__setattr__) are the raw stores.
 
-Objects that come from outside (arguments, globals) stay ObjectValues read through their Sources
-(attrs.py); only their attribute stores pass through `store_instance_attr` here, so a property setter
-or a Python __setattr__ runs once, in the frame, and the raw store is replayed after the graph.
+Objects that come from outside (arguments, globals) stay ObjectValues whose attributes object_attrs.py
+models (reads, deletes, their __dict__); their stores pass through `store_instance_attr` here, so a
+property setter or a Python __setattr__ runs once, in the frame, and the raw store is replayed after the
+graph. Every class lookup that decides what the frame does (`lookup`) is guarded: a class can change
+between calls.
 """
 import types
 
