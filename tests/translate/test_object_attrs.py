@@ -644,3 +644,124 @@ def test_dict_writes_and_attribute_writes_stay_in_one_graph():
     """The model needs no graph break for the issue's repro: both writes are replayed, in order."""
     o = Obj()
     check(dict_write_then_attribute_read, X, o, fullgraph=True, graphs=1)
+
+
+# ---------------------------------------------------------------- generated programs
+
+
+class Plain:
+    k = 100
+
+    def meth(self):
+        return 3
+
+
+class PlainFallback(Plain):
+    def __getattr__(self, name):
+        if name == "c":
+            return 42
+        raise AttributeError(name)
+
+
+class PlainProperty(Plain):
+    @property
+    def c(self):
+        return self.__dict__.get("a", 0) + 1
+
+    @c.setter
+    def c(self, value):
+        self.__dict__["b"] = value
+
+
+class PlainOwnLookup(Plain):
+    def __getattribute__(self, name):
+        if name == "c":
+            return 7
+        return object.__getattribute__(self, name)
+
+
+class PlainSlots:
+    __slots__ = ("a", "b", "__dict__")
+    k = 100
+
+    def meth(self):
+        return 3
+
+
+STATEMENTS = [
+    "{t}.{a} = {k}", "{t}.{a} = x + {k}", "{t}.__dict__['{a}'] = {k}", "vars({t})['{a}'] = {k}",
+    "setattr({t}, '{a}', {k})", "object.__setattr__({t}, '{a}', {k})", "vars({t}).update({a}={k})",
+    "if hasattr({t}, '{a}'):\n    del {t}.{a}", "if '{a}' in {t}.__dict__:\n    del {t}.__dict__['{a}']",
+    "{t}.__dict__.pop('{a}', None)", "{t}.__dict__.setdefault('{a}', {k})",
+    "acc = acc + getattr({t}, '{a}', {k})", "acc = acc + (1 if hasattr({t}, '{a}') else 0)",
+    "acc = acc + ('{a}' in {t}.__dict__)", "acc = acc + len(vars({t}))", "acc = acc + vars({t}).get('{a}', {k})",
+    "try:\n    acc = acc + {t}.{a}\nexcept AttributeError:\n    acc = acc - 1",
+    "acc = acc + {t}.k", "acc = acc + {t}.meth()", "del {t}.{a}", "acc = acc + {t}.{a}",
+    "print('break', acc.shape)", "acc = acc + x[i].sum()",
+    "for key, v in list(vars({t}).items()):\n    if type(v) is int:\n        acc = acc + v",
+    "m = Plain()\nm.__dict__['{a}'] = {k}\nm.{a} = m.{a} + 1\nacc = acc + m.{a} + len(vars(m))\n{t}.child = m",
+    "{t}.inner = Plain()\n{t}.inner.{a} = {k}\nacc = acc + getattr({t}.inner, 'b', 2)",
+    "try:\n    {t}.{a} = 1\n    acc = acc + x[i].sum()\nexcept IndexError:\n    acc = acc + 100",
+    "type({t}).k = {k}\nacc = acc + {t}.k\ntype({t}).k = 100",
+]
+KINDS = [Plain, Plain, PlainFallback, PlainProperty, PlainOwnLookup, PlainSlots]
+PLAIN_METH = Plain.meth
+
+
+def _program(seed):
+    import random
+    import textwrap
+    rng = random.Random(seed)
+    lines = [rng.choice(STATEMENTS).format(t=rng.choice("oop"), a=rng.choice("abc"), k=rng.randint(0, 9))
+             for _ in range(8)]
+    source = ("def program(x, i, o, p):\n    acc = x * 0\n" + textwrap.indent("\n".join(lines), "    ") +
+              "\n    return acc, sorted(getattr(o, '__dict__', {}))\n")
+    namespace = {"Plain": Plain}
+    exec(compile(source, f"<attribute program {seed}>", "exec"), namespace)
+    return namespace["program"], rng.choice(KINDS), rng.random() < 0.3
+
+
+def _state(obj):
+    inst = object.__getattribute__(obj, "__dict__")
+    slots = [getattr(obj, n, None) for n in ("a", "b")] if type(obj) is PlainSlots else []
+    return sorted((k, v) for k, v in inst.items() if type(v) is int), slots
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_generated_attribute_programs(seed):
+    """Random programs of attribute reads, writes and deletes in every spelling, on one object or two
+    aliased ones, with graph breaks and raising ops, called three times on objects with different
+    attributes while the class changes in between."""
+    import random
+    program, kind, aliased = _program(seed)
+
+    def make(rng):
+        obj = kind()
+        for name in "abc":
+            if rng.random() < 0.5:
+                if kind is PlainSlots and name != "c":
+                    setattr(obj, name, rng.randint(0, 9))
+                else:
+                    object.__getattribute__(obj, "__dict__")[name] = rng.randint(0, 9)
+        return obj
+
+    def script(f):
+        seen = []
+        try:
+            for call in range(3):
+                rng = random.Random(seed * 7 + call)
+                if call and rng.random() < 0.5:
+                    setattr(Plain, rng.choice("ab"), rng.randint(20, 30))
+                if call and rng.random() < 0.3:
+                    Plain.meth = (lambda v: lambda self: v)(rng.randint(4, 9))
+                o = make(rng)
+                p = o if aliased else make(rng)
+                i = torch.tensor([0, 5]) if rng.random() < 0.2 else torch.tensor([0, 1])
+                seen += [outcome(f, X, i, o, p), _state(o), _state(p)]
+        finally:
+            for name in "ab":
+                if name in Plain.__dict__:
+                    delattr(Plain, name)
+            Plain.meth = PLAIN_METH
+        return seen
+    check_script(program, script)
