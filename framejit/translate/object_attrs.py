@@ -378,8 +378,8 @@ def instance_has(tx, ov, name):
         raise _class_edit_break(cls, name)
     found = mro_lookup(cls, name)
     pending = tx.ctx.side_effects.pending_attr(obj, name)
-    if found is not ABSENT and is_data_descriptor(found) and not isinstance(found, types.MemberDescriptorType):
-        return None
+    if found is not ABSENT and not _answers_without_code(found):
+        return None                 # a property, a cached_property...: hasattr would run its code
     if pending is not None and pending is not DELETED:
         return True
     if mro_lookup(cls, "__getattr__") is not ABSENT:
@@ -393,6 +393,14 @@ def instance_has(tx, ov, name):
         return False
     class_lookup(tx, cls, "__getattr__")
     return class_lookup(tx, cls, name) is not ABSENT
+
+
+def _answers_without_code(found):
+    """Does looking `found` (a class attribute) up through an instance run no Python code?"""
+    from .objects import BUILTIN_METHOD_TYPES
+    return not hasattr(type(found), "__get__") or isinstance(found, (
+        types.FunctionType, staticmethod, classmethod, types.MemberDescriptorType, types.BuiltinFunctionType,
+        types.GetSetDescriptorType) + BUILTIN_METHOD_TYPES)
 
 
 def delete_instance_attr(tx, ov, name, through_object=False):

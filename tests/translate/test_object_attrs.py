@@ -98,9 +98,13 @@ class Temperature(Obj):
         del self._c
 
 
+COMPUTED = []
+
+
 class Lazy(Obj):
     @functools.cached_property
     def total(self):
+        COMPUTED.append("total")
         return 7
 
 
@@ -471,6 +475,10 @@ def own_lookup_after_write(x, o):
     return x + o.virtual + o.a
 
 
+def hasattr_computes_a_cached_property(x, o):
+    return x + hasattr(o, "total") + ("total" in vars(o)), list(COMPUTED)
+
+
 def own_lookup_after_dict_edits(x, o):
     vars(o)["a"] = 4
     del o.b
@@ -500,7 +508,7 @@ def dict_entry_under_a_property_name(x, t):
 
 
 def cached_property_fills_itself_in(x, o):
-    return x + o.total + o.total, "total" in vars(o)
+    return x + o.total + o.total, "total" in vars(o), list(COMPUTED)
 
 
 def made_in_frame_dict(x):
@@ -619,6 +627,7 @@ WITHIN = [
     case(own_lookup_dict_delete_then_items, X, Renaming(a=1, c=2)),
     case(dict_entry_under_a_property_name, X, Temperature()),
     case(cached_property_fills_itself_in, X, Lazy(), **ONE),
+    case(hasattr_computes_a_cached_property, X, Lazy(), **ONE),
     case(made_in_frame_dict, X, **ONE),
     case(made_in_frame_delete, X, **ONE),
     case(class_attribute_written_then_read_through_instance, X, WithClassValue()),
