@@ -38,7 +38,7 @@ import types
 
 from ..errors import GraphBreak
 from .side_effects import DELETED
-from .source import AttrSource, FixedObjectSource, ItemSource, Source, fixed_source
+from .source import AttrSource, ItemSource, Source, fixed_source
 from .values import Const, MethodValue, ObjectValue, Value
 
 HEAPTYPE = 1 << 9
@@ -55,7 +55,6 @@ class _Absent:
         return "ABSENT"
 
 
-absent_attribute = _Absent
 ABSENT = _Absent()
 
 
@@ -322,6 +321,10 @@ def _data_descriptor(tx, ov, cls, name, found):
         raise missing(cls, name)
     if name == "__class__" and found is object.__dict__["__class__"]:
         return _wrap(tx, cls, AttrSource(src, "__class__") if src is not None else None)
+    getter = getattr(type(found), "__get__", None)
+    if isinstance(getter, types.FunctionType):                # a data descriptor written in Python
+        from .objects import inline
+        return inline(tx, getter, [descriptor_value(cls, name, found), ov, ObjectValue(cls, class_source(cls))])
     try:                                        # a descriptor written in C (or one framejit does not model)
         real = getattr(obj, name)
     except AttributeError:
@@ -353,12 +356,16 @@ def class_value(tx, receiver, cls, name, found):
     getter = getattr(type(found), "__get__", None)
     if getter is not None:
         if isinstance(getter, types.FunctionType):
-            descriptor = ObjectValue(found, fixed_source(found, f"{cls.__qualname__}.{name}"))
-            return inline(tx, getter, [descriptor, receiver, ObjectValue(cls, class_source(cls))])
+            return inline(tx, getter, [descriptor_value(cls, name, found), receiver, ObjectValue(cls, class_source(cls))])
         if receiver.source is None or not isinstance(receiver, ObjectValue):
             raise GraphBreak("attribute", f"class attribute {name!r} is a {type(found).__name__} descriptor")
         return _wrap(tx, getattr(receiver.obj, name), AttrSource(receiver.source, name))
     return tx.ctx.wrap(found, AttrSource(class_source(cls), name))
+
+
+def descriptor_value(cls, name, found):
+    """A descriptor object found on cls's MRO, named directly (a class lookup guard pins which it is)."""
+    return ObjectValue(found, fixed_source(found, f"{cls.__qualname__}.{name}"))
 
 
 def _raw_store(tx, ov, name, value):
@@ -424,6 +431,10 @@ def delete_instance_attr(tx, ov, name, through_object=False):
                 raise GraphBreak("attribute error", f"AttributeError: property '{name}' of '{cls.__name__}' "
                                  "object has no deleter")
             inline(tx, found.fdel, [ov])
+            return
+        deleter = getattr(type(found), "__delete__", None)
+        if isinstance(deleter, types.FunctionType):
+            inline(tx, deleter, [descriptor_value(cls, name, found), ov])
             return
         if not isinstance(found, types.MemberDescriptorType):
             raise GraphBreak("delete attr", f"deleting {cls.__name__}.{name} ({type(found).__name__} descriptor)")

@@ -24,8 +24,8 @@ import types
 from ..errors import GraphBreak
 from .builtins_table import as_python, lookaside, unpack_iterable
 from .identity import is_plain_instance
-from .object_attrs import ABSENT, class_lookup, delete_instance_attr, instance_dict_value, is_generic, \
-    mro_lookup, read_instance_attr
+from .object_attrs import ABSENT, class_lookup, delete_instance_attr, descriptor_value, instance_dict_value, \
+    is_generic, mro_lookup, read_instance_attr
 from .source import AttrSource
 from .values import Const, IteratorValue, ObjectValue, Value
 
@@ -108,6 +108,9 @@ class NewObject(Value):
                 if attr.fget is None:
                     raise GraphBreak("attribute error", f"AttributeError: property {name!r} has no getter")
                 return inline(tx, attr.fget, [self])
+            getter = getattr(type(attr), "__get__", None)
+            if not isinstance(attr, SLOT_TYPES) and isinstance(getter, types.FunctionType):
+                return inline(tx, getter, [descriptor_value(cls, name, attr), self, self.cls_value])
             if not isinstance(attr, SLOT_TYPES):
                 raise GraphBreak("attribute", f"descriptor {type(attr).__name__} {cls.__name__}.{name}")
             if name in self.attrs:
@@ -401,6 +404,10 @@ def store_instance_attr(tx, obj, cls, name, value, raw_store, through_object=Fal
             if attr.fset is None:
                 raise GraphBreak("attribute error", f"AttributeError: can't set attribute {name!r}")
             inline(tx, attr.fset, [obj, value])
+            return
+        setter = getattr(type(attr), "__set__", None)
+        if isinstance(setter, types.FunctionType):          # a data descriptor written in Python
+            inline(tx, setter, [descriptor_value(cls, name, attr), obj, value])
             return
         raise GraphBreak("store attr", f"setting {cls.__name__}.{name} ({type(attr).__name__} descriptor)")
     raw_store(tx, name, value)

@@ -98,6 +98,26 @@ class Temperature(Obj):
         del self._c
 
 
+class Doubled:
+    """A data descriptor written in Python: stores twice the value under a private name."""
+
+    def __set_name__(self, owner, name):
+        self.key = "_" + name
+
+    def __get__(self, obj, cls=None):
+        return self if obj is None else obj.__dict__.get(self.key, 0)
+
+    def __set__(self, obj, value):
+        obj.__dict__[self.key] = int(value) * 2
+
+    def __delete__(self, obj):
+        del obj.__dict__[self.key]
+
+
+class Record(Obj):
+    size = Doubled()
+
+
 COMPUTED = []
 
 
@@ -479,6 +499,19 @@ def hasattr_computes_a_cached_property(x, o):
     return x + hasattr(o, "total") + ("total" in vars(o)), list(COMPUTED)
 
 
+def python_data_descriptor(x, r):
+    r.size = 3
+    first = r.size
+    del r.size
+    return x + first + r.size, list(vars(r))
+
+
+def python_data_descriptor_on_a_new_object(x):
+    r = Record()
+    r.size = 4
+    return x + r.size, r
+
+
 def own_lookup_after_dict_edits(x, o):
     vars(o)["a"] = 4
     del o.b
@@ -628,6 +661,8 @@ WITHIN = [
     case(dict_entry_under_a_property_name, X, Temperature()),
     case(cached_property_fills_itself_in, X, Lazy(), **ONE),
     case(hasattr_computes_a_cached_property, X, Lazy(), **ONE),
+    case(python_data_descriptor, X, Record(), **ONE),
+    case(python_data_descriptor_on_a_new_object, X, **ONE),
     case(made_in_frame_dict, X, **ONE),
     case(made_in_frame_delete, X, **ONE),
     case(class_attribute_written_then_read_through_instance, X, WithClassValue()),
