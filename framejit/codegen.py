@@ -185,10 +185,11 @@ def _last_raw_stores(effects):
     for e in effects:
         if e.kind == "raw_attr":
             j = len(out) - 1
-            while j >= 0 and (out[j].kind == "raw_attr" or out[j].kind == "attr" and out[j].plain_module):
-                if out[j].kind == "raw_attr" and out[j].target == e.target and out[j].key == e.key:
-                    del out[j]
-                    break
+            while j >= 0 and (out[j].kind in ("raw_attr", "raw_delattr") or out[j].kind == "attr" and out[j].plain_module):
+                if out[j].target == e.target and out[j].key == e.key:
+                    if out[j].kind == "raw_attr":
+                        del out[j]
+                    break                  # a delete in between: the store before it must happen
                 j -= 1
         out.append(e)
     return out
@@ -210,6 +211,10 @@ def side_effect_lines(effects, rb):
             lines.append(f"setattr({rb.reload(e.target)}, {e.key!r}, {rb.expr(e.value)})")
         elif e.kind == "raw_attr":        # the store itself (a Python __setattr__/property already ran)
             lines.append(f"{rb.ns.bind(object.__setattr__)}({rb.reload(e.target)}, {e.key!r}, {rb.expr(e.value)})")
+        elif e.kind == "delattr":
+            lines.append(f"delattr({rb.reload(e.target)}, {e.key!r})")
+        elif e.kind == "raw_delattr":     # the delete itself (a Python __delattr__/property deleter already ran)
+            lines.append(f"{rb.ns.bind(object.__delattr__)}({rb.reload(e.target)}, {e.key!r})")
         elif e.kind == "cell":
             lines.append(f"{e.target.expr()} = {rb.expr(e.value)}")
         elif e.kind == "list":
@@ -243,6 +248,18 @@ def signature_source(code, with_closure):
     if code.co_flags & 0x08:
         params.append("**" + names[i])
     return ", ".join(params)
+
+
+def call_arguments_source(code):
+    """The arguments that call a function of `code`'s signature with the entry's own parameters
+    (`x, y, *args, scale=scale, **kwargs`)."""
+    names = code.co_varnames
+    nargs, nkwonly = code.co_argcount, code.co_kwonlyargcount
+    i = nargs + nkwonly
+    star = names[i] if code.co_flags & 0x04 else None
+    dstar = names[i + bool(star)] if code.co_flags & 0x08 else None
+    return ", ".join(list(names[:nargs]) + ([f"*{star}"] if star else []) +
+                     [f"{k}={k}" for k in names[nargs:nargs + nkwonly]] + ([f"**{dstar}"] if dstar else []))
 
 
 def graph_call_source(input_sources, n_outputs, param_tuple=None):

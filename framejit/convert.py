@@ -23,7 +23,7 @@ import warnings
 
 import torch
 
-from . import codegen, resume
+from . import codegen, raising_graphs, resume
 from .backends.registry import BACKEND_SIGNATURE
 from .callees import CalleeWrappers, CompiledCallee, callee_position
 from .errors import BackendError, GraphBreak, Unsupported
@@ -194,7 +194,13 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
         if compiled is not None:
             ns.env["__fj_graph"] = compiled
             plan = module_guards.plan_for(ctx)
-            lines.append(codegen.graph_call_source(plan.input_sources, len(outputs), plan.param_tuple))
+            call = codegen.graph_call_source(plan.input_sources, len(outputs), plan.param_tuple)
+            if raising_graphs.needs_handler(effects, len(ctx.graph.created)):
+                # effects happened before graph ops: a raising op must leave them visible (raising_graphs.py)
+                lines += raising_graphs.wrap_graph_call(call, gm, [s.expr() for s in plan.input_sources], fn,
+                                                        codegen.call_arguments_source(fn.__code__), ns)
+            else:
+                lines.append(call)
         effect_lines = codegen.side_effect_lines(effects, rb)
         last = last_line(rb)
         return lines + rb.prelude + effect_lines + [last]

@@ -495,3 +495,44 @@ CASE_FIELDS = "fn,args,kwargs,options"
 def run_case(fn, args, kwargs, options):
     """The body of every parametrized differential test."""
     return check(fn, *args, **options, **kwargs)
+
+
+# ---------------------------------------------------------------- several calls with changes in between
+
+
+def outcome(fn, *args, **kwargs):
+    """What one call did, as a comparable value: ("returned", result) or ("raised", type name, message)."""
+    try:
+        return ("returned", fn(*args, **kwargs))
+    except Exception as exc:  # the exception itself is what we compare
+        return ("raised", type(exc).__name__, str(exc))
+
+
+def check_script(fn, script, backend=None, fullgraph=False, atol=1e-6):
+    """Demand that a sequence of calls behaves as eagerly, with state changed between calls.
+
+    `script(f)` makes its own objects, calls `f` (eager `fn`, then `framejit.compile(fn)`) any number
+    of times, changes what it likes in between (an attribute appears, a dict loses a key, a class
+    gains a method...) and returns a list of what it saw (`outcome(f, ...)`, objects' attributes...).
+    The two lists and everything printed are compared; the script runs on fresh objects each time,
+    so a cache entry compiled for one state must notice the next.
+    """
+    fj = _framejit()
+    fj.reset()
+    counter = fj.backends.CompileCounter() if backend is None else fj.backends.CompileCounter(backend)
+    compiled_fn = fj.compile(fn, backend=counter, fullgraph=fullgraph)
+    watch = _StateWatch(fn)
+    seen = []
+    for f in (fn, compiled_fn):
+        watch.restore()
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            log = script(f)
+        seen.append((_snapshot(log), buffer.getvalue(), watch.current()))
+        watch.restore()
+    (eager_log, eager_out, eager_globals), (comp_log, comp_out, comp_globals) = seen
+    compare(eager_log, comp_log, "script log", "", atol)
+    if eager_out != comp_out:
+        _fail("script stdout", "", f"{eager_out!r} (eager) != {comp_out!r} (compiled)")
+    compare(eager_globals, comp_globals, "globals after script", "", atol)
+    return comp_log

@@ -63,7 +63,7 @@ class ConversionContext:
         self.config = config
         self.graph = GraphBuilder()
         self.guards = GuardSet()
-        self.side_effects = SideEffects()
+        self.side_effects = SideEffects(position=lambda: len(self.graph.created))
         self.f_globals = f_globals
         self.break_at = break_at or {}   # root call index -> the callee's own break, in words
         self.wrapped = {}            # Source -> Value (one Value per source: aliasing and mutation)
@@ -82,6 +82,7 @@ class ConversionContext:
         self._local_objects = set()
         self._real_cells = {}        # id(real cell) -> CellValue (every inlined call sees the same cell)
         self.identity = IdentityTracker(self.guards)   # aliasing between mutable inputs (identity.py)
+        self.instance_dicts = {}     # id(object) -> its InstanceDictValue (object_attrs.py): one view each
 
     def guard_state(self, fn):
         """The frame read global torch state through `fn` (or used it implicitly): guard its entry value
@@ -128,6 +129,7 @@ class ConversionContext:
     def store_object_attr(self, tx, obj, name, value):
         if isinstance(obj.obj, torch.nn.Module) and isinstance(value, TensorValue):
             raise GraphBreak("store attr", f"assigning a tensor to module attribute .{name}")
+        obj.edited = True
         self.side_effects.store_attr(obj.obj, obj.source, name, value)
 
     def call_module(self, tx, fn_value, args, kwargs):

@@ -69,9 +69,11 @@ class DistinctObjectsSource(Source):
 
 def is_plain_instance(obj):
     """An instance of a class written in Python whose state lives in __dict__/__slots__ (no builtin
-    base other than object): dataclasses, config objects, user classes. nn.Modules are excluded (their
+    base other than object): dataclasses, config objects, user classes, types.SimpleNamespace. nn.Modules are excluded (their
     hooks and registries are read without guards, so they stay matched by identity)."""
     t = type(obj)
+    if t is types.SimpleNamespace:
+        return True
     if not t.__flags__ & HEAPTYPE or isinstance(obj, (torch.nn.Module, torch.Tensor, BaseException, type)):
         return False
     if dataclasses.is_dataclass(t):        # dataclasses on builtin bases too (HF's ModelOutput is a dict)

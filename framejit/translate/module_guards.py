@@ -13,6 +13,7 @@ whose identity is itself guarded, and the fact cannot change without one of thos
   LEN_MATCH / items of a tuple held on such a path (tuples are immutable)
   TENSOR_MATCH of a Parameter on such a path       (data/requires_grad setters, in-place metadata ops)
   DICT_KEYS of a module's _modules/_parameters/_buffers table, and its hook tables (HookStateSource)
+  hasattr(module, name) (object_attrs.PresenceSource: a getattr default, hasattr on a module)
   facts (identity.py's `a is b`) relating such paths only
 
 Guards on what is read from an immutable object whose identity is guarded (a code object's
@@ -44,6 +45,7 @@ from .identity import DistinctObjectsSource
 from .builtin_methods import DictKeySource
 from .module_values import HookStateSource, ModuleAttrSource
 from .module_watch import EPOCH, watch
+from .object_attrs import PresenceSource
 from .source import FIXED_OBJECTS, AttrSource, BuiltinSource, DefaultSource, FixedObjectSource, ItemSource, \
     LocalSource, Source, TypeSource
 
@@ -265,6 +267,10 @@ class ModulePlan:
             return False
         if isinstance(s, HookStateSource):
             return self.identity_covered(s.module) or self.is_module_root(s.module)
+        if isinstance(s, PresenceSource):
+            # hasattr(module, name): names come and go through __setattr__/__delattr__/register_* only
+            return g.kind == "CONST_MATCH" and isinstance(self.objects.get(s.base), torch.nn.Module) and \
+                (self.identity_covered(s.base) or self.is_module_root(s.base))
         parts = getattr(s, "parts", None)
         if g.kind == "CONST_MATCH" and isinstance(parts, tuple) and hasattr(s, "template") and parts:
             # a fact about module paths only (identity.py's `a is b` between two of them)
