@@ -225,8 +225,8 @@ def _make_entry(fn, ctx, compiled, gm, body, opts, breaks):
     code = fn.__code__
     try:
         with phase("codegen"):
-            entry, text, ns = codegen.build_entry(code, fn.__globals__, fn.__defaults__, fn.__kwdefaults__,
-                                                  bool(code.co_freevars), lambda ns: _render_guards(ctx, ns), body)
+            entry, text, ns = codegen.build_entry(code, fn.__globals__, bool(code.co_freevars),
+                                                  lambda ns: _render_guards(ctx, ns), body)
     except GraphBreak as gb:
         return ConvertResult("eager", reason=f"the result cannot be rebuilt: {gb.reason}", breaks=breaks)
     return ConvertResult("entry", entry=entry, guards=ctx.guards, graph=gm, source_text=text, breaks=breaks,
@@ -299,23 +299,24 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
             return ConvertResult("eager", reason=f"{gb.reason}; the break is in the middle of a nested call, so the "
                                  "function runs as plain Python", breaks=[info])
         with phase("codegen"):
-            fn_resume = resume.make_resume_function(orig_code, fn.__globals__, fn.__closure__, orig_index(idx),
+            fn_resume = resume.make_resume_function(orig_code, fn.__globals__, orig_index(idx),
                                                     nulls_after, live, opts.wrap, opts.key)
         resume_tails.append((jump, fn_resume, nulls_after))
 
     with phase("codegen"):
         if inst.exn is not None:         # a call inside a try block: its handlers stay in force
-            break_fn = resume.make_break_in_try_function(orig_code, fn.__globals__, fn.__closure__,
-                                                         orig_index(snap.index), nulls, live, resume_tails[0])
+            break_fn = resume.make_break_in_try_function(orig_code, fn.__globals__, orig_index(snap.index),
+                                                         nulls, live, resume_tails[0])
         else:
-            break_fn = resume.make_break_function(orig_code, fn.__globals__, fn.__closure__,
-                                                  _break_instructions(tx, snap), nulls, live, resume_tails)
+            break_fn = resume.make_break_function(orig_code, fn.__globals__, _break_instructions(tx, snap),
+                                                  nulls, live, resume_tails)
 
     values = [v for v in stack if v is not NULL] + [v for v in local_values if v is not None]
 
     def call_break(rb):
         rb.ns.env["__fj_break"] = break_fn
-        args = [rb.expr(v) for v in stack if v is not NULL]
+        args = ["__fj_cl"] if code.co_freevars else []      # the break function runs over the caller's cells
+        args += [rb.expr(v) for v in stack if v is not NULL]
         args += [rb.expr(v) if v is not None else n for n, v in zip(live, local_values)]
         return f"return __fj_break({', '.join(args)})"
 
@@ -435,15 +436,19 @@ def replay_conversion(fn, args, kwargs, backend="eager", fullgraph=False):
     backend_fn = lookup_backend(backend)
     config = Config.from_env(record_all=False, record_on_failure=False)
 
-    def wrap(resume_fn):
-        return api._compile_function(resume_fn, backend_fn, fullgraph, config, None)
+    def wrap(resume_fn, closure_arg=False):
+        return api._compile_function(resume_fn, backend_fn, fullgraph, config, None, closure_arg=closure_arg)
 
     opts = Options(backend_fn, config, fullgraph, wrap)
     result = convert_frame(fn, inspect.signature(fn), args, kwargs, opts)
     if result.kind != "entry":
         return fn
 
+    signature = inspect.signature(fn)
+
     def converted(*a, **k):
-        out = api._call_entry(fn, result.entry, a, k)
+        bound = signature.bind(*a, **k)          # entries take every argument (codegen.build_entry)
+        bound.apply_defaults()
+        out = api._call_entry(fn, result.entry, bound.args, bound.kwargs)
         return fn(*a, **k) if out is codegen.MISS else out
     return converted

@@ -31,6 +31,7 @@ module's own answers are remembered until the module watch's counter moves (`nee
 the inlined guards drop the global-hooks term, which that first test has just checked.
 """
 import re
+import weakref
 
 import torch
 
@@ -129,11 +130,11 @@ def _without_self_term(guard_expr, me, env, self_object):
     return guard_expr
 
 
-def _source(code, name, first_parts, module_call=False, self_object=None):
+def _source(code, name, first_parts, module_call=False, self_object=None, closure_arg=False):
     call, miss_args, miss_kwargs = _call_parts(code)
     head = "__fj_cl, " if code.co_freevars else ""
     me = code.co_varnames[0] if code.co_varnames else None
-    lines = [f"def {name}({signature_source(code, False)}):"]
+    lines = [f"def {name}({signature_source(code, closure_arg)}):"]
     if module_call:
         lines += [f"    if {_module_call_test(me)}:", f"        return __fj_module_call({call})"]
     if self_object is not None:
@@ -152,39 +153,51 @@ def _source(code, name, first_parts, module_call=False, self_object=None):
               f"            __fj_r = __fj_e({head}{call})",
               "            if __fj_r is not __fj_MISS:",
               "                return __fj_r",
-              f"    return __fj_on_miss({miss_args}, {miss_kwargs})"]
+              f"    return __fj_on_miss({head if closure_arg else ''}{miss_args}, {miss_kwargs})"]
     return "\n".join(lines) + "\n"
 
 
-def build_dispatcher(fn, entries, on_miss, module_call=False, self_object=None):
+def build_dispatcher(fn, entries, on_miss, module_call=False, self_object=None, closure_arg=False):
     """The dispatcher of `fn` over `entries`; with `module_call`, the one for its module's __call__.
     With `self_object` (a compiled module's original), the first argument is replaced by it: forward
     runs on the module the user compiled, so `type(self)` inside it is the user's class, not the
-    subclass framejit.compile(module) made."""
+    subclass framejit.compile(module) made. With `closure_arg`, the closure is the first parameter
+    (`__fj_cl`) instead of fn's own, and a miss passes it on: `on_miss(closure, args, kwargs)`."""
     code = fn.__code__
     name = "__call__" if module_call else _safe_name(code.co_name)
-    env = {"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS, "__fj_cl": fn.__closure__,
-           "__fj_first": None, "__builtins__": __builtins__, "__fj_self": self_object}
+    fixed = {"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS, "__fj_self": self_object}
+    if not closure_arg:
+        fixed["__fj_cl"] = fn.__closure__
+    env = dict(fixed, __fj_first=None, __builtins__=__builtins__)
     if module_call:
         env.update(_module_call_env())
     filename = f"<framejit {'module call' if module_call else 'dispatcher'} {code.co_qualname}>"
-    exec(compile(_source(code, name, None, module_call, self_object), filename, "exec"), env)
-    dispatcher = env[name]
+    exec(compile(_source(code, name, None, module_call, self_object, closure_arg), filename, "exec"), env)
+    dispatcher = env.pop(name)           # its globals must not hold it (a cycle)
     dispatcher.__defaults__ = fn.__defaults__
     dispatcher.__kwdefaults__ = fn.__kwdefaults__
+    base = dict(env)
+    dispatcher_ref = weakref.ref(dispatcher)
 
     def refresh():
+        # the dispatcher is reached weakly: it holds this function (an attribute), and a cycle would
+        # keep a dead compiled function's graphs until the cyclic GC ran
+        target = dispatcher_ref()
+        if target is None:
+            return
         first = entries[0] if entries else None
         parts = getattr(first, "_framejit_parts", None)
-        scratch = dict(env)
+        scratch = dict(base)
         if parts is not None:
             scratch.update(parts[2].env)
-        scratch.update({"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS,
-                        "__fj_cl": fn.__closure__, "__fj_first": first if parts is not None else None,
-                        "__fj_self": self_object})
-        exec(compile(_source(code, name, parts, module_call, self_object), filename, "exec"), scratch)
-        env.update(scratch)              # the dispatcher's globals now hold the inlined entry's names
-        dispatcher.__code__ = scratch[name].__code__
+        scratch.update(fixed)
+        scratch["__fj_first"] = first if parts is not None else None
+        exec(compile(_source(code, name, parts, module_call, self_object, closure_arg), filename, "exec"), scratch)
+        new_code = scratch.pop(name).__code__
+        env.update(scratch)              # the dispatcher's globals now hold the inlined entry's names,
+        for stale in [key for key in env if key not in scratch]:
+            del env[stale]               # and no longer those of an entry that was forgotten
+        target.__code__ = new_code
 
     dispatcher._framejit_refresh = refresh
     return dispatcher

@@ -9,7 +9,9 @@ them and guards can check them.
 The builder can roll back to a mark (nodes created by an instruction that then graph-breaks are
 erased), and `finish` returns a linted GraphModule whose outputs are the requested values.
 """
+import linecache
 import operator
+import weakref
 
 import torch
 import torch.fx as fx
@@ -139,6 +141,7 @@ class GraphBuilder:
         self.graph.output(tuple(v.node for v in output_values))
         gm = fx.GraphModule(torch.nn.Module(), self.graph)
         gm.graph.lint()
+        forget_source_with(gm)
         return gm, [t for _, t, _ in self.inputs]
 
     def op_count(self):
@@ -168,3 +171,19 @@ def _to_arg(v, fake):
 
 def _graphable_object(obj):
     return isinstance(obj, (torch.dtype, torch.device, torch.memory_format, torch.layout, type(Ellipsis), slice))
+
+
+def forget_source_with(gm):
+    """torch.fx registers each GraphModule's generated source for tracebacks (in linecache and in its
+    loader's cache) and never removes it: a long-running process that keeps converting (recompiles,
+    framejit.reset()) would keep every graph's source. Dropped when the GraphModule dies."""
+    key = type(gm).forward.__code__.co_filename
+    if key.startswith("<eval_with_key>"):
+        weakref.finalize(gm, _forget_source, key)
+
+
+def _forget_source(key):
+    linecache.cache.pop(key, None)
+    cache = getattr(getattr(fx.graph_module, "_loader", None), "eval_cache", None)
+    if isinstance(cache, dict):
+        cache.pop(key, None)
