@@ -245,7 +245,7 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
     members = {}
     if cls.__call__ is _MODULE_CALL:
         members["__call__"] = getattr(compiled_forward, "_framejit_module_call", None) or \
-            build_module_call(compiled_forward)
+            build_module_call(compiled_forward, mod)
     sub = type(cls.__name__, (cls,), {
         **members,
         "forward": compiled_forward, "__module__": cls.__module__, "__qualname__": cls.__qualname__,
@@ -254,7 +254,19 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
     })
     new = object.__new__(sub)
     object.__setattr__(new, "__dict__", mod.__dict__)
+    weakref.finalize(new, _release_compiled_class, sub, tuple(members) + ("forward", "_framejit_original"))
     return new
+
+
+def _release_compiled_class(sub, names):
+    """The compiled module died: its class (a class is always in a reference cycle, freed only by the
+    cyclic GC) lets go of the dispatchers, the entries and the original module now, so the module, its
+    parameters and its graphs are freed at once, as the module alone would be."""
+    for name in names:
+        try:
+            delattr(sub, name)
+        except AttributeError:
+            pass
 
 
 _MODULE_CALL = torch.nn.Module.__call__

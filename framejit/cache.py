@@ -57,16 +57,24 @@ class CodeState:
     def add(self, result):
         self.entries.append(result.entry)
         self.results.append(result)
+        # the entry matches these modules by id (guards.WeakIdentity): it must go before one's id can be
+        # another object's, i.e. when it dies (weak reference callbacks run before its memory is reused)
+        result.watchers = [weakref.ref(obj, _forget_entry(self, result.entry))
+                           for obj in (ref() for ref in getattr(result, "dies_with", ())) if obj is not None]
         self.changed()
+
+    def remove(self, entry):
+        """Forget `entry` (one of its modules died), if it is still here."""
+        for i, e in enumerate(self.entries):
+            if e is entry:
+                del self.entries[i]
+                self.results[:] = [r for r in self.results if r.entry is not entry]
+                self.changed()
+                return
 
     def evict_oldest(self):
         """Forget the oldest entry (its dispatchers regenerate): a shared state keeps a bounded number."""
-        for i, result in enumerate(self.results):
-            if result.kind == "entry":
-                del self.results[i]
-                break
-        del self.entries[0]
-        self.changed()
+        self.remove(self.entries[0])
 
     def clear(self):
         self.entries.clear()
@@ -75,6 +83,19 @@ class CodeState:
         self.recompile_reasons.clear()
         self.warned_limit = False
         self.changed()
+
+
+def _forget_entry(state, entry):
+    """A weak-reference callback forgetting `entry` from `state` (both reached weakly: the callback is
+    held by the entry's result, and must not keep either alive)."""
+    state_ref, entry_ref = weakref.ref(state), weakref.ref(entry)
+
+    def forget(_):
+        st, e = state_ref(), entry_ref()
+        if st is not None and e is not None:
+            with LOCK:
+                st.remove(e)
+    return forget
 
 
 class WrapperState:

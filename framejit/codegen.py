@@ -39,7 +39,8 @@ class Namespace:
         b = f_globals.get("__builtins__", builtins)
         self.env = {"__fj_g": f_globals, "__fj_b": b if isinstance(b, dict) else b.__dict__,
                     "__fj_MISS": MISS, "__fj_grad_enabled": torch.is_grad_enabled,
-                    "getattr": getattr, "type": type, "len": len, "tuple": tuple, "Exception": Exception}
+                    "getattr": getattr, "type": type, "len": len, "tuple": tuple, "Exception": Exception,
+                    "__fj_id": id}
         self._ids = {}
 
     def bind(self, obj, by_name=False):

@@ -17,12 +17,14 @@ eager with a warning; they never reach the user's program as framejit's exceptio
 """
 import dis
 import inspect
+import weakref
 
 import torch
 
 from . import codegen, resume
 from .callees import CalleeWrappers, CompiledCallee, callee_position
 from .errors import BackendError, GraphBreak, Unsupported
+from .guards import is_instance_guard
 from .metrics import phase
 from .observe import current_recorder, note_restart
 from .translate import module_guards
@@ -83,8 +85,9 @@ class BreakInfo:
 
 class ConvertResult:
     def __init__(self, kind, entry=None, reason=None, guards=None, graph=None, source_text=None, breaks=(),
-                 ns=None, op_count=0, replacement=None):
+                 ns=None, op_count=0, replacement=None, dies_with=()):
         self.kind = kind              # "entry" | "eager" | "once"
+        self.dies_with = dies_with    # weak refs to the modules whose death ends the entry (guards.WeakIdentity)
         self.replacement = replacement  # "eager": what to run instead of fn (same semantics), or None
         self.entry = entry
         self.reason = reason
@@ -223,19 +226,23 @@ def _compile_graph(ctx, outputs, opts):
 
 def _make_entry(fn, ctx, compiled, gm, body, opts, breaks):
     code = fn.__code__
+    # the modules the frame receives are matched by id and held weakly: the entry goes when one dies
+    instances = [g for g in ctx.guards.guards if is_instance_guard(g, ctx.frame_params)]
     try:
         with phase("codegen"):
             entry, text, ns = codegen.build_entry(code, fn.__globals__, bool(code.co_freevars),
-                                                  lambda ns: _render_guards(ctx, ns), body)
+                                                  lambda ns: _render_guards(ctx, ns, instances), body)
     except GraphBreak as gb:
         return ConvertResult("eager", reason=f"the result cannot be rebuilt: {gb.reason}", breaks=breaks)
+    dies_with = tuple(weakref.ref(g.expected) for g in instances)
+    ctx.guards.weaken(instances)
     return ConvertResult("entry", entry=entry, guards=ctx.guards, graph=gm, source_text=text, breaks=breaks,
-                         ns=ns, op_count=ctx.graph.op_count())
+                         ns=ns, op_count=ctx.graph.op_count(), dies_with=dies_with)
 
 
 @phase("guard_build")
-def _render_guards(ctx, ns):
-    return module_guards.render(ctx, ns)       # module state behind one counter (module_guards.py)
+def _render_guards(ctx, ns, instances=()):
+    return module_guards.render(ctx, ns, instances)       # module state behind one counter (module_guards.py)
 
 
 # ---- a frame that breaks ------------------------------------------------------------------------

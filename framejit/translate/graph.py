@@ -29,8 +29,21 @@ def _placeholder_name(source_name):
     return ("l_" + out) if not out[0].isalpha() else out
 
 
+# torch's FakeTensorMode keeps one process-wide dispatch cache, never trimmed, whose keys hold the
+# constant arguments of each op (`x * 3`, `x * 4`... one entry each): a process converting without end
+# would grow it without end. Cleared (torch's own cache_clear) when it passes this many entries.
+FAKE_DISPATCH_CACHE_LIMIT = 20_000
+
+
+def _bound_fake_dispatch_cache():
+    cache = getattr(FakeTensorMode, "cache", None)
+    if isinstance(cache, dict) and len(cache) > FAKE_DISPATCH_CACHE_LIMIT:
+        FakeTensorMode.cache_clear()
+
+
 class GraphBuilder:
     def __init__(self):
+        _bound_fake_dispatch_cache()
         self.graph = fx.Graph()
         self.fake_mode = FakeTensorMode(shape_env=None, allow_non_fake_inputs=False)
         self.inputs = []              # [(source, real tensor, placeholder node)]

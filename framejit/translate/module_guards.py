@@ -571,10 +571,21 @@ class OutOfLine:
         src = f"def {name}({', '.join(names)}):\n    return ({expr})\n"
         for key in set(re.findall(r"__fj_fixed_(\d+)", src)):
             self.ns.env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[int(key)]
-        exec(compile(src, f"<framejit guard block {name}>", "exec"), self.ns.env)
+        # its own globals (what is bound so far, all its text names): a function in the dict that is its
+        # globals is a cycle, which would keep the entry and its modules until the cyclic GC ran
+        env = dict(self.ns.env)
+        exec(compile(src, f"<framejit guard block {name}>", "exec"), env)
+        self.ns.env[name] = env.pop(name)
         return f"{name}({', '.join(names)})"
 
 
-def render(ctx, ns):
-    from ..guards import _render
-    return plan_for(ctx).render(ns.bind, _render, OutOfLine(ns, ctx.frame_params))
+def render(ctx, ns, instances=()):
+    """The entry's guard expression; `instances`: ID_MATCH guards rendered by id (guards.WeakIdentity)."""
+    from ..guards import _render, instance_guard_text
+    by_id = {id(g.expected) for g in instances}
+
+    def render_guard(g, bind):
+        if g.kind == "ID_MATCH" and id(g.expected) in by_id and g.source in {i.source for i in instances}:
+            return instance_guard_text(g)
+        return _render(g, bind)
+    return plan_for(ctx).render(ns.bind, render_guard, OutOfLine(ns, ctx.frame_params))
