@@ -123,7 +123,7 @@ def _instances(args, kwargs):
     """The nn.Module instances a call passes: a forward's `self` (each of a model's layers runs the same
     compiled forward, and each needs entries of its own), a module handed to a helper. The recompile
     limit counts conversions per such combination, so the twelfth layer of a model gets its graph too."""
-    return tuple(id(v) for v in (*args, *kwargs.values()) if isinstance(v, torch.nn.Module))
+    return tuple(v for v in (*args, *kwargs.values()) if isinstance(v, torch.nn.Module))
 
 
 def _call_entry(fn, entry, args, kwargs):
@@ -143,12 +143,11 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs, closure=None):
             out = _call_entry(fn, entry, args, kwargs)
             if out is not MISS:
                 return out
-        instances = _instances(args, kwargs)
-        if closure is not None:
-            instances += tuple(map(id, closure))
+        modules = _instances(args, kwargs)
+        key = tuple(map(id, modules)) + (tuple(map(id, closure)) if closure is not None else ())
         if local.eager_reason is not None:
             result = None
-        elif local.conversions.get(instances, 0) >= limit:
+        elif local.conversions.get(key, 0) >= limit:
             _hit_limit(fn, state, opts, args, kwargs)
             local.eager_reason = state.eager_reason
             result = None
@@ -160,7 +159,7 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs, closure=None):
                 state.evict_oldest()
             result = _convert(fn, signature, state, opts, args, kwargs)
             if result.kind == "entry":
-                local.conversions[instances] = local.conversions.get(instances, 0) + 1
+                local.count(key, modules)
             elif result.kind == "eager":
                 local.eager_reason = result.reason
                 local.eager_fn = result.replacement or local.fn

@@ -103,7 +103,9 @@ class WrapperState:
     share a code object (HF's forward wrappers), and one of them running eagerly or hitting the
     recompile limit must not stop the others."""
 
-    __slots__ = ("fn", "eager_reason", "eager_fn", "conversions", "__weakref__")
+    __slots__ = ("fn", "eager_reason", "eager_fn", "conversions", "_watchers", "__weakref__")
+
+    MAX_KEYS = 1024                  # combinations counted (those of live modules always are)
 
     def __init__(self, fn):
         self.fn = fn
@@ -113,7 +115,27 @@ class WrapperState:
     def reset(self):
         self.eager_reason = None     # set: this function runs as plain Python (or eager_fn)
         self.eager_fn = self.fn
-        self.conversions = {}        # instances (api._instances) -> conversions made for them
+        self.conversions = {}        # key (ids of the modules a call passes, api._instances) -> count
+        self._watchers = {}          # key -> weak refs to those modules: the count goes when one dies
+
+    def count(self, key, modules):
+        """One more conversion for `key`. A module's id is another module's once it dies, so the count
+        of a combination goes with its modules (a new module must not inherit a dead one's count and
+        hit the recompile limit); keys without modules (a closure's cells) are kept to MAX_KEYS."""
+        if key not in self.conversions:
+            if modules:
+                me = weakref.ref(self)
+
+                def forget(_, key=key):
+                    wrapper = me()
+                    if wrapper is not None:
+                        wrapper.conversions.pop(key, None)
+                        wrapper._watchers.pop(key, None)
+                self._watchers[key] = [weakref.ref(m, forget) for m in modules]
+            elif len(self.conversions) >= self.MAX_KEYS:
+                oldest = next((k for k in self.conversions if k not in self._watchers), None)
+                self.conversions.pop(oldest, None)
+        self.conversions[key] = self.conversions.get(key, 0) + 1
 
 
 def state_for(code, f_globals, key, owner=None):

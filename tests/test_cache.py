@@ -205,6 +205,25 @@ def test_no_shared_entry_cap_sends_new_module_instances_to_plain_python():
     assert counter.frame_count == len(models)
 
 
+def test_new_modules_in_the_place_of_dead_ones_do_not_inherit_their_recompile_count():
+    # each dead module's entries go (test above); a new module at a dead one's address must not count
+    # as that module for the recompile limit
+    def apply(module, x):
+        return module(x) * 2
+
+    counter = framejit.CompileCounter()
+    compiled = framejit.compile(apply, backend=counter, recompile_limit=2)
+    x = torch.randn(3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for _ in range(12):
+            model = Small()
+            torch.testing.assert_close(compiled(model, x), apply(model, x))
+            del model
+    assert counter.frame_count == 12
+    assert len(compiled._framejit_state.entries) == 0
+
+
 def cache_limit():
     from framejit.api import SHARED_CODE_LIMIT
     return SHARED_CODE_LIMIT * 2
