@@ -253,7 +253,8 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
     })
     new = object.__new__(sub)
     object.__setattr__(new, "__dict__", mod.__dict__)
-    weakref.finalize(new, _release_compiled_class, sub, tuple(members) + ("forward", "_framejit_original"))
+    release = weakref.finalize(new, _release_compiled_class, sub, tuple(members) + ("forward", "_framejit_original"))
+    release.atexit = False               # only when it dies: a program's exit handlers may still call it
     return new
 
 

@@ -15,6 +15,7 @@ eagerly (if it does), and the recompile history used in reports. Conversion hold
 the fast path (iterating the entry list) takes none.
 """
 import collections
+import sys
 import threading
 import weakref
 
@@ -88,12 +89,12 @@ class CodeState:
 def _forget_entry(state, entry):
     """A weak-reference callback forgetting `entry` from `state` (both reached weakly: the callback is
     held by the entry's result, and must not keep either alive)."""
-    state_ref, entry_ref = weakref.ref(state), weakref.ref(entry)
+    state_ref, entry_ref, lock, finalizing = weakref.ref(state), weakref.ref(entry), LOCK, sys.is_finalizing
 
     def forget(_):
         st, e = state_ref(), entry_ref()
-        if st is not None and e is not None:
-            with LOCK:
+        if st is not None and e is not None and not finalizing():    # at exit, nothing runs again
+            with lock:
                 st.remove(e)
     return forget
 

@@ -130,6 +130,20 @@ def test_a_break_inside_a_callee_that_is_a_closure():
     check_together([_calls_two, _calls_three], randn(3))
 
 
+def _calls_a_helper_made_per_call(x, k):
+    def helper(y):                          # a new closure on every call, over `k`
+        print(end="")
+        return y * k
+    return helper(x) + 1                    # the caller runs as plain Python, the helper compiled
+
+
+def test_a_breaking_helper_made_anew_on_each_call_uses_that_calls_cells():
+    compiled = framejit.compile(_calls_a_helper_made_per_call)
+    x = randn(3)
+    for k in (2.0, 3.0, 2.0, -1.0):
+        torch.testing.assert_close(compiled(x, k), _calls_a_helper_made_per_call(x, k))
+
+
 def _reads_global(x):
     y = x * SCALE
     print(end="")

@@ -192,7 +192,7 @@ def forget_source_with(gm):
     framejit.reset()) would keep every graph's source. Dropped when the GraphModule dies."""
     key = type(gm).forward.__code__.co_filename
     if key.startswith("<eval_with_key>"):
-        weakref.finalize(gm, _forget_source, key)
+        weakref.finalize(gm, _forget_source, key).atexit = False
 
 
 def _forget_source(key):
