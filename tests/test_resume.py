@@ -10,6 +10,7 @@ every one against its own eager call (differential.check_together).
 import functools
 import types
 
+import pytest
 import torch
 
 import framejit
@@ -86,6 +87,36 @@ def test_cells_holding_tensors_and_constants_with_a_break():
     fns = [_tensor_cell(randn(3, seed=1)), _tensor_cell(randn(3, seed=2)), _tensor_cell(randn(2, 3, seed=3)),
            _tensor_cell(2.0), _tensor_cell(5)]
     check_together(fns, randn(3))
+
+
+def _branch_on_data(k):
+    def f(x):
+        y = x + 1
+        if y.sum() > 0:                     # a data-dependent branch: a break at a conditional jump,
+            return y * k                    # with a resume function for each side
+        return y - k
+    return f
+
+
+def _break_in_try(k):
+    def f(x):
+        y = x + 1
+        try:
+            print(end="")                   # a call inside a try block: the break function is a copy of
+            z = y * k                       # the code, entered at the call; `k` is read after it only
+        except ValueError:
+            z = y
+        return z + k
+    return f
+
+
+@pytest.mark.parametrize("sign", [1, -1], ids=["taken", "not-taken"])
+def test_closures_breaking_at_a_conditional_jump(sign):
+    check_together([_branch_on_data(2.0), _branch_on_data(5.0)], randn(3).abs() * sign + sign * 2)
+
+
+def test_closures_breaking_inside_a_try_block():
+    check_together([_break_in_try(2.0), _break_in_try(3.0)], randn(3))
 
 
 def _counter():
