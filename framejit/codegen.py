@@ -39,7 +39,8 @@ class Namespace:
         b = f_globals.get("__builtins__", builtins)
         self.env = {"__fj_g": f_globals, "__fj_b": b if isinstance(b, dict) else b.__dict__,
                     "__fj_MISS": MISS, "__fj_grad_enabled": torch.is_grad_enabled,
-                    "getattr": getattr, "type": type, "len": len, "tuple": tuple, "Exception": Exception}
+                    "getattr": getattr, "type": type, "len": len, "tuple": tuple, "Exception": Exception,
+                    "__fj_id": id}
         self._ids = {}
 
     def bind(self, obj, by_name=False):
@@ -282,8 +283,10 @@ def graph_call_source(input_sources, n_outputs, param_tuple=None):
     return "".join(f"__fj_o{i}, " for i in range(n_outputs)) + "= " + call
 
 
-def build_entry(fn_code, f_globals, defaults, kwdefaults, with_closure, guard_expr_fn, body_fn):
-    """Assemble and exec the entry function. `guard_expr_fn(ns)` and `body_fn(ns)` give source text."""
+def build_entry(fn_code, f_globals, with_closure, guard_expr_fn, body_fn):
+    """Assemble and exec the entry function. `guard_expr_fn(ns)` and `body_fn(ns)` give source text.
+    An entry has no defaults: functions sharing a code object share its entries, and their callers
+    (dispatcher.py, api._on_miss) pass every argument, bound by the function actually called."""
     ns = Namespace(f_globals)
     guard_expr = guard_expr_fn(ns)
     body = body_fn(ns)
@@ -297,12 +300,10 @@ def build_entry(fn_code, f_globals, defaults, kwdefaults, with_closure, guard_ex
         ns.env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[int(key)]
     filename = f"<framejit entry {fn_code.co_name}>"
     exec(compile(text, filename, "exec"), ns.env)
-    plain = ns.env["__fj_entry"]
+    plain = ns.env.pop("__fj_entry")         # its globals must not hold it (a cycle)
     entry = apply_bytecode_hooks(fn_code, plain)     # framejit.register_bytecode_hook
     if entry is plain and entry.__code__ is plain.__code__:
         # the dispatcher may inline this entry's text (dispatcher.py); not when a hook replaced its code
         entry._framejit_parts = (guard_expr, body, ns)
-    entry.__defaults__ = defaults
-    entry.__kwdefaults__ = kwdefaults
     return entry, text, ns
 

@@ -20,6 +20,7 @@ import inspect
 import logging
 import os
 import warnings
+import weakref
 
 import torch
 
@@ -27,6 +28,7 @@ from . import codegen, raising_graphs, resume
 from .backends.registry import BACKEND_SIGNATURE
 from .callees import CalleeWrappers, CompiledCallee, callee_position
 from .errors import BackendError, GraphBreak, Unsupported
+from .guards import is_instance_guard
 from .metrics import phase
 from .observe import current_recorder, note_restart
 from .translate import module_guards
@@ -89,8 +91,9 @@ class BreakInfo:
 
 class ConvertResult:
     def __init__(self, kind, entry=None, reason=None, guards=None, graph=None, source_text=None, breaks=(),
-                 ns=None, op_count=0, replacement=None):
+                 ns=None, op_count=0, replacement=None, dies_with=()):
         self.kind = kind              # "entry" | "eager" | "once"
+        self.dies_with = dies_with    # weak refs to the modules whose death ends the entry (guards.WeakIdentity)
         self.replacement = replacement  # "eager": what to run instead of fn (same semantics), or None
         self.entry = entry
         self.reason = reason
@@ -264,19 +267,23 @@ def _call_backend(backend, gm, example_inputs):
 
 def _make_entry(fn, ctx, compiled, gm, body, opts, breaks):
     code = fn.__code__
+    # the modules the frame receives are matched by id and held weakly: the entry goes when one dies
+    instances = [g for g in ctx.guards.guards if is_instance_guard(g, ctx.frame_params)]
     try:
         with phase("codegen"):
-            entry, text, ns = codegen.build_entry(code, fn.__globals__, fn.__defaults__, fn.__kwdefaults__,
-                                                  bool(code.co_freevars), lambda ns: _render_guards(ctx, ns), body)
+            entry, text, ns = codegen.build_entry(code, fn.__globals__, bool(code.co_freevars),
+                                                  lambda ns: _render_guards(ctx, ns, instances), body)
     except GraphBreak as gb:
         return ConvertResult("eager", reason=f"the result cannot be rebuilt: {gb.reason}", breaks=breaks)
+    dies_with = tuple(weakref.ref(g.expected) for g in instances)
+    ctx.guards.weaken(instances)
     return ConvertResult("entry", entry=entry, guards=ctx.guards, graph=gm, source_text=text, breaks=breaks,
-                         ns=ns, op_count=ctx.graph.op_count())
+                         ns=ns, op_count=ctx.graph.op_count(), dies_with=dies_with)
 
 
 @phase("guard_build")
-def _render_guards(ctx, ns):
-    return module_guards.render(ctx, ns)       # module state behind one counter (module_guards.py)
+def _render_guards(ctx, ns, instances=()):
+    return module_guards.render(ctx, ns, instances)       # module state behind one counter (module_guards.py)
 
 
 # ---- a frame that breaks ------------------------------------------------------------------------
@@ -340,23 +347,24 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
             return ConvertResult("eager", reason=f"{gb.reason}; the break is in the middle of a nested call, so the "
                                  "function runs as plain Python", breaks=[info])
         with phase("codegen"):
-            fn_resume = resume.make_resume_function(orig_code, fn.__globals__, fn.__closure__, orig_index(idx),
+            fn_resume = resume.make_resume_function(orig_code, fn.__globals__, orig_index(idx),
                                                     nulls_after, live, opts.wrap, opts.key)
         resume_tails.append((jump, fn_resume, nulls_after))
 
     with phase("codegen"):
         if inst.exn is not None:         # a call inside a try block: its handlers stay in force
-            break_fn = resume.make_break_in_try_function(orig_code, fn.__globals__, fn.__closure__,
-                                                         orig_index(snap.index), nulls, live, resume_tails[0])
+            break_fn = resume.make_break_in_try_function(orig_code, fn.__globals__, orig_index(snap.index),
+                                                         nulls, live, resume_tails[0])
         else:
-            break_fn = resume.make_break_function(orig_code, fn.__globals__, fn.__closure__,
-                                                  _break_instructions(tx, snap), nulls, live, resume_tails)
+            break_fn = resume.make_break_function(orig_code, fn.__globals__, _break_instructions(tx, snap),
+                                                  nulls, live, resume_tails)
 
     values = [v for v in stack if v is not NULL] + [v for v in local_values if v is not None]
 
     def call_break(rb):
         rb.ns.env["__fj_break"] = break_fn
-        args = [rb.expr(v) for v in stack if v is not NULL]
+        args = ["__fj_cl"] if code.co_freevars else []      # the break function runs over the caller's cells
+        args += [rb.expr(v) for v in stack if v is not NULL]
         args += [rb.expr(v) if v is not None else n for n, v in zip(live, local_values)]
         return f"return __fj_break({', '.join(args)})"
 
@@ -485,15 +493,19 @@ def replay_conversion(fn, args, kwargs, backend="eager", fullgraph=False, config
     overrides = {k: v for k, v in (config or {}).items() if k in known and k not in _REPLAY_KEEPS}
     config = Config.from_env(**overrides, record_all=False, record_on_failure=False)
 
-    def wrap(resume_fn):
-        return api._compile_function(resume_fn, backend_fn, fullgraph, config, None)
+    def wrap(resume_fn, closure_arg=False):
+        return api._compile_function(resume_fn, backend_fn, fullgraph, config, None, closure_arg=closure_arg)
 
     opts = Options(backend_fn, config, fullgraph, wrap)
     result = convert_frame(fn, inspect.signature(fn, follow_wrapped=False), args, kwargs, opts)
     if result.kind != "entry":
         return fn
 
+    signature = inspect.signature(fn)
+
     def converted(*a, **k):
-        out = api._call_entry(fn, result.entry, a, k)
+        bound = signature.bind(*a, **k)          # entries take every argument (codegen.build_entry)
+        bound.apply_defaults()
+        out = api._call_entry(fn, result.entry, bound.args, bound.kwargs)
         return fn(*a, **k) if out is codegen.MISS else out
     return converted

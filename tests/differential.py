@@ -477,6 +477,25 @@ def check(fn, *args, backend=None, fullgraph=False, graphs=None, breaks=None, gr
     return first.result
 
 
+def check_together(fns, *args, backend=None, atol=1e-6, **kwargs):
+    """check() for several functions compiled into one cache, without a reset between them (closures
+    of one code object, equal code objects exec'd into different globals, functions of one decorator):
+    each compiled function must behave exactly as its own eager call, on a first and on a second round
+    of calls (the second hitting the cache). Returns the compiled functions."""
+    fj = _framejit()
+    fj.reset()
+    if backend is None:
+        backend = fj.backends.CompileCounter()
+    compiled = [fj.compile(fn, backend=backend) for fn in fns]
+    for label in ("", "second round: "):
+        for i, (fn, compiled_fn) in enumerate(zip(fns, compiled)):
+            watch = _StateWatch(fn)
+            eager = _run(fn, *copy.deepcopy((args, kwargs)), watch, False)
+            outcome = _run(compiled_fn, *copy.deepcopy((args, kwargs)), watch, False)
+            _compare_outcomes(eager, outcome, atol, f"{label}function {i} ({getattr(fn, '__qualname__', fn)}): ")
+    return compiled
+
+
 def case(fn, *args, kwargs=None, name=None, xfail=None, **check_options):
     """One parametrized differential case: `fn(*args, **kwargs)` checked with check_options.
 

@@ -10,8 +10,10 @@ The builder can roll back to a mark (nodes created by an instruction that then g
 erased), and `finish` returns a linted GraphModule whose outputs are the requested values.
 """
 import contextvars
+import linecache
 import logging
 import operator
+import weakref
 
 import torch
 import torch.fx as fx
@@ -45,8 +47,21 @@ def _placeholder_name(source_name):
     return ("l_" + out) if not out[0].isalpha() else out
 
 
+# torch's FakeTensorMode keeps one process-wide dispatch cache, never trimmed, whose keys hold the
+# constant arguments of each op (`x * 3`, `x * 4`... one entry each): a process converting without end
+# would grow it without end. Cleared (torch's own cache_clear) when it passes this many entries.
+FAKE_DISPATCH_CACHE_LIMIT = 20_000
+
+
+def _bound_fake_dispatch_cache():
+    cache = getattr(FakeTensorMode, "cache", None)
+    if isinstance(cache, dict) and len(cache) > FAKE_DISPATCH_CACHE_LIMIT:
+        FakeTensorMode.cache_clear()
+
+
 class GraphBuilder:
     def __init__(self):
+        _bound_fake_dispatch_cache()
         self.graph = fx.Graph()
         self.fake_mode = FakeTensorMode(shape_env=None, allow_non_fake_inputs=False)
         self.inputs = []              # [(source, real tensor, placeholder node)]
@@ -184,6 +199,7 @@ class GraphBuilder:
         self.graph.output(tuple(v.node for v in output_values))
         gm = fx.GraphModule(torch.nn.Module(), self.graph)
         gm.graph.lint()
+        forget_source_with(gm)
         return gm, [t for _, t, _ in self.inputs]
 
     def op_count(self):
@@ -213,3 +229,19 @@ def _to_arg(v, fake):
 
 def _graphable_object(obj):
     return isinstance(obj, (torch.dtype, torch.device, torch.memory_format, torch.layout, type(Ellipsis), slice))
+
+
+def forget_source_with(gm):
+    """torch.fx registers each GraphModule's generated source for tracebacks (in linecache and in its
+    loader's cache) and never removes it: a long-running process that keeps converting (recompiles,
+    framejit.reset()) would keep every graph's source. Dropped when the GraphModule dies."""
+    key = type(gm).forward.__code__.co_filename
+    if key.startswith("<eval_with_key>"):
+        weakref.finalize(gm, _forget_source, key).atexit = False
+
+
+def _forget_source(key):
+    linecache.cache.pop(key, None)
+    cache = getattr(getattr(fx.graph_module, "_loader", None), "eval_cache", None)
+    if isinstance(cache, dict):
+        cache.pop(key, None)
