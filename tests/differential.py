@@ -490,8 +490,9 @@ def check_together(fns, *args, backend=None, atol=1e-6, **kwargs):
     for label in ("", "second round: "):
         for i, (fn, compiled_fn) in enumerate(zip(fns, compiled)):
             watch = _StateWatch(fn)
-            eager = _run(fn, *copy.deepcopy((args, kwargs)), watch, False)
-            outcome = _run(compiled_fn, *copy.deepcopy((args, kwargs)), watch, False)
+            state = _TorchState()
+            eager = _run(fn, *copy.deepcopy((args, kwargs)), watch, False, state)
+            outcome = _run(compiled_fn, *copy.deepcopy((args, kwargs)), watch, False, state)
             _compare_outcomes(eager, outcome, atol, f"{label}function {i} ({getattr(fn, '__qualname__', fn)}): ")
     return compiled
 

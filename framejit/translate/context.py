@@ -63,7 +63,7 @@ class ConversionContext:
         self.config = config
         self.graph = GraphBuilder()
         self.guards = GuardSet()
-        self.side_effects = SideEffects(position=lambda: len(self.graph.created))
+        self.side_effects = SideEffects(position=self.graph.mark)   # a bound method of the graph: no cycle through self
         self.f_globals = f_globals
         self.break_at = break_at or {}   # root call index -> the callee's own break, in words
         self.wrapped = {}            # Source -> Value (one Value per source: aliasing and mutation)
