@@ -4,6 +4,7 @@
         run programs S .. S+N-1; print "N programs, M mismatches by kind: ..."; write every failing
         program (program.py), its differences (diff.txt) and, with --minimize, a minimized program
         (min.py) to DIR/seed_<S>/, and DIR/summary.json
+    python -m tests.fuzz --rerun DIR [--out DIR2]   run again the failing seeds of an earlier run
     python -m tests.fuzz --show S                   print program S
     python -m tests.fuzz --replay FILE              run one program file, print its mismatches
     python -m tests.fuzz --shrink FILE --kind K [--needle TEXT]
@@ -52,6 +53,9 @@ def run_many(args):
 
     out = Path(args.out) if args.out else None
     seeds = range(args.seed, args.seed + args.count)
+    if args.rerun:
+        seeds = sorted(int(s) for s in json.loads((Path(args.rerun) / "summary.json").read_text())["seeds"])
+        args.count = len(seeds)
     per_kind = collections.Counter()
     primary = collections.Counter()
     failing = {}
@@ -139,6 +143,7 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per program (default 10)")
     parser.add_argument("--minimize", action="store_true", help="also write a minimized min.py per failure")
     parser.add_argument("--progress", type=int, default=500, help="print progress every this many programs")
+    parser.add_argument("--rerun", metavar="DIR", help="run again the failing seeds of an earlier --out DIR")
     parser.add_argument("--show", type=int, metavar="SEED")
     parser.add_argument("--replay", metavar="FILE")
     parser.add_argument("--shrink", metavar="FILE")

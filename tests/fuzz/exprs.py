@@ -214,7 +214,9 @@ def reduce_or_matmul(g, shape, depth):
         a, ka = tensor(g, src_shape, depth + 1)
         template = r.choice(["({}).sum()", "({}).mean()", "({}).amax()", "({}).norm()", "({}).std()",
                              "({}).abs().max()", "torch.dot(({0}).flatten()[:4], ({0}).flatten()[-4:])",
-                             "({0})[({0}) > 0].sum()", "({}).logsumexp(0).sum()", "({}).var()"]) \
+                             "({0})[({0}) > 0].sum()", "({}).logsumexp(0).sum()", "({}).var()",
+                             "torch.topk(({}).flatten(), 2).values.sum()", "({}).flatten().sort().values[-1]",
+                             "torch.cat(torch.chunk(({}).flatten(), 2)).sum()"]) \
             if src_shape else "({}).sum()"
         if src_shape == SCALAR:
             template = "({}).sum()"
@@ -265,7 +267,8 @@ def view_of(g, shape, depth):
         if available(g, BATCH):
             options += [(BATCH, "({})[0]"), (BATCH, "({})[-1]")]
     elif shape == MAT:
-        options += [(MAT, "({}).t()"), (MAT, "({}).transpose(0, 1)"), (MAT, "({}).reshape(4, 4)"),
+        options += [(MAT, "({}).t()"), (MAT, "({}).transpose(0, 1)"), (MAT, "({}).reshape(4, 4)"), (MAT, "({}).T"),
+                    (MAT, "({}).mT"),
                     (MAT, "({})[:, :]"), (VEC, "({}).expand(4, 4)"), (VEC, "({}).unsqueeze(0).expand(4, -1)")]
     elif shape == BATCH:
         options += [(BATCH, "({})[:, :]"), (BATCH, "({}).view({}.shape[0], -1)"), (BATCH, "({}).reshape(-1, 4)"),
@@ -295,7 +298,10 @@ def call_tensor_fn(g, shape, depth):
     """Closures, helpers, the module, methods: calls that take a tensor and give one back."""
     r = g.rng
     a, ka = tensor(g, shape, depth + 1)
-    options = [("scale_a({})", False), ("scale_b({})", False), ("helper_mix({}, {k})", False)]
+    options = [("scale_a({})", False), ("scale_b({})", False), ("helper_mix({}, {k})", False),
+               ("helper_mix(*({},), **{{'k': {k}}})", False), ("helper_kw({}, 1, 2, k={k}, extra=3)", False),
+               ("helper_kw(*[{}], **{{'k': {k}}})", False), ("helper_rec({}, 2)", False),
+               ("(lambda t, s=2.0: t * s)({})", False)]
     if breaks(g):
         options += [("opaque({})", False), ("helper_print({})", False)]
     for name, kind in names_of(g, lambda k: isinstance(k, FuncK) and k.shape in (None, shape)):
@@ -373,7 +379,10 @@ def py_int(g, depth=0):
                     lambda: f"int({py_bool(g, depth + 1)})"]
         tshape = r.choice(shapes_here(g))
         options += [lambda: f"{tensor(g, tshape, depth + 1)[0]}.dim()",
-                    lambda: f"{tensor(g, tshape, depth + 1)[0]}.numel()"]
+                    lambda: f"{tensor(g, tshape, depth + 1)[0]}.numel()",
+                    lambda: f"{tensor(g, tshape, depth + 1)[0]}.ndim",
+                    lambda: f"len(torch.split({tensor(g, VEC, depth + 1)[0]}, {r.randint(1, 3)}))",
+                    lambda: f"int(torch.arange(min(abs({py_int(g, depth + 1)}), 6) + 1).sum())"]
         if breaks(g):
             options += [lambda: f"int(({tensor(g, tshape, depth + 1)[0]} > 0).sum())",
                         lambda: f"round(float({tensor(g, SCALAR, depth + 1)[0]}.clamp(-9, 9)))",
@@ -448,7 +457,12 @@ def py_bool(g, depth=0):
                     lambda: f"({tensor(g, SCALAR, depth + 1)[0]}.item() > 0)" if breaks(g) else "True",
                     lambda: f"bool(({tensor(g, VEC, depth + 1)[0]} > 0).any())" if breaks(g) else "False",
                     lambda: f"{tensor(g, r.choice(shapes_here(g)), depth + 1)[0]}.requires_grad",
-                    lambda: f"{tensor(g, MAT, depth + 1)[0]}.is_contiguous()"]
+                    lambda: f"{tensor(g, MAT, depth + 1)[0]}.is_contiguous()",
+                    lambda: f"{tensor(g, r.choice(shapes_here(g)), depth + 1)[0]}.is_leaf",
+                    lambda: f"({tensor(g, r.choice(shapes_here(g)), depth + 1)[0]}.grad_fn is None)",
+                    lambda: f"any(v > 2 for v in [{py_int(g, depth + 1)}, {py_int(g, depth + 1)}])",
+                    lambda: f"(0 <= {py_int(g, depth + 1)} < 3)",
+                    lambda: f"(type({py_int(g, depth + 1)}) is int)"]
         for name in objects(g, "Box"):
             options += [lambda name=name: f"hasattr({name}, {r.choice(['tag', 'extra', 'n', 'missing'])!r})",
                         lambda name=name: f"isinstance({name}, Box)",

@@ -1,7 +1,8 @@
 """generate(seed) -> Program: the whole source of one fuzz program, a pure function of the seed.
 
-The program is: the prelude (globals, classes, helpers: prelude.py), the entry function `f` (its
-parameters drawn from PARAMS, its body from stmts.py), and `make_inputs(call)`, which builds the
+The program is: the prelude (globals, classes, helpers: prelude.py), the entry `f` (a function, a
+bound method or an nn.Module; its parameters drawn from PARAMS, its body from stmts.py), and
+`make_inputs(call)`, which builds the
 arguments of call number `call` from a seeded torch.Generator. How inputs change between calls is
 part of the program: the same values every call, new values, a new batch size, a new int, an
 attribute present on one call and absent on the next, requires_grad switched, the very same objects
@@ -192,6 +193,25 @@ def _make_inputs(rng, params, aliases, keyword, policy):
     return lines
 
 
+ENTRY_STYLES = ["function"] * 6 + ["method", "module"]
+
+
+def _entry(style, parts, lines):
+    """The entry `f`: a plain function, a bound method of an object with state, or an nn.Module whose
+    forward is the body (compiled as a module)."""
+    if style == "function":
+        return "\n\ndef f(" + ", ".join(parts) + "):\n" + "\n".join(lines) + "\n"
+    body = "\n".join("    " + line for line in lines)
+    params = ", ".join(["self"] + parts)
+    if style == "method":
+        return ("\n\nclass Entry:\n    def __init__(self):\n        self.calls = 0\n\n"
+                f"    def f({params}):\n        self.calls += 1\n{body}\n\n\nG_ENTRY = Entry()\nf = G_ENTRY.f\n")
+    return ("\n\nclass EntryModule(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+            "        self.calls = 0\n        self.register_buffer('steps', torch.zeros(()))\n\n"
+            f"    def forward({params}):\n        self.calls += 1\n        self.steps.add_(1.0)\n{body}\n\n\n"
+            "G_ENTRY = EntryModule()\nf = G_ENTRY\n")
+
+
 def generate(seed, size=None):
     """The program for this seed (size: the statement budget; default drawn from the seed)."""
     rng = random.Random(seed)
@@ -248,6 +268,6 @@ def generate(seed, size=None):
 
     parts, keyword = _signature(rng, params, aliases)
     source = prelude.render(rng, seed, backend, calls)
-    source += "\n\ndef f(" + ", ".join(parts) + "):\n" + "\n".join(gen.lines) + "\n"
+    source += _entry(rng.choice(ENTRY_STYLES), parts, gen.lines)
     source += "\n".join(_make_inputs(rng, params, aliases, keyword, policy)) + "\n"
     return Program(seed, source, backend, calls)

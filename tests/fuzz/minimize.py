@@ -11,7 +11,20 @@ Each candidate runs in a pool worker, so a candidate that loops forever only cos
 import ast
 import copy
 
-ESSENTIAL = {"f", "make_inputs", "_KEPT", "FUZZ_SEED", "FUZZ_BACKEND", "FUZZ_CALLS"}
+ESSENTIAL = {"f", "make_inputs", "_KEPT", "FUZZ_SEED", "FUZZ_BACKEND", "FUZZ_CALLS", "G_ENTRY", "Entry",
+             "EntryModule"}
+
+
+def _entry(tree):
+    """The entry function's def: `f`, or the method `f` / `forward` of the Entry classes."""
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == "f":
+            return stmt
+        if isinstance(stmt, ast.ClassDef) and stmt.name in ("Entry", "EntryModule"):
+            for item in stmt.body:
+                if isinstance(item, ast.FunctionDef) and item.name in ("f", "forward"):
+                    return item
+    raise ValueError("no entry function")
 
 
 def _signature(answer, kind, needle):
@@ -50,8 +63,7 @@ def _module_level_removable(stmt):
 def _candidates(tree):
     """(description, function that edits a copy of the tree) for every single-step simplification."""
     out = []
-    entry = next(s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "f")
-    lists = list(_bodies(entry))
+    lists = list(_bodies(_entry(tree)))
     for li, stmts in enumerate(lists):
         for si in range(len(stmts) - 1, -1, -1):
             out.append(("f", li, si, "drop"))
@@ -62,7 +74,7 @@ def _candidates(tree):
         if _module_level_removable(tree.body[si]):
             out.append(("module", 0, si, "drop"))
     for ci, stmt in enumerate(tree.body):
-        if isinstance(stmt, ast.ClassDef):
+        if isinstance(stmt, ast.ClassDef) and stmt.name not in ("Entry", "EntryModule"):
             for si in range(len(stmt.body) - 1, -1, -1):
                 out.append(("class", ci, si, "drop"))
     return out
@@ -76,8 +88,7 @@ def _apply(tree, edit):
     elif where == "class":
         stmts = tree.body[li].body
     else:
-        entry = next(s for s in tree.body if isinstance(s, ast.FunctionDef) and s.name == "f")
-        stmts = list(_bodies(entry))[li]
+        stmts = list(_bodies(_entry(tree)))[li]
     if si >= len(stmts):
         return None
     target = stmts[si]

@@ -4,12 +4,14 @@ The entry function reads and writes these, so the fuzzer exercises globals (read
 `global`, mutated in place), instances of user classes (plain, __slots__, a dataclass, properties
 with setters, methods that mutate self), a small nn.Module with a buffer and Python attributes,
 a stand-in Python module, closures that share one code object (`scale_a`, `scale_b`), a function
-framejit must not compile (`opaque`, a graph break) and helpers that print, mutate or raise.
+framejit must not compile (`opaque`, a graph break), helpers that print, mutate, rebind a global,
+recurse, take *args/**kwargs or raise, and a user context manager (`Tracker`).
 A few constants vary with the seed so that programs do not all see the same values.
 """
 
 HEADER = '''\
 # framejit fuzz program {seed} (python -m tests.fuzz --replay THIS_FILE)
+import contextlib
 import dataclasses
 import math
 import random
@@ -35,6 +37,7 @@ G_LIST = [1, 2, 3]
 G_T = torch.arange(4.0) * {tscale}
 G_D = {{"a": 1, "b": 2}}
 G_OBJS = []
+G_LOG = []
 '''
 
 CLASSES = '''
@@ -154,6 +157,38 @@ def helper_check(k):
     if k > 50:
         raise FuzzError(f"too big: {{k}}")
     return k + 1
+
+
+def helper_count(step=1):
+    global G_COUNT
+    G_COUNT += step
+    return G_COUNT
+
+
+def helper_rec(t, depth):
+    if depth <= 0:
+        return t
+    return helper_rec(t * 0.5 + 1.0, depth - 1)
+
+
+def helper_kw(t, *rest, k=1.0, **extra):
+    return t * k + len(rest) + len(extra)
+
+
+class Tracker:
+    """A user context manager: logs enter/exit, may swallow the exception leaving the block."""
+
+    def __init__(self, log, swallow=False):
+        self.log = log
+        self.swallow = swallow
+
+    def __enter__(self):
+        self.log.append("enter")
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.log.append("exit " + (kind.__name__ if kind else "ok"))
+        return self.swallow
 '''
 
 

@@ -89,7 +89,8 @@ def _globals_of(module):
     names = sorted(n for n in vars(module) if n.startswith("G_"))
     roots = [(f"global {n}", getattr(module, n)) for n in names]
     roots.append(("module aux", module.aux))
-    roots.append(("f.__defaults__", module.f.__defaults__))
+    entry = getattr(module.f, "forward", module.f)
+    roots.append(("f.__defaults__", getattr(entry, "__defaults__", None)))
     return roots
 
 

@@ -5,7 +5,8 @@ another is tried. Families cover tensor assignment and in-place writes (through 
 attributes, buffers, globals), Python scalars, lists/dicts/sets/tuples, objects (attributes set,
 deleted, set through __dict__/setattr/properties/methods), the nn.Module, globals and a module's
 attributes, prints, control flow (if/for/while, break/continue, early return), exceptions
-(try/except/finally, raise, assert, shape errors), grad-mode blocks, nested functions (closures,
+(try/except/finally, raise, assert, shape errors, user context managers), grad-mode blocks,
+class attributes, nested functions (closures,
 nonlocal, lambdas, generators), graph breaks (.tolist(), .numpy(), int(tensor)), backward and
 autograd.grad, RNG draws, aliases and del.
 """
@@ -372,7 +373,11 @@ def net_ops(g):
            lambda: f"{name}.train({py_bool(g, 1)})", lambda: f"{name}.eval()", lambda: f"{name}.extra = {py_int(g, 1)}",
            lambda: f"with torch.no_grad():\n    {name}.lin.bias.add_(0.1)",
            lambda: f"{name}.buf = {name}.buf + 1.0", lambda: f"print('net', {name}.calls, {name}.training)",
-           lambda: f"{name}.lin.weight.requires_grad_({py_bool(g, 1)})" if r.random() < 0.3 else f"{name}.calls = 0"]
+           lambda: f"{name}.lin.weight.requires_grad_({py_bool(g, 1)})" if r.random() < 0.3 else f"{name}.calls = 0",
+           lambda: f"{name}.zero_grad()", lambda: f"print('params', sum(p.numel() for p in {name}.parameters()))",
+           lambda: f"for p_ in {name}.parameters():\n    print('p', tuple(p_.shape), p_.requires_grad)",
+           lambda: f"{name}.scale = {name}.scale * 0.5 if {name}.training else 1.0",
+           lambda: f"print(sorted({name}.state_dict()))", lambda: f"setattr({name}, 'scale', {py_float(g, 1)})"]
     _emit_lines(g, r.choice(ops)())
     return True
 
@@ -383,7 +388,9 @@ def global_ops(g):
     ops = [lambda: f"G_LIST.append({py_int(g, 1)})", lambda: f"G_D[{key(g)}] = {py_int(g, 1)}",
            lambda: "G_BOX.n += 1", lambda: f"G_T.add_({value_of(g, TensorK(VEC))})",
            lambda: f"aux.hits += 1", lambda: f"aux.K = {py_int(g, 1)}", lambda: f"setattr(aux, 'note', {py_str(g, 1)})",
-           lambda: f"G_LIST[:] = G_LIST[-3:]", lambda: f"G_D.pop({key(g)}, None)"]
+           lambda: f"G_LIST[:] = G_LIST[-3:]", lambda: f"G_D.pop({key(g)}, None)",
+           lambda: "Box.limit = Box.limit + 1", lambda: f"helper_count({py_int(g, 1)})",
+           lambda: f"print('limit', Box.limit, G_BOX.limit)", lambda: "G_LOG.append(G_NAME)"]
     if "G_COUNT" in writable_globals:
         ops += [lambda: f"G_COUNT += {py_int(g, 1)}", lambda: "G_COUNT = G_COUNT * 2 % 13"] * 2
     if "G_SCALE" in writable_globals:
@@ -447,6 +454,10 @@ def break_stmt(g):
 
 def if_stmt(g):
     cond = condition(g)
+    if g.rng.random() < 0.1:
+        name = g.fresh("k")
+        cond = f"({name} := {py_int(g, 1)}) > 2"       # binds name, whichever branch runs
+        g.scope.bind(name, INT)
     with g.block(f"if {cond}:"):
         g.statements(g.rng.randint(1, 3))
     if g.rng.random() < 0.4:
@@ -581,6 +592,25 @@ def grad_block(g):
                                          (f"with torch.set_grad_enabled({py_bool(g, 1)}):", False, False)])
     with g.block(header, no_grad=no_grad, grad_on=grad_on):
         g.statements(r.randint(1, 3))
+    return True
+
+
+def manager_block(g):
+    """A user context manager (Tracker: may swallow the exception) or contextlib.suppress around code
+    that may raise."""
+    r = g.rng
+    roll = r.random()
+    if roll < 0.6:
+        header = f"with Tracker(G_LOG, swallow={r.choice(['True', 'False'])}) as {g.fresh('tr')}:"
+    elif roll < 0.8:
+        header = f"with contextlib.suppress({r.choice(['KeyError', 'RuntimeError', 'FuzzError', 'ValueError'])}):"
+    else:
+        header = "with contextlib.nullcontext():"
+    with g.block(header, in_try=True):
+        g.statements(r.randint(0, 2))
+        if r.random() < 0.5:
+            with g.block(f"if {py_bool(g, 1)}:"):
+                _emit_lines(g, raising(g)[0])
     return True
 
 
@@ -720,6 +750,24 @@ def misc_stmt(g):
     if roll < 0.8:
         g.emit(f"assert {py_bool(g, 1)} or True, 'never'" if r.random() < 0.7 else f"assert {py_bool(g, 1)}")
         return True
+    if roll < 0.9:
+        lists = [n for n, k in names_of(g, lambda k: k == ListK(INT))]
+        dicts = [n for n, k in names_of(g, lambda k: isinstance(k, DictK))]
+        if lists and r.random() < 0.5:
+            name = r.choice(lists)
+            first, rest = g.fresh("k"), g.fresh("L")
+            with g.block(f"if {name}:"):
+                g.emit(f"{first}, *{rest} = {name}")
+                g.emit(f"print('unpacked', {first}, len({rest}))")
+            return True
+        if dicts:
+            name = r.choice(dicts)
+            _bind_new(g, "L", ListK(INT), r.choice([f"[len(k) for k in {name}.keys()]",
+                                                     f"[i for i, _ in enumerate({name}.values())]",
+                                                     f"sorted(len(k) * 2 for k in {name})"]))
+            return True
+        _bind_new(g, "s", STR, f"','.join(sorted([{py_str(g, 1)}, {py_str(g, 1)}], key=lambda s: (len(s), s)))")
+        return True
     _bind_new(g, "s", STR, f"type({any_value(g)[0]}).__name__")
     return True
 
@@ -732,9 +780,10 @@ FAMILIES = [
     (update_scalar, 4), (new_container, 6), (mutate_container, 7), (tuple_ops, 2), (object_ops, 10),
     (net_ops, 4), (global_ops, 6), (print_stmt, 5), (break_stmt, 3), (if_stmt, 6), (for_stmt, 4),
     (while_stmt, 1), (try_stmt, 5), (raise_stmt, 0.4), (grad_block, 3), (early_return, 1), (nested_def, 4),
+    (manager_block, 2),
     (backward_stmt, 3), (random_stmt, 2), (misc_stmt, 3),
 ]
-COMPOUND = {if_stmt, for_stmt, while_stmt, try_stmt, grad_block, nested_def}
+COMPOUND = {if_stmt, for_stmt, while_stmt, try_stmt, grad_block, nested_def, manager_block}
 BREAKING = {print_stmt, break_stmt}
 
 
