@@ -395,6 +395,11 @@ def _why_not_splittable(code, tx, inst, snap):
         # a function made over the frame's cells may still hold them after the break; comprehensions
         # are called at once and dropped, so the resume function may make fresh cells
         return "the function has variables captured by inner functions, so it runs as plain Python"
+    if snap.handling:
+        # a resume function starts outside any handler: a bare `raise`, sys.exc_info(), the __context__
+        # of an exception raised there would not see the exception being handled
+        return ("the break is inside an except clause (or a finally block an exception reached), so the "
+                "function runs as plain Python")
     if inst.exn is not None and (inst.opname not in ("CALL", "CALL_FUNCTION_EX") or
                                  any(_is_with_exit(v) for v in snap.stack)):
         return "the break is inside a try or with block, so the function runs as plain Python"

@@ -26,10 +26,11 @@ from .exception_values import raise_in_frame
 
 
 class Snapshot:
-    __slots__ = ("index", "stack", "locals", "kw_names", "graph_mark", "effects_mark", "cells")
+    __slots__ = ("index", "stack", "locals", "kw_names", "graph_mark", "effects_mark", "cells", "handling")
 
-    def __init__(self, index, stack, locals_, kw_names, graph_mark, effects_mark, cells=None):
+    def __init__(self, index, stack, locals_, kw_names, graph_mark, effects_mark, cells=None, handling=0):
         self.index = index
+        self.handling = handling            # how many exceptions the frame is handling (except/finally)
         self.stack = stack
         self.locals = locals_
         self.cells = cells or {}            # cellvar name -> its contents then (EMPTY if unset)
@@ -109,7 +110,8 @@ class Translator:
             if root:
                 self.snapshot = Snapshot(i, list(self.stack), dict(self.locals), self.kw_names,
                                          graph.mark(), self.ctx.side_effects.mark(),
-                                         {n: c.contents for n, c in self.cells.items()} if self.cells else None)
+                                         {n: c.contents for n, c in self.cells.items()} if self.cells else None,
+                                         len(self.handled_exceptions))
                 if i in self.break_at:
                     raise self.graph_break("call", f"the called function has a graph break inside "
                                            f"({self.break_at[i]}); it is called through a compiled wrapper")

@@ -13,10 +13,13 @@ pytest's rewritten form.
 import collections.abc
 import contextlib
 import dataclasses
+import sys
+import traceback
 
 import pytest
 import torch
 
+import framejit
 from tests.differential import CASE_FIELDS, case, randn, randint, run_case
 
 ONE = dict(fullgraph=True, graphs=1)
@@ -487,6 +490,60 @@ def print_inside_try(x):
     return y
 
 
+def reraise_after_break_in_handler(x):
+    y = x + 1
+    try:
+        raise ValueError("stop")
+    except ValueError as err:
+        print("caught", err)
+        y = y * 2
+        raise
+
+
+def exc_info_after_break_in_handler(x):
+    y = x + 1
+    try:
+        raise KeyError("k")
+    except KeyError:
+        print("caught")
+        return y, sys.exc_info()[0].__name__
+
+
+def context_after_break_in_handler(x):
+    try:
+        try:
+            raise ValueError("inner")
+        except ValueError:
+            print("caught")
+            raise TypeError("outer")
+    except TypeError as e:
+        return x + 1, type(e.__context__).__name__
+
+
+def format_exc_after_break_in_handler(x):
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        opaque_helper(x)
+        return x * 2, traceback.format_exc().splitlines()[-1]
+
+
+def exc_info_after_break_in_finally(x, log):
+    try:
+        try:
+            raise IndexError("i")
+        finally:
+            print("cleanup")
+            log.append(sys.exc_info()[0].__name__)
+    except IndexError:
+        return x - 1
+
+
+@framejit.disable
+def opaque_helper(x):
+    return x + 1
+
+
 def item_inside_try_is_not_caught(x):
     try:
         v = x.sum().item()
@@ -640,6 +697,11 @@ CASES = [
     case(runtime_error_in_finally_region, x34, idx_ok, name="runtime_error_in_finally_region_ok", **ONE),
     case(raise_from_chain, x34),
     case(print_inside_try, x34),
+    case(reraise_after_break_in_handler, x34),
+    case(exc_info_after_break_in_handler, x34),
+    case(context_after_break_in_handler, x34),
+    case(format_exc_after_break_in_handler, x34),
+    case(exc_info_after_break_in_finally, x34, []),
     case(item_inside_try_is_not_caught, x34),
     case(data_branch_inside_try, x34),
     case(unsupported_call_inside_bare_except, x34, **ONE),

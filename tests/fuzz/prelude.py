@@ -1,0 +1,201 @@
+"""The module-level part of every generated program: globals, helper classes, closures, a module.
+
+The entry function reads and writes these, so the fuzzer exercises globals (read, rebound with
+`global`, mutated in place), instances of user classes (plain, __slots__, a dataclass, properties
+with setters, methods that mutate self), a small nn.Module with a buffer and Python attributes,
+a stand-in Python module, closures that share one code object (`scale_a`, `scale_b`), a function
+framejit must not compile (`opaque`, a graph break), helpers that print, mutate, rebind a global,
+recurse, take *args/**kwargs or raise, and a user context manager (`Tracker`).
+A few constants vary with the seed so that programs do not all see the same values.
+"""
+
+HEADER = '''\
+# framejit fuzz program {seed} (python -m tests.fuzz --replay THIS_FILE)
+import contextlib
+import dataclasses
+import math
+import random
+import types
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import framejit
+
+FUZZ_SEED = {seed}
+FUZZ_BACKEND = {backend!r}
+FUZZ_CALLS = {calls}
+'''
+
+GLOBALS = '''
+G_COUNT = {count}
+G_SCALE = {scale}
+G_FLAG = {flag}
+G_NAME = "g{name}"
+G_LIST = [1, 2, 3]
+G_T = torch.arange(4.0) * {tscale}
+G_D = {{"a": 1, "b": 2}}
+G_OBJS = []
+G_LOG = []
+'''
+
+CLASSES = '''
+
+class FuzzError(Exception):
+    pass
+
+
+class Box:
+    kind = "box"
+    limit = {limit}
+
+    def __init__(self, w, n, tag):
+        self.w = w
+        self.n = n
+        self.tag = tag
+        self.items = [n]
+
+    @property
+    def total(self):
+        return self.w.sum() * self.n
+
+    @property
+    def level(self):
+        return self.__dict__.get("_level", 0)
+
+    @level.setter
+    def level(self, value):
+        self._level = min(value, 9)
+
+    def bump(self, k):
+        self.n = self.n + k
+        return self.n
+
+    def push(self, v):
+        self.items.append(v)
+        return len(self.items)
+
+    def scaled(self, t):
+        return t * self.n + self.w
+
+
+class Point:
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self.a = a
+        self.b = b
+
+    def norm(self):
+        return self.b * self.a
+
+
+@dataclasses.dataclass
+class Cfg:
+    depth: int = 2
+    scale: float = 0.5
+    name: str = "cfg"
+
+
+class Net(nn.Module):
+    def __init__(self, seed):
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        self.lin = nn.Linear(4, 4)
+        with torch.no_grad():
+            self.lin.weight.copy_(torch.randn(4, 4, generator=g) * 0.5)
+            self.lin.bias.copy_(torch.randn(4, generator=g) * 0.1)
+        self.register_buffer("buf", torch.zeros(4))
+        self.calls = 0
+        self.scale = 1.0
+
+    def forward(self, x):
+        self.calls += 1
+        return torch.tanh(self.lin(x)) * self.scale + self.buf
+
+
+G_BOX = Box(torch.ones(4), 1, "global")
+
+aux = types.ModuleType("aux")
+aux.K = {aux_k}
+aux.hits = 0
+aux.factor = 0.5
+
+
+def make_scaler(k):
+    def scale(t):
+        return t * k
+    return scale
+
+
+scale_a = make_scaler(2.0)
+scale_b = make_scaler(-0.5)
+
+
+@framejit.disable
+def opaque(t):
+    return t * 2.0 + 1.0
+
+
+def helper_mix(t, k):
+    return t * k + G_SCALE
+
+
+def helper_note(box, k):
+    box.n = box.n + k
+    G_LIST.append(k)
+    return box.n
+
+
+def helper_print(t):
+    print("helper", tuple(t.shape))
+    return t + 1.0
+
+
+def helper_check(k):
+    if k > 50:
+        raise FuzzError(f"too big: {{k}}")
+    return k + 1
+
+
+def helper_count(step=1):
+    global G_COUNT
+    G_COUNT += step
+    return G_COUNT
+
+
+def helper_rec(t, depth):
+    if depth <= 0:
+        return t
+    return helper_rec(t * 0.5 + 1.0, depth - 1)
+
+
+def helper_kw(t, *rest, k=1.0, **extra):
+    return t * k + len(rest) + len(extra)
+
+
+class Tracker:
+    """A user context manager: logs enter/exit, may swallow the exception leaving the block."""
+
+    def __init__(self, log, swallow=False):
+        self.log = log
+        self.swallow = swallow
+
+    def __enter__(self):
+        self.log.append("enter")
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.log.append("exit " + (kind.__name__ if kind else "ok"))
+        return self.swallow
+'''
+
+
+def render(rng, seed, backend, calls):
+    """The module-level source before the entry function."""
+    return (HEADER.format(seed=seed, backend=backend, calls=calls)
+            + GLOBALS.format(count=rng.randint(0, 3), scale=rng.choice([0.5, 1.5, 2.0]),
+                             flag=rng.choice([True, False]), name=seed % 7,
+                             tscale=rng.choice([1.0, 0.25, -1.0]))
+            + CLASSES.format(limit=rng.randint(1, 4), aux_k=rng.randint(1, 4)))
