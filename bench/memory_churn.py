@@ -89,7 +89,7 @@ def clear_bounded_stores(framejit):
     from torch._subclasses.fake_tensor import FakeTensorMode
     FakeTensorMode.cache_clear()
     try:
-        from framejit.translate import fake_memo
+        from framejit.translate.graph import fake_memo
         fake_memo.SHARED.clear()
     except ImportError:
         pass

@@ -4,17 +4,17 @@ It reads the CPython bytecode of ordinary PyTorch functions and nn.Modules, turn
 into torch.fx graphs, compiles each graph with a backend and runs it behind guards, with a cache per
 code object. What it cannot put in a graph runs as plain Python at a graph break.
 """
-from .api import compile, disable, reset
+from .runtime.compiled import compile, disable, reset
 from .backends import CompileCounter, register_backend
-from .break_warnings import GraphBreakWarning
+from .observe.break_warnings import GraphBreakWarning
 from .config import Config
 from .errors import Unsupported
-from .explain import explain
-from .hooks import register_bytecode_hook
-from .metrics import clear_metrics, compile_times, metrics
-from .profiler import CompileProfiler
-from .record import replay
-from .report import report
+from .observe.explain import explain
+from .convert.hooks import register_bytecode_hook
+from .observe.metrics import clear_metrics, compile_times, metrics
+from .observe.profiler import CompileProfiler
+from .observe.record import replay
+from .observe.report import report
 
 __all__ = ["compile", "disable", "reset", "explain", "Unsupported", "register_backend", "CompileCounter",
            "Config", "metrics", "clear_metrics", "compile_times", "register_bytecode_hook", "CompileProfiler",

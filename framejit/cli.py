@@ -51,8 +51,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from framejit.record import RecordError, check_record_file, load_record
-    from framejit.record_replay import replay_record
+    from framejit.observe.record import RecordError, check_record_file, load_record
+    from framejit.observe.replay import replay_record
 
     try:
         with warnings.catch_warnings(record=True) as caught:

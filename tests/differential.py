@@ -162,11 +162,11 @@ class _StateWatch:
 
 
 class _TorchState:
-    """Global torch/Python state (framejit.global_state's list): captured when check() starts, put
+    """Global torch/Python state (framejit.observe.global_state's list): captured when check() starts, put
     back before and after every run; each run's state after the call is what gets compared."""
 
     def __init__(self):
-        self.module = None if identity_mode() else __import__("framejit.global_state", fromlist=["STATE"])
+        self.module = None if identity_mode() else __import__("framejit.observe.global_state", fromlist=["STATE"])
         self.start = self.module.global_state_snapshot() if self.module else None
 
     def current(self):

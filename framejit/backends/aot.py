@@ -82,7 +82,7 @@ def mutations_outside(gm, example_inputs, compile_graph, first_error):
     Function's backward)."""
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.func import functionalize
-    from ..translate.ctx_managers import STATE_NODE_TARGETS
+    from ..translate.lookasides.ctx_managers import STATE_NODE_TARGETS
     if any(n.op == "call_function" and n.target in STATE_NODE_TARGETS for n in gm.graph.nodes):
         raise first_error                        # the retrace below would not keep grad-mode/autocast blocks
     try:

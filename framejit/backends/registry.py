@@ -3,7 +3,7 @@
 A backend is checked where it is given (framejit.compile, register_backend, CompileCounter): it must be
 callable with the two arguments framejit passes, so a wrong one fails there, naming the signature,
 instead of on the first call, deep inside a conversion. What it returns is checked when it is called
-(convert.py): a backend returning None or a non-callable is a BackendError naming the backend.
+(convert/frame.py): a backend returning None or a non-callable is a BackendError naming the backend.
 """
 import difflib
 import inspect

@@ -372,7 +372,7 @@ def encode_location_table(runs, firstlineno: int) -> bytes:
     return bytes(out)
 
 # --- the runtime beside the bytecode ---------------------------------------------
-# Object layout facts that translate/dict_versions.py reads through ctypes (it checks each against live
+# Object layout facts that translate/guards/dict_versions.py reads through ctypes (it checks each against live
 # objects before use, and turns itself off if one is wrong):
 # * PyDictObject: PyObject_HEAD (refcount, type), ma_used, then ma_version_tag (PEP 509), a 64-bit tag
 #   set from a global counter on every mutation of the dict, so an unchanged tag means unchanged contents;

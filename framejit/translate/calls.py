@@ -16,25 +16,25 @@ import torch
 
 from ..errors import GraphBreak
 from .context import CONST_TYPES, default_device
-from .attrs import load_attr
-from .builtins_table import LOOKASIDES, as_python, unpack_iterable
-from .containers import call_container_method
+from .values.attrs import load_attr
+from .lookasides.builtins_table import LOOKASIDES, as_python, unpack_iterable
+from .values.containers import call_container_method
 from .source import AttrSource, ItemSource, fixed_source
-from .torch_table import (compiling_answer, graph_target, CONSTANT_FUNCTIONS, FACTORY_FUNCTIONS, LIKE_FACTORIES,
+from .lookasides.torch_table import (compiling_answer, graph_target, CONSTANT_FUNCTIONS, FACTORY_FUNCTIONS, LIKE_FACTORIES,
                           STATE_QUERIES, TENSOR_BREAK_METHODS, TENSOR_CONST_METHODS, is_graph_op,
                           is_tensor_method_descriptor)
-from .values import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
-from . import operators, operator_values  # noqa: F401  (install operator lookasides)
-from . import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
-from . import builtin_methods  # noqa: F401  (installs dict.get & co. on real dicts)
-from . import stdlib_lookasides  # noqa: F401  (installs inspect.signature & co.)
-from .stdlib_lookasides import method_lookaside
-from .ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
+from .values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
+from .values import operators, operator_values  # noqa: F401  (install operator lookasides)
+from .lookasides import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
+from .lookasides import builtin_methods  # noqa: F401  (installs dict.get & co. on real dicts)
+from .lookasides import stdlib as stdlib_lookasides  # noqa: F401  (installs inspect.signature & co.)
+from .lookasides.stdlib import method_lookaside
+from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
                            contextmanager_call, torch_decorated_call)
-from .exception_values import builtin_protocol, instantiate
-from .functions import FunctionValue
-from .generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
-from .state_calls import call_watching_state, is_state_setter, setter_break
+from .values.exceptions import builtin_protocol, instantiate
+from .values.functions import FunctionValue
+from .values.generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
+from .lookasides.state_calls import call_watching_state, is_state_setter, setter_break
 
 # Python modules whose functions are never inlined: calling them is a graph break (an opaque call).
 NEVER_INLINE_PREFIXES = ("torch._", "torch.autograd", "torch.utils", "torch.distributed", "torch.fx",
@@ -130,7 +130,7 @@ def call_object(tx, fn_value, obj, args, kwargs):
 
 
 def _python_call_method(obj):
-    from .identity import is_plain_instance
+    from .guards.identity import is_plain_instance
     if not is_plain_instance(obj):
         return None
     fn = inspect.getattr_static(type(obj), "__call__", None)
@@ -149,7 +149,7 @@ def _has_tensor(v):
 
 def _const_call(tx, fn, args, kwargs, watch_state=False):
     """Call `fn` for real on constants (watch_state: a torch callable not known to be a pure query, which
-    is a graph break if it changes global state: state_calls.py)."""
+    is a graph break if it changes global state: lookasides/state_calls.py)."""
     if fn in (torch.is_tensor,):
         return Const(isinstance(args[0], TensorValue))
     if fn in (torch.is_floating_point, torch.is_complex, torch.numel) and args and isinstance(args[0], TensorValue):
@@ -324,7 +324,7 @@ def _unsourced(obj):
 
 
 def _closure_values(tx, fn, fn_source):
-    from .cells import CellValue
+    from .values.cells import CellValue
     if not fn.__closure__:
         return ()
     out = []

@@ -10,15 +10,15 @@ import types
 
 import torch
 
-from ..guards import GuardSet, TensorMeta
-from .graph import GraphBuilder
+from .guards.guard_set import GuardSet, TensorMeta
+from .graph.builder import GraphBuilder
 from .side_effects import SideEffects
 from ..bytecode.shared import decoded as decoded_shared
 from ..errors import GraphBreak
-from .ctx_managers import AutocastExit, GradModeExit, resumed_autocast_block, resumed_grad_block
-from .identity import IdentityTracker, guard_object
+from .lookasides.ctx_managers import AutocastExit, GradModeExit, resumed_autocast_block, resumed_grad_block
+from .guards.identity import IdentityTracker, guard_object
 from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource
-from .values import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 
 CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
                torch.dtype, torch.device, torch.layout, torch.memory_format)
@@ -81,8 +81,8 @@ class ConversionContext:
         self.instruction_count = 0
         self._local_objects = set()
         self._real_cells = {}        # id(real cell) -> CellValue (every inlined call sees the same cell)
-        self.identity = IdentityTracker(self.guards)   # aliasing between mutable inputs (identity.py)
-        self.instance_dicts = {}     # id(object) -> its InstanceDictValue (object_attrs.py): one view each
+        self.identity = IdentityTracker(self.guards)   # aliasing between mutable inputs (guards/identity.py)
+        self.instance_dicts = {}     # id(object) -> its InstanceDictValue (values/object_attrs.py): one view each
 
     def guard_state(self, fn):
         """The frame read global torch state through `fn` (or used it implicitly): guard its entry value
@@ -112,7 +112,7 @@ class ConversionContext:
 
     def real_cell(self, cell, cell_source):
         """The CellValue of a real cell; cell_source reaches the cell (a ClosureSource reaches its contents)."""
-        from .cells import CellValue
+        from .values.cells import CellValue
         known = self._real_cells.get(id(cell))
         if known is not None and known.real is cell:
             return known
@@ -133,14 +133,14 @@ class ConversionContext:
         self.side_effects.store_attr(obj.obj, obj.source, name, value)
 
     def call_module(self, tx, fn_value, args, kwargs):
-        from .modules import call_module
+        from .lookasides.modules import call_module
         return call_module(tx, fn_value, args, kwargs)
 
     def construct(self, tx, cls_value, cls, args, kwargs):
-        from .model_outputs import ModelOutputValue, is_model_output_class
-        if is_model_output_class(cls):          # transformers' ModelOutput dataclasses (model_outputs.py)
+        from .values.model_outputs import ModelOutputValue, is_model_output_class
+        if is_model_output_class(cls):          # transformers' ModelOutput dataclasses (values/model_outputs.py)
             return ModelOutputValue.construct(tx, cls, args, kwargs)
-        from .classes import construct
+        from .values.classes import construct
         return construct(tx, cls_value, cls, args, kwargs)
 
     def wrap(self, obj, source, guard=True):
@@ -200,7 +200,7 @@ class ConversionContext:
         if guard:
             guard_object(self, obj, source)
         if isinstance(obj, torch.nn.Module):
-            from .module_values import ModuleValue
+            from .values.modules import ModuleValue
             return ModuleValue(obj, source)
         return ObjectValue(obj, source)
 

@@ -23,13 +23,13 @@ Attributes of real objects have one model, whatever spelling wrote them (`o.k = 
 object.__setattr__, `o.__dict__[k] = v`, `vars(o).update(...)`, delattr, `del o.__dict__[k]`):
 `attrs[(id(obj), name)]` is the Value the frame last stored, or DELETED, and `attr_log` lists
 the names whose presence in an object's instance __dict__ the frame changed, in order (a key deleted and
-stored again moves to the end of the dict, as in CPython). object_attrs.py reads through both.
+stored again moves to the end of the dict, as in CPython). values/object_attrs.py reads through both.
 """
 
 DELETED = type("Deleted", (), {"__repr__": lambda self: "DELETED", "__slots__": ()})()
 
 
-from .values import SetValue
+from .values.base import SetValue
 
 
 class Effect:
@@ -41,7 +41,7 @@ class Effect:
         self.key = key            # global name / attribute name
         self.value = value        # the Value written (list/dict: the SeqValue/DictValue whose contents win)
         self.plain_module = plain_module   # attr: an nn.Module with nn.Module's own __setattr__
-        self.at = 0               # how many graph nodes existed when it happened (raising_graphs.py)
+        self.at = 0               # how many graph nodes existed when it happened (convert/raising_graphs.py)
 
     def __repr__(self):
         return f"Effect({self.kind}, {self.target}, {self.key!r})"
@@ -116,6 +116,6 @@ def _has_module_setattr(obj):
     """Is `obj` an nn.Module whose __setattr__ is nn.Module's (the module watch's wrapper counts)? For
     such a module, storing a plain value that its __dict__ already holds changes nothing."""
     import torch
-    from .module_watch import unwrapped
+    from .guards.module_watch import unwrapped
     return isinstance(obj, torch.nn.Module) and \
         unwrapped(type(obj).__setattr__) is unwrapped(torch.nn.Module.__setattr__)

@@ -18,11 +18,11 @@ import torch
 from ..errors import GraphBreak
 from .dispatch import HANDLERS, RETURN
 from .source import LocalSource
-from .values import Value
-from . import ops_load_store, ops_calls, ops_operators, ops_control, ops_containers, ops_exceptions, ops_match, ops_imports  # noqa: F401  (register handlers)
-from .ctx_managers import unwind
-from .ops_exceptions import check_ops_in_handled_region
-from .exception_values import raise_in_frame
+from .values.base import Value
+from .ops import load_store as ops_load_store, calls as ops_calls, operators as ops_operators, control as ops_control, containers as ops_containers, exceptions as ops_exceptions, match as ops_match, imports as ops_imports  # noqa: F401  (register handlers)
+from .lookasides.ctx_managers import unwind
+from .ops.exceptions import check_ops_in_handled_region
+from .values.exceptions import raise_in_frame
 
 
 class Snapshot:

@@ -106,7 +106,7 @@ def broken_backend(gm, example_inputs):
 def test_a_failing_backend_is_a_backend_error_with_the_graph_and_the_call_runs_eagerly(tmp_path):
     seen = []
     config = framejit.Config(debug_dir=tmp_path)
-    from framejit.api import _compile
+    from framejit.runtime.compiled import _compile
 
     def observer(fn, result, seconds):
         seen.append(result)

@@ -23,7 +23,7 @@ EXPECTED = {
     # MixtralExperts' reference expert loop iterates over `nonzero()` of the routing mask: a data-dependent
     # shape, a break by design (torch.compile breaks there too). The break is deep inside inlined code,
     # so translation restarts and breaks at the root frame's `func(self, *args, **kwargs)` (transformers'
-    # can_return_tuple wrapper), and the callee runs through its compiled wrapper (callees.py). Each
+    # can_return_tuple wrapper), and the callee runs through its compiled wrapper (convert/callees.py). Each
     # wrapper on the way splits at its call of the next one (MixtralForCausalLM.forward at
     # `self.model(...)`, transformers' config-defaults and output-capturing wrappers, whose calls sit in
     # try blocks). MixtralModel.forward breaks at `decoder_layer(...)` inside its layer loop: it runs as

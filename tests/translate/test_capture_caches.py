@@ -1,4 +1,4 @@
-"""The capture-time caches: fake-op memo (fake_memo.py), direct fakes of plain inputs (fake_inputs.py)
+"""The capture-time caches: fake-op memo (translate/graph/fake_memo.py), direct fakes of plain inputs (translate/graph/fake_inputs.py)
 and shared decoded bytecode (bytecode/shared.py) must give exactly what the uncached paths give."""
 import gc
 import operator
@@ -11,8 +11,8 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 import framejit
 from framejit.bytecode import decode
 from framejit.bytecode.shared import DecodedCache
-from framejit.translate.fake_inputs import fake_of_input
-from framejit.translate.fake_memo import FakeOpMemo
+from framejit.translate.graph.fake_inputs import fake_of_input
+from framejit.translate.graph.fake_memo import FakeOpMemo
 
 from ..differential import check, randn
 

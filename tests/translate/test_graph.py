@@ -1,4 +1,4 @@
-"""GraphBuilder (translate/graph.py): what running ops on fake tensors shows the user.
+"""GraphBuilder (translate/graph/builder.py): what running ops on fake tensors shows the user.
 
 An op that raises on its fake inputs becomes a graph break where it raises as eagerly; FakeTensorMode
 also logs a traceback at ERROR level before raising, which must not reach the user's stderr.

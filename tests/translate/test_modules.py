@@ -337,10 +337,10 @@ def test_compiling_predicates():
     assert fn(torch.zeros(1)).item() == 0
 
 
-# ---- the module watch (module_guards.py / module_watch.py) ------------------------------------------
+# ---- the module watch (translate/guards/module_guards.py / translate/guards/module_watch.py) ------------------------------------------
 
 def test_steady_calls_do_not_move_the_module_epoch_and_unrelated_modules_do_not_either():
-    from framejit.translate.module_watch import EPOCH
+    from framejit.translate.guards.module_watch import EPOCH
     m, compiled, counter = _compiled_block()
     x = randn(2, 4)
     compiled(x)
@@ -470,7 +470,7 @@ class Resetting(nn.Module):
 
 
 def test_a_forward_reassigning_the_same_attribute_value_keeps_the_fast_path():
-    from framejit.translate.module_watch import EPOCH
+    from framejit.translate.guards.module_watch import EPOCH
     m = Resetting()
     compiled = framejit.compile(m)
     x = randn(2, 3)
@@ -683,7 +683,7 @@ def test_a_global_buffer_registration_hook_still_sees_every_loss_module_made():
 def test_a_module_with_weights_made_in_the_frame_is_not_built_at_translation():
     import warnings
 
-    from framejit.observe import GlobalStateChanged
+    from framejit.observe.conversion import GlobalStateChanged
     f = framejit.compile(makes_a_module_with_parameters)
     with warnings.catch_warnings():
         warnings.simplefilter("error", GlobalStateChanged)   # building it would draw from the RNG

@@ -1,4 +1,4 @@
-"""Differential tests of the attribute model (framejit/translate/object_attrs.py).
+"""Differential tests of the attribute model (framejit/translate/values/object_attrs.py).
 
 Two families a differential fuzzer found on attributes of objects passed in:
   * answers that depend on an attribute, key or global being *absent* (hasattr false, a getattr
@@ -374,7 +374,7 @@ def test_a_module_attribute_that_appears_is_seen_without_a_per_call_hasattr():
     with torch.no_grad():
         torch.testing.assert_close(compiled(x), model.lin(x))
         code = "\n".join(framejit.explain(model)(x).transformed_code)
-        assert "hasattr" not in code, code        # under the module watch (module_guards.py)
+        assert "hasattr" not in code, code        # under the module watch (translate/guards/module_guards.py)
         model.extra = 3.0
         torch.testing.assert_close(compiled(x), model.lin(x) + 3.0)
         model.flag = True

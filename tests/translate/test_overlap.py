@@ -1,4 +1,4 @@
-"""Differential tests: in-place writes between overlapping memory (translate/overlap.py).
+"""Differential tests: in-place writes between overlapping memory (translate/graph/overlap.py).
 
 Eager mode refuses a write whose destination overlaps a source partially (`w.copy_(w.t())`) or
 refers to one memory location through several elements (`x.expand(3, 3).add_(1)`). Fake tensors

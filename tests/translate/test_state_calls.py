@@ -1,4 +1,4 @@
-"""Differential tests: global torch state set inside a compiled function (translate/state_calls.py).
+"""Differential tests: global torch state set inside a compiled function (translate/lookasides/state_calls.py).
 
 `torch.set_default_dtype`, `torch.manual_seed`, `torch.use_deterministic_algorithms`, the
 torch.backends flags and the rest of the family are part of the program: the ops after them see the
@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import framejit
-from framejit.observe import GlobalStateChanged
+from framejit.observe.conversion import GlobalStateChanged
 from tests.differential import CASE_FIELDS, case, check, randn, run_case
 
 x2 = randn(2, seed=1)

@@ -1,0 +1,516 @@
+"""Convert one frame: translate, compile the graph, generate the entry, or fall back to eager.
+
+`convert_frame` is the slow path behind every cache miss. It binds the call's arguments, runs the
+Translator over the function's code (restarting once per inlined call that breaks, so that call is
+made through a compiled wrapper instead), hands the graph to the backend and generates the entry
+function (convert/codegen.py) — either returning the result, or running the breaking instruction and calling
+the compiled resume function (convert/resume.py).
+
+Outcomes, as a ConvertResult:
+  entry      a generated entry to add to the cache (graph and guards)
+  eager      the frame runs as plain Python from now on (an unsupported construct that no split can
+             isolate: a break inside a loop, try or with block, a generator...), with the reason
+  once       run this call eagerly but do not cache (the call raises in Python, or its arguments do
+             not bind): the next call converts again
+Internal failures (a bug in framejit or a backend error) write an execution record and fall back to
+eager with a warning; they never reach the user's program as framejit's exception.
+"""
+import dis
+import inspect
+import logging
+import os
+import warnings
+import weakref
+
+import torch
+
+from . import codegen, raising_graphs, resume
+from ..backends.registry import BACKEND_SIGNATURE
+from .callees import CalleeWrappers, CompiledCallee, callee_position
+from ..errors import BackendError, GraphBreak, Unsupported
+from ..translate.guards.guard_set import is_instance_guard
+from ..observe.metrics import phase
+from ..observe.conversion import current_recorder, note_restart
+from ..translate.guards import module_guards
+from ..translate.guards.autocast import autocast_sensitive
+from ..translate.context import ConversionContext, is_cpu_autocast_enabled
+from ..translate.lookasides.ctx_managers import STATE_NODE_TARGETS, ExitValue, close_open_autocast
+from ..translate.values.cells import EMPTY
+from ..translate.source import ClosureSource, LocalSource
+from ..translate.translator import Translator, format_position
+from ..translate.values.base import NULL, Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+
+log = logging.getLogger("framejit")
+
+NON_FRAME_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
+USER_ERROR_KINDS = {"constant op raised", "bad call", "key error", "index error", "value error", "name error",
+                    "unbound local", "attribute error", "StopIteration", "constant call raised", "raise",
+                    "op raised"}
+
+# How many stack items each splittable instruction consumes (NULL positions below stay put).
+def _popped(inst, jump):
+    op, arg = inst.opname, inst.arg or 0
+    if op == "CALL":
+        return arg + 2
+    if op == "CALL_FUNCTION_EX":
+        return 4 if arg & 1 else 3
+    if op.startswith("POP_JUMP"):
+        return 1
+    if op in ("JUMP_IF_TRUE_OR_POP", "JUMP_IF_FALSE_OR_POP"):
+        return 0 if jump else 1
+    return SPLIT_POPS.get(op)
+
+
+SPLIT_POPS = {"BINARY_SUBSCR": 2, "STORE_SUBSCR": 3, "DELETE_SUBSCR": 2, "STORE_ATTR": 2, "LOAD_ATTR": 1,
+              "BINARY_OP": 2, "COMPARE_OP": 2, "CONTAINS_OP": 2, "UNARY_NEGATIVE": 1, "UNARY_POSITIVE": 1,
+              "UNARY_INVERT": 1, "UNARY_NOT": 1, "UNPACK_SEQUENCE": 1, "UNPACK_EX": 1, "GET_ITER": 1,
+              "RAISE_VARARGS": None}
+
+
+class BreakInfo:
+    """One graph break, as explain() shows it."""
+
+    def __init__(self, kind, reason, where, fn_name, hint=None):
+        self.kind = kind
+        self.reason = reason
+        self.where = where
+        self.fn_name = fn_name
+        self.hint = hint
+
+    @property
+    def line(self):
+        return self.where
+
+    def __str__(self):
+        text = f"{self.reason}\n{self.where}" if self.where else self.reason
+        return text + (f"\n    hint: {self.hint}" if self.hint else "")
+
+    def __repr__(self):
+        return f"BreakInfo({self.kind!r}, {self.reason!r})"
+
+
+class ConvertResult:
+    def __init__(self, kind, entry=None, reason=None, guards=None, graph=None, source_text=None, breaks=(),
+                 ns=None, op_count=0, replacement=None, dies_with=()):
+        self.kind = kind              # "entry" | "eager" | "once"
+        self.dies_with = dies_with    # weak refs to the modules whose death ends the entry (guards.WeakIdentity)
+        self.replacement = replacement  # "eager": what to run instead of fn (same semantics), or None
+        self.entry = entry
+        self.reason = reason
+        self.guards = guards
+        self.graph = graph
+        self.source_text = source_text
+        self.breaks = list(breaks)
+        self.ns = ns
+        self.op_count = op_count
+
+
+class Options:
+    """What a compiled function was compiled with: backend callable, config, fullgraph, and `wrap`,
+    which compiles generated resume functions with the same options."""
+
+    def __init__(self, backend, config, fullgraph, wrap, observer=None):
+        self.backend = backend
+        self.config = config
+        self.fullgraph = fullgraph
+        self.wrap = wrap
+        self.observer = observer      # called with (code, ConvertResult, seconds) after each conversion
+        self.key = (backend, fullgraph, config, observer)   # resume functions are cached per options
+        self.callee_wrappers = CalleeWrappers(wrap)          # callees that break run compiled (convert/callees.py)
+
+
+def bind_frame_args(fn, signature, args, kwargs):
+    ba = signature.bind(*args, **kwargs)
+    ba.apply_defaults()
+    return dict(ba.arguments)
+
+
+def convert_frame(fn, signature, args, kwargs, opts):
+    code = fn.__code__
+    if code.co_flags & NON_FRAME_FLAGS:
+        return ConvertResult("eager", reason="generator and coroutine functions run as plain Python")
+    try:
+        bound = bind_frame_args(fn, signature, args, kwargs)
+    except TypeError as e:
+        return ConvertResult("once", reason=f"the arguments do not bind: {e}")
+    break_at = {}            # root call index -> what broke inside that callee, in words
+    inner_kinds = {}         # root call index -> kind of the break found inside the callee
+    for _attempt in range(8):
+        ctx = ConversionContext(opts.config, fn.__globals__, dict(break_at))
+        ctx.recorder = current_recorder()
+        nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+        ctx.frame_params = code.co_varnames[:nparams] + (("__fj_cl",) if code.co_freevars else ())
+        star = code.co_argcount + code.co_kwonlyargcount
+        if code.co_flags & 0x04:        # *args: always a tuple
+            ctx.certain_types[LocalSource(code.co_varnames[star])] = tuple
+        if code.co_flags & 0x08:        # **kwargs: a dict CPython makes for each call, aliasing nothing
+            kwargs_source = LocalSource(code.co_varnames[star + bool(code.co_flags & 0x04)])
+            ctx.identity.fresh.add(kwargs_source)
+            ctx.certain_types[kwargs_source] = dict
+        closure = tuple(ctx.real_cell(cell, ClosureSource(i, name))
+                        for i, (cell, name) in enumerate(zip(fn.__closure__ or (), code.co_freevars)))
+        with phase("bytecode_analysis"):
+            instructions = ctx.decode(code)
+        tx = Translator(ctx, code, instructions, fn.__globals__, args=bound, closure=closure)
+        try:
+            with phase("translate"):
+                rv = tx.run()
+        except GraphBreak as gb:
+            index = tx.snapshot.index
+            inst = tx.instructions[index]
+            if gb.inlined and inst.opname in ("CALL", "CALL_FUNCTION_EX") and index not in break_at:
+                break_at[index] = _inner_reason(gb)
+                inner_kinds[index] = gb.kind
+                note_restart(f"{gb.reason} (inside the call at line {tx.line_of(inst)} of {code.co_qualname})")
+                continue
+            return _finish_break(fn, ctx, tx, gb, opts, inner_kinds.get(index))
+        return _finish_return(fn, ctx, rv, opts)
+    raise RuntimeError("framejit: too many restarts while converting " + code.co_qualname)
+
+
+def _inner_reason(gb):
+    """A callee's own break, for the caller's reason: what broke and where (file and line)."""
+    where = (gb.where or "").strip().splitlines()
+    return f"{gb.reason}, {where[0].strip()}" if where else gb.reason
+
+
+# ---- a frame that returns ----------------------------------------------------------------------
+
+def _finish_return(fn, ctx, rv, opts):
+    return _emit_entry(fn, ctx, [rv], opts, (), lambda rb: f"return {rb.expr(rv)}")
+
+
+def _emit_entry(fn, ctx, values, opts, breaks, last_line):
+    """Compile the graph whose outputs are the tensors reachable from `values` and the side effects,
+    and generate the entry: graph call, side-effect replay, then `last_line(rebuilder)`."""
+    effects = ctx.side_effects.effects
+    live = list(values) + [e.value for e in effects]
+    outputs = codegen.tensors_in(live)
+    compiled, gm = _compile_graph(ctx, outputs, opts)
+
+    def body(ns):
+        rb = codegen.Rebuilder(ns, {v.node: i for i, v in enumerate(outputs)},
+                               module_guards.plan_for(ctx).cached_targets)
+        for v in live:
+            rb.count(v)
+        lines = []
+        if compiled is not None:
+            ns.env["__fj_graph"] = compiled
+            plan = module_guards.plan_for(ctx)
+            call = codegen.graph_call_source(plan.input_sources, len(outputs), plan.param_tuple)
+            if raising_graphs.needs_handler(effects, len(ctx.graph.created)):
+                # effects happened before graph ops: a raising op must leave them visible (convert/raising_graphs.py)
+                lines += raising_graphs.wrap_graph_call(call, gm, [s.expr() for s in plan.input_sources], fn,
+                                                        codegen.call_arguments_source(fn.__code__), ns)
+            else:
+                lines.append(call)
+        effect_lines = codegen.side_effect_lines(effects, rb)
+        last = last_line(rb)
+        return lines + rb.prelude + effect_lines + [last]
+
+    return _make_entry(fn, ctx, compiled, gm, body, opts, breaks=breaks)
+
+
+def _compile_graph(ctx, outputs, opts):
+    if ctx.graph.op_count() == 0 and not outputs:
+        return None, None
+    ctx.guard_state(torch.is_grad_enabled)         # grad mode at entry shapes every graph
+    ctx.guard_state(torch.get_default_dtype)       # and the default dtype: factories, int / int, int + 0.5
+    gm, example_inputs = ctx.graph.finish(outputs)
+    if autocast_sensitive(gm.graph, STATE_NODE_TARGETS):
+        ctx.guard_state(is_cpu_autocast_enabled)
+    grad_mode = torch.is_grad_enabled()
+    sets_grad_mode = any(n.op == "call_function" and n.target is torch._C._set_grad_enabled for n in gm.graph.nodes)
+    try:
+        with phase("backend_compile"):
+            compiled = _call_backend(opts.backend, gm, example_inputs)
+        if not callable(compiled):
+            got = "None" if compiled is None else f"{type(compiled).__name__} {compiled!r:.60}"
+            raise BackendError(f"backend {_backend_name(opts.backend)!r} returned {got}, not a callable: a backend "
+                               f"is {BACKEND_SIGNATURE}, and framejit calls what it returns with the graph's "
+                               "inputs", gm)
+    except BackendError:
+        raise
+    except Exception as e:
+        err = BackendError(f"backend {_backend_name(opts.backend)!r} failed: {type(e).__name__}: {e}", gm)
+        raise err from e
+    finally:
+        # a backend that traces the graph (aot_eager, inductor) runs its grad-mode nodes for real, and a
+        # resume function's graph that ends a no_grad block ends in another mode than it started in
+        # (any other change of grad mode by a backend is left for observe/conversion.py to report)
+        if sets_grad_mode:
+            torch._C._set_grad_enabled(grad_mode)
+    return compiled, gm
+
+
+def _backend_name(backend):
+    return getattr(backend, "__name__", None) or type(backend).__name__
+
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+def _call_backend(backend, gm, example_inputs):
+    """backend(gm, example_inputs), keeping the warnings torch itself emits while compiling (anomaly-mode
+    reports of a backward traced at compile time, deprecations inside torch) from the user: they are
+    logged; warnings from the backend's own code are passed on."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = backend(gm, example_inputs)
+    for w in caught:
+        if w.filename.startswith(_TORCH_DIR):
+            log.debug("warning while compiling a graph: %s: %s", w.category.__name__, w.message)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return compiled
+
+
+def _make_entry(fn, ctx, compiled, gm, body, opts, breaks):
+    code = fn.__code__
+    # the modules the frame receives are matched by id and held weakly: the entry goes when one dies
+    instances = [g for g in ctx.guards.guards if is_instance_guard(g, ctx.frame_params)]
+    try:
+        with phase("codegen"):
+            entry, text, ns = codegen.build_entry(code, fn.__globals__, bool(code.co_freevars),
+                                                  lambda ns: _render_guards(ctx, ns, instances), body)
+    except GraphBreak as gb:
+        return ConvertResult("eager", reason=f"the result cannot be rebuilt: {gb.reason}", breaks=breaks)
+    dies_with = tuple(weakref.ref(g.expected) for g in instances)
+    ctx.guards.weaken(instances)
+    return ConvertResult("entry", entry=entry, guards=ctx.guards, graph=gm, source_text=text, breaks=breaks,
+                         ns=ns, op_count=ctx.graph.op_count(), dies_with=dies_with)
+
+
+@phase("guard_build")
+def _render_guards(ctx, ns, instances=()):
+    return module_guards.render(ctx, ns, instances)       # module state behind one counter (translate/guards/module_guards.py)
+
+
+# ---- a frame that breaks ------------------------------------------------------------------------
+
+def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
+    code = fn.__code__
+    snap = tx.snapshot
+    inst = tx.instructions[snap.index]
+    info = BreakInfo(gb.kind, gb.reason, gb.where or format_position(code, inst), code.co_qualname, gb.hint)
+    if opts.fullgraph:
+        raise Unsupported(f"{gb.reason} (fullgraph=True)\n{info.where}")
+    why_not = _why_not_splittable(code, tx, inst, snap)
+    if why_not is not None:
+        kind = "once" if gb.kind in USER_ERROR_KINDS else "eager"
+        routed = _routed_plain_function(fn, ctx, tx, inst, snap, opts, inner_kind) if kind == "eager" else None
+        if routed is not None:
+            why_not += "; the call itself goes through the callee's compiled wrapper"
+        return ConvertResult(kind, reason=f"{gb.reason}; {why_not}", breaks=[info], replacement=routed)
+    ctx.graph.rollback(snap.graph_mark)
+    ctx.side_effects.rollback(snap.effects_mark)
+    close_open_autocast(tx, snap.stack)          # the break function re-enters them for real
+
+    stack = list(snap.stack)
+    # The callee has a break inside: call it through its compiled wrapper, so it keeps its graphs. Not
+    # for recursion past the inline depth: each level would be one more conversion of the same code.
+    if snap.index in ctx.break_at and inner_kind != "recursion":
+        at = callee_position(inst, stack)
+        if at is not None and stack[at] is not NULL:
+            stack[at] = CompiledCallee(stack[at], opts.callee_wrappers)
+    nulls = [v is NULL for v in stack]
+    live = _live_locals(code, tx, snap)
+    odd = [n for n in live if not n.isidentifier()]
+    if odd:          # e.g. pytest's assertion-rewriting temporaries: resume functions take locals by name
+        return ConvertResult("eager", reason=f"{gb.reason}; local variable {odd[0]!r} is not a Python identifier, so "
+                             "the function runs as plain Python", breaks=[info])
+    local_values = [snap.cells[n] if n in snap.cells else snap.locals.get(n) for n in live]
+
+    orig_code, _ = resume.original_position(code, snap.index)
+    offset = snap.index - resume.original_position(code, snap.index)[1] if orig_code is not code else 0
+
+    def orig_index(i):
+        return i - offset
+
+    successors = []
+    if inst.opname == "RAISE_VARARGS":
+        pass
+    elif inst.opname.startswith(("POP_JUMP", "JUMP_IF")):
+        for jump, idx in ((False, snap.index + 1), (True, tx.index[inst.target])):
+            successors.append((jump, idx))
+    else:
+        successors.append((None, snap.index + 1))
+
+    resume_tails = []
+    for jump, idx in successors:
+        popped = _popped(inst, bool(jump))
+        depth_after = len(stack) + dis.stack_effect(dis.opmap[inst.opname], inst.arg, jump=bool(jump)) \
+            if inst.opname != "CALL" else len(stack) - inst.arg - 1
+        keep = len(stack) - popped
+        nulls_after = nulls[:keep] + [False] * (depth_after - keep)
+        if any(nulls_after[1:]):
+            return ConvertResult("eager", reason=f"{gb.reason}; the break is in the middle of a nested call, so the "
+                                 "function runs as plain Python", breaks=[info])
+        with phase("codegen"):
+            fn_resume = resume.make_resume_function(orig_code, fn.__globals__, orig_index(idx),
+                                                    nulls_after, live, opts.wrap, opts.key)
+        resume_tails.append((jump, fn_resume, nulls_after))
+
+    with phase("codegen"):
+        if inst.exn is not None:         # a call inside a try block: its handlers stay in force
+            break_fn = resume.make_break_in_try_function(orig_code, fn.__globals__, orig_index(snap.index),
+                                                         nulls, live, resume_tails[0])
+        else:
+            break_fn = resume.make_break_function(orig_code, fn.__globals__, _break_instructions(tx, snap),
+                                                  nulls, live, resume_tails)
+
+    values = [v for v in stack if v is not NULL] + [v for v in local_values if v is not None]
+
+    def call_break(rb):
+        rb.ns.env["__fj_break"] = break_fn
+        args = ["__fj_cl"] if code.co_freevars else []      # the break function runs over the caller's cells
+        args += [rb.expr(v) for v in stack if v is not NULL]
+        args += [rb.expr(v) if v is not None else n for n, v in zip(live, local_values)]
+        return f"return __fj_break({', '.join(args)})"
+
+    return _emit_entry(fn, ctx, values, opts, [info], call_break)
+
+
+def _routed_plain_function(fn, ctx, tx, inst, snap, opts, inner_kind):
+    """When the frame must run as plain Python because of a callee that breaks, a copy of it whose call
+    of that callee goes through the callee's compiled wrapper (as a break function would), so the callee
+    keeps its graphs, e.g. each layer of a model whose layer loop cannot be split. None if the call's
+    stack layout is not certain."""
+    if snap.index not in ctx.break_at or inner_kind == "recursion" or opts.callee_wrappers is None:
+        return None
+    at = callee_position(inst, snap.stack)
+    layout = resume.callable_layout(tx.instructions, snap.index)
+    if at is None or snap.stack[at] is NULL or layout is None:
+        return None
+    if resume.original_position(fn.__code__, snap.index)[0] is not fn.__code__:
+        return None                         # a resume function: its own code is what runs
+    return resume.make_routed_function(fn, snap.index, len(snap.stack) - 1 - at, opts.callee_wrappers, layout)
+
+
+_CALLED_AT_ONCE = frozenset({"<listcomp>", "<dictcomp>", "<setcomp>"})
+
+
+def _why_not_splittable(code, tx, inst, snap):
+    if code.co_cellvars and tx.closures_made - _CALLED_AT_ONCE:
+        # a function made over the frame's cells may still hold them after the break; comprehensions
+        # are called at once and dropped, so the resume function may make fresh cells
+        return "the function has variables captured by inner functions, so it runs as plain Python"
+    if snap.handling:
+        # a resume function starts outside any handler: a bare `raise`, sys.exc_info(), the __context__
+        # of an exception raised there would not see the exception being handled
+        return ("the break is inside an except clause (or a finally block an exception reached), so the "
+                "function runs as plain Python")
+    if inst.exn is not None and (inst.opname not in ("CALL", "CALL_FUNCTION_EX") or
+                                 any(_is_with_exit(v) for v in snap.stack)):
+        return "the break is inside a try or with block, so the function runs as plain Python"
+    if inst.opname not in SPLIT_POPS and not inst.opname.startswith(("CALL", "POP_JUMP", "JUMP_IF")):
+        return f"framejit cannot split the graph at {inst.opname}, so the function runs as plain Python"
+    i = snap.index
+    for j, other in enumerate(tx.instructions):
+        t = other.target
+        if t is not None and j > i and "BACKWARD" in other.opname and tx.index[t] <= i:
+            return "the break is inside a loop, so the function runs as plain Python"
+    for v in snap.stack:
+        if v is not NULL and not _rebuildable(v):
+            return f"a value on the stack ({type(v).__name__}) cannot be rebuilt, so the function runs as plain Python"
+    for n, v in list(snap.locals.items()) + [(n, v) for n, v in snap.cells.items() if v is not EMPTY]:
+        if not _rebuildable(v):
+            return f"local {n!r} ({type(v).__name__}) cannot be rebuilt, so the function runs as plain Python"
+    return None
+
+
+def _is_with_exit(v):
+    """The __exit__ a with-block keeps on the stack, when the block cannot be split: a Python manager's
+    (its __enter__ ran during translation only) or a torch state manager's other than grad mode and
+    autocast (ctx_managers.ExitValue.rebuild re-enters those blocks for real)."""
+    if isinstance(v, ExitValue):
+        return not v.splittable()
+    return isinstance(v, MethodValue) and v.name == "__exit__"
+
+
+def _rebuildable(v, visiting=None):
+    """Can codegen rebuild v (and everything it contains) as a real object? Cycles are fine."""
+    if isinstance(v, (Const, TensorValue, ObjectValue)):
+        return True
+    visiting = set() if visiting is None else visiting
+    if id(v) in visiting:
+        return True
+    visiting.add(id(v))
+    if isinstance(v, (SeqValue, SetValue)):
+        return all(_rebuildable(i, visiting) for i in v.items)
+    if isinstance(v, DictValue):
+        return all(_rebuildable(i, visiting) for i in v.items.values())
+    if isinstance(v, MethodValue):
+        return _rebuildable(v.receiver, visiting)
+    if hasattr(v, "rebuild"):
+        return all(_rebuildable(c, visiting) for c in (v.children() if hasattr(v, "children") else ()))
+    return False
+
+
+def _live_locals(code, tx, snap):
+    """Names the resume function takes: locals with a value, and cell variables holding one (passed by
+    value; the resume function makes its own cells, see _why_not_splittable)."""
+    out = []
+    cells_only = tuple(c for c in code.co_cellvars if c not in code.co_varnames)
+    for name in code.co_varnames + cells_only:
+        if name.startswith("__fj_"):          # a resume function's stack-slot arguments: dead after its prologue
+            continue
+        if name in snap.cells:
+            if snap.cells[name] is not EMPTY:
+                out.append(name)
+        elif name in snap.locals or (name in tx.frame_args and name not in tx.deleted):
+            out.append(name)
+    return out
+
+
+def _break_instructions(tx, snap):
+    inst = tx.instructions[snap.index]
+    out = []
+    if inst.opname == "CALL":
+        from ..bytecode import make
+        if snap.kw_names:
+            out.append(make("KW_NAMES", snap.kw_names))
+        out.append(make("PRECALL", inst.arg))
+        for x in out:
+            x.positions = inst.positions
+    out.append(inst)
+    return out
+
+
+# ---- replaying a record --------------------------------------------------------------------------
+
+# Config fields that say where and whether to write files, not how to convert: a replay keeps its own.
+_REPLAY_KEEPS = frozenset({"debug_dir", "report_path", "record_all", "record_on_failure", "debug",
+                           "profile_conversion", "metrics_size"})
+
+
+def replay_conversion(fn, args, kwargs, backend="eager", fullgraph=False, config=None):
+    """Convert fn's frame for (args, kwargs) as a cache miss would, except that internal failures raise
+    instead of falling back (framejit.replay compares them with the recorded failure). `config`: the
+    recorded Config fields (those about conversion are used). Returns a callable running the converted
+    code (plain fn when the frame would run as plain Python)."""
+    from ..runtime import compiled as api
+    from ..backends import lookup_backend
+    from ..config import Config
+    import dataclasses
+    backend_fn = lookup_backend(backend)
+    known = {f.name for f in dataclasses.fields(Config)}
+    overrides = {k: v for k, v in (config or {}).items() if k in known and k not in _REPLAY_KEEPS}
+    config = Config.from_env(**overrides, record_all=False, record_on_failure=False)
+
+    def wrap(resume_fn, closure_arg=False):
+        return api._compile_function(resume_fn, backend_fn, fullgraph, config, None, closure_arg=closure_arg)
+
+    opts = Options(backend_fn, config, fullgraph, wrap)
+    result = convert_frame(fn, inspect.signature(fn, follow_wrapped=False), args, kwargs, opts)
+    if result.kind != "entry":
+        return fn
+
+    signature = inspect.signature(fn)
+
+    def converted(*a, **k):
+        bound = signature.bind(*a, **k)          # entries take every argument (codegen.build_entry)
+        bound.apply_defaults()
+        out = api._call_entry(fn, result.entry, bound.args, bound.kwargs)
+        return fn(*a, **k) if out is codegen.MISS else out
+    return converted

@@ -1,0 +1,352 @@
+"""The public entry points: compile(), disable(), reset(), explain().
+
+`compile(fn)` returns a plain Python function with fn's signature semantics whose body is the fast
+path: try each cached entry (generated code: guards, then the compiled graph) and return the first
+hit; on a miss, convert the frame under the cache lock (convert/frame.py). `compile(module)` returns a module
+of a subclass of the module's own class sharing the original's __dict__ (same parameters, buffers,
+state_dict keys, train/eval), whose forward is the compiled forward, run on the original module (so
+`type(self)` inside it is the user's class).
+"""
+import copyreg
+import dataclasses
+import functools
+import inspect
+import types
+import warnings
+import weakref
+
+import torch
+
+from . import cache
+from ..backends import lookup_backend
+from ..convert.codegen import MISS
+from ..config import Config, check_settings
+from ..convert.frame import Options, convert_frame
+from .dispatcher import build_dispatcher, build_module_call, module_call_fits
+
+_DISABLED = weakref.WeakSet()
+
+
+def compile(fn=None, *, backend="eager", fullgraph=False, config=None, **config_overrides):
+    """Compile a function or nn.Module with framejit.
+
+        @framejit.compile                      # or framejit.compile(fn), framejit.compile(backend="eager")(fn)
+        def f(x, y): ...
+        model = framejit.compile(model)         # an nn.Module that behaves like the original
+    """
+    check_settings("framejit.compile", config_overrides, also=("backend", "fullgraph", "config"))
+    backend_fn = lookup_backend(backend)
+    if not isinstance(fullgraph, bool):
+        raise TypeError(f"fullgraph must be a bool, got {type(fullgraph).__name__}")
+    if fn is not None:
+        check_compilable(fn, "framejit.compile")
+    if config is None:
+        config = Config.from_env(**config_overrides)
+    elif not isinstance(config, Config):
+        raise TypeError(f"config must be a framejit.Config, got {type(config).__name__}")
+    elif config_overrides:
+        config = dataclasses.replace(config, **config_overrides)
+    if fn is None:
+        return lambda f: compile(f, backend=backend, fullgraph=fullgraph, config=config)
+    return _compile(fn, backend_fn, fullgraph, config, observer=None)
+
+
+def _compile(fn, backend_fn, fullgraph, config, observer):
+    if isinstance(fn, torch.nn.Module):
+        return _compile_module(fn, backend_fn, fullgraph, config, observer)
+    if getattr(fn, "_framejit_fn", None) is not None:
+        fn = fn._framejit_fn
+    if isinstance(fn, types.MethodType):
+        inner = _compile(fn.__func__, backend_fn, fullgraph, config, observer)
+        return types.MethodType(inner, fn.__self__)
+    check_compilable(fn, "framejit.compile")
+    if fn in _DISABLED:
+        return fn
+    return _compile_function(fn, backend_fn, fullgraph, config, observer)
+
+
+def check_compilable(fn, caller):
+    """Raise TypeError, saying what to do instead, unless `caller` (framejit.compile, framejit.explain)
+    can compile `fn`: a Python function, a method of one, an nn.Module, or a framejit-compiled one."""
+    target = getattr(fn, "_framejit_fn", None) or fn
+    if isinstance(target, types.MethodType):
+        target = target.__func__
+    if isinstance(target, (types.FunctionType, torch.nn.Module)):
+        return
+    what = f"{caller}({_short_repr(fn)})"
+    if isinstance(target, type):
+        instead = (f"compile an instance instead: {caller}({target.__name__}(...))"
+                   if issubclass(target, torch.nn.Module) else
+                   "compile a function that uses it, or a method: MyClass.method")
+        raise TypeError(f"{what}: {target.__name__} is a class; {instead}")
+    if isinstance(target, (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
+                           types.WrapperDescriptorType, types.MethodDescriptorType)):
+        raise TypeError(f"{what}: a builtin (C) function has no Python bytecode to compile; call it from a "
+                        "Python function and compile that")
+    if isinstance(target, functools.partial):
+        raise TypeError(f"{what}: compile the function it wraps ({caller}(p.func)), or a function that calls "
+                        "the partial")
+    if isinstance(target, (staticmethod, classmethod)):
+        raise TypeError(f"{what}: compile the function it wraps ({caller}(m.__func__)) or get it from the class "
+                        "first")
+    if callable(target):
+        raise TypeError(f"{what}: expected a Python function, method or nn.Module, got a callable "
+                        f"{type(target).__name__} object; compile its __call__ method or a function that calls it")
+    raise TypeError(f"{what}: expected a Python function, method or nn.Module to compile, got "
+                    f"{type(target).__name__}")
+
+
+def _short_repr(obj):
+    try:
+        text = repr(obj)
+    except Exception:
+        text = f"<{type(obj).__name__} object>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _compile_function(fn, backend_fn, fullgraph, config, observer, self_object=None, closure_arg=False):
+    """The compiled wrapper of `fn`. With `self_object` (a compiled module's original), forward runs on
+    that module and the entries are that module's own. With `closure_arg` (a resume function of a code
+    with free variables), the wrapper takes the closure as its first argument (`__fj_cl`): one wrapper
+    serves every function sharing the code, each call running with the caller's cells (convert/resume.py)."""
+    code = fn.__code__
+    state = cache.state_for(code, fn.__globals__, (backend_fn, fullgraph, config, observer), owner=self_object)
+    signature = inspect.signature(fn, follow_wrapped=False)   # the code that runs, not __wrapped__
+
+    def wrap(resume_fn, closure_arg=False):
+        return _compile_function(resume_fn, backend_fn, fullgraph, config, observer, closure_arg=closure_arg)
+
+    opts = Options(backend_fn, config, fullgraph, wrap, observer)
+    local = cache.WrapperState(fn)       # per wrapper, not per code object (cache.WrapperState)
+
+    if closure_arg:
+        def on_miss(closure, args, kwargs):
+            return _on_miss(with_closure(fn, closure), signature, state, local, opts, args, kwargs, closure)
+    else:
+        def on_miss(args, kwargs):
+            return _on_miss(fn, signature, state, local, opts, args, kwargs)
+
+    framejit_wrapper = build_dispatcher(fn, state.entries, on_miss, self_object=self_object, closure_arg=closure_arg)
+    dispatchers = [framejit_wrapper]
+    if self_object is not None and module_call_fits(code):   # the module's __call__ can dispatch too
+        framejit_wrapper._framejit_module_call = build_dispatcher(fn, state.entries, on_miss, module_call=True,
+                                                                  self_object=self_object)
+        dispatchers.append(framejit_wrapper._framejit_module_call)
+    for dispatcher in dispatchers:
+        state.listeners.add(dispatcher)
+        if state.entries:
+            dispatcher._framejit_refresh()
+    functools.update_wrapper(framejit_wrapper, fn)
+    framejit_wrapper._framejit_fn = fn
+    framejit_wrapper._framejit_state = state
+    return framejit_wrapper
+
+
+def with_closure(fn, closure):
+    """`fn`'s code, globals, name and defaults over another closure of the same code."""
+    if closure is fn.__closure__:
+        return fn
+    out = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+    out.__kwdefaults__ = fn.__kwdefaults__
+    return out
+
+
+# Entries of all functions sharing one state (closures of one code object, each guarded on its own
+# cells; one function called with many nn.Module instances) are kept to at most this many times the
+# recompile limit: beyond it the oldest entry is forgotten, never the function sent to plain Python.
+SHARED_CODE_LIMIT = 8
+
+
+def _instances(args, kwargs):
+    """The nn.Module instances a call passes: a forward's `self` (each of a model's layers runs the same
+    compiled forward, and each needs entries of its own), a module handed to a helper. The recompile
+    limit counts conversions per such combination, so the twelfth layer of a model gets its graph too."""
+    return tuple(v for v in (*args, *kwargs.values()) if isinstance(v, torch.nn.Module))
+
+
+def _call_entry(fn, entry, args, kwargs):
+    if fn.__code__.co_freevars:
+        return entry(fn.__closure__, *args, **kwargs)
+    return entry(*args, **kwargs)
+
+
+def _on_miss(fn, signature, state, local, opts, args, kwargs, closure=None):
+    """`closure`: the caller's closure, for a wrapper shared by closures (a resume function); the
+    recompile limit then counts per closure, as it does per compiled function."""
+    if local.eager_reason is not None:       # settled: plain Python (or its routed copy), no lock needed
+        return _eager(local, closure)(*args, **kwargs)
+    limit = opts.config.recompile_limit
+    with cache.LOCK:
+        for entry in state.entries:          # another thread may have converted meanwhile
+            out = _call_entry(fn, entry, args, kwargs)
+            if out is not MISS:
+                return out
+        modules = _instances(args, kwargs)
+        key = tuple(map(id, modules)) + (tuple(map(id, closure)) if closure is not None else ())
+        if local.eager_reason is not None:
+            result = None
+        elif local.conversions.get(key, 0) >= limit:
+            _hit_limit(fn, state, opts, args, kwargs)
+            local.eager_reason = state.eager_reason
+            result = None
+        else:
+            if state.entries:
+                reason = _recompile_reason(fn, state, signature, args, kwargs)
+                state.recompile_reasons.append(reason)
+            while len(state.entries) >= max(SHARED_CODE_LIMIT * limit, 1):
+                state.evict_oldest()
+            result = _convert(fn, signature, state, opts, args, kwargs)
+            if result.kind == "entry":
+                local.count(key, modules)
+            elif result.kind == "eager":
+                local.eager_reason = result.reason
+                local.eager_fn = result.replacement or local.fn
+    if result is not None and result.kind == "entry":
+        out = _call_entry(fn, result.entry, args, kwargs)
+        if out is not MISS:
+            return out
+    if local.eager_reason is not None:
+        return _eager(local, closure)(*args, **kwargs)
+    return fn(*args, **kwargs)
+
+
+def _eager(local, closure):
+    return local.eager_fn if closure is None else with_closure(local.eager_fn, closure)
+
+
+def _convert(fn, signature, state, opts, args, kwargs):
+    from ..observe.conversion import observed_conversion
+    state.conversions += 1
+    # metrics, phase times, records, global-state checks, logs; internal failures -> eager (runtime/failures.py)
+    result, elapsed = observed_conversion(fn, state, opts, args, kwargs,
+                                          lambda: convert_frame(fn, signature, args, kwargs, opts))
+    if result.kind == "entry":
+        state.add(result)
+    elif result.kind == "eager":
+        state.eager_reason = result.reason
+        state.results.append(result)
+    if opts.observer is not None:
+        opts.observer(fn, result, elapsed)
+    return result
+
+
+def _recompile_reason(fn, state, signature, args, kwargs):
+    try:
+        binding = signature.bind(*args, **kwargs)
+    except TypeError:
+        return f"recompiled {fn.__qualname__}: the arguments changed"
+    binding.apply_defaults()          # as the call binds them: defaults, and an empty *args / **kwargs
+    bound = dict(binding.arguments)
+    reasons = []
+    for result in state.results:
+        if result.kind != "entry":
+            continue
+        env = dict(result.ns.env)
+        env.update(bound)
+        if fn.__code__.co_freevars:
+            env["__fj_cl"] = fn.__closure__
+        for g in result.guards.guards:
+            why = g.explain_miss(env)
+            if why is not None:
+                reasons.append(why)
+                break
+    detail = reasons[-1] if reasons else "a guard failed"
+    return f"recompiled {fn.__qualname__}: {detail}"
+
+
+def _hit_limit(fn, state, opts, args, kwargs):
+    last = state.recompile_reasons[-1] if state.recompile_reasons else "guards kept failing"
+    state.eager_reason = (f"recompile limit ({opts.config.recompile_limit}) reached; the last guard that "
+                          f"failed: {last}")
+    if not state.warned_limit:
+        state.warned_limit = True
+        warnings.warn(f"framejit: {fn.__qualname__} hit the recompile limit of {opts.config.recompile_limit} "
+                      f"and now runs eagerly. Last recompile: {last}", RuntimeWarning, stacklevel=4)
+
+
+# ---- modules ------------------------------------------------------------------------------------
+
+def _compile_module(mod, backend_fn, fullgraph, config, observer):
+    cls = type(mod)
+    if getattr(cls, "_framejit_compiled", False):
+        mod = cls._framejit_original
+        cls = type(mod)
+    if "forward" in mod.__dict__:
+        raise TypeError("framejit.compile: modules with an instance-level `forward` attribute are not supported")
+    forward = cls.forward
+    if getattr(forward, "_framejit_fn", None) is not None or not isinstance(forward, types.FunctionType) or \
+            forward in _DISABLED:
+        compiled_forward = _compile(forward, backend_fn, fullgraph, config, observer)
+    else:                                     # forward runs on `mod` itself (build_dispatcher's self_object)
+        compiled_forward = _compile_function(forward, backend_fn, fullgraph, config, observer, self_object=mod)
+    members = {}
+    if cls.__call__ is _MODULE_CALL:
+        members["__call__"] = getattr(compiled_forward, "_framejit_module_call", None) or \
+            build_module_call(compiled_forward, mod)
+    sub = type(cls.__name__, (cls,), {
+        **members,
+        "forward": compiled_forward, "__module__": cls.__module__, "__qualname__": cls.__qualname__,
+        "_framejit_compiled": True, "_framejit_original": mod, "__doc__": cls.__doc__,
+        "__reduce_ex__": _reduce_as_original,
+    })
+    new = object.__new__(sub)
+    object.__setattr__(new, "__dict__", mod.__dict__)
+    release = weakref.finalize(new, _release_compiled_class, sub, tuple(members) + ("forward", "_framejit_original"))
+    release.atexit = False               # only when it dies: a program's exit handlers may still call it
+    return new
+
+
+def _release_compiled_class(sub, names):
+    """The compiled module died: its class (a class is always in a reference cycle, freed only by the
+    cyclic GC) lets go of the dispatchers, the entries and the original module now, so the module, its
+    parameters and its graphs are freed at once, as the module alone would be."""
+    for name in names:
+        try:
+            delattr(sub, name)
+        except AttributeError:
+            pass
+
+
+_MODULE_CALL = torch.nn.Module.__call__
+
+
+def _reduce_as_original(self, protocol):
+    """Pickling or copying a compiled module gives the module it was made from (its class is
+    importable; the generated subclass is not): `torch.save(compiled)` saves the model, and loading it
+    needs neither framejit nor a recompile first. copyreg's reconstructor, not __newobj__, since pickle
+    checks that __newobj__'s class is the pickled object's own."""
+    original = self._framejit_original
+    return copyreg._reconstructor, (type(original), object, None), original.__getstate__()
+
+
+# ---- disable / reset --------------------------------------------------------------------------
+
+def disable(fn=None):
+    """Mark a function never to be compiled: framejit.compile returns it unchanged, and a compiled
+    function calling it runs the call as plain Python (a graph break)."""
+    if fn is None:
+        return disable
+    target = getattr(fn, "_framejit_fn", fn)
+    if not callable(target):
+        raise TypeError(f"framejit.disable expects a function, got {type(fn).__name__}")
+    try:
+        _DISABLED.add(target)
+    except TypeError:
+        raise TypeError(f"framejit.disable cannot mark {type(fn).__name__} objects")
+    try:
+        target._framejit_disabled = True      # the translator reads this: calls to it are not inlined
+    except (AttributeError, TypeError):
+        pass
+    return target
+
+
+def is_disabled(fn):
+    try:
+        return fn in _DISABLED
+    except TypeError:
+        return False
+
+
+def reset():
+    """Clear every compile cache; compiled functions convert again on their next call."""
+    cache.reset()

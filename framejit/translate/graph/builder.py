@@ -1,0 +1,247 @@
+"""GraphBuilder: the torch.fx.Graph one frame's tensor work is recorded into.
+
+Every tensor operation the translator meets becomes an fx node. Its output metadata (shape, dtype,
+device, strides) comes from running the same operation on fake tensors under one FakeTensorMode per
+conversion: no real compute happens at capture time. Real tensors reached from the frame (arguments,
+globals, module parameters) become placeholders, remembered with their Source so codegen can load
+them and guards can check them.
+
+The builder can roll back to a mark (nodes created by an instruction that then graph-breaks are
+erased), and `finish` returns a linted GraphModule whose outputs are the requested values.
+"""
+import contextvars
+import linecache
+import logging
+import operator
+import weakref
+
+import torch
+import torch.fx as fx
+from torch._subclasses.fake_tensor import FakeTensorMode
+
+from . import fake_memo
+from .fake_inputs import fake_of_input
+from .overlap import check_overlap, tensors_of, versions_of
+from ..values.base import Const, DictValue, ObjectValue, SeqValue, TensorValue
+from ...errors import GraphBreak
+from ...observe.metrics import phase
+
+
+_RUNNING_FAKE = contextvars.ContextVar("framejit_running_fake", default=False)
+
+
+class _QuietFakeFailures(logging.Filter):
+    """FakeTensorMode logs a traceback at ERROR level when an op's meta kernel raises, before raising;
+    translation turns that exception into a graph break (the op raises as eagerly there), so the log
+    is torch-internal noise on the user's stderr."""
+
+    def filter(self, record):
+        return not _RUNNING_FAKE.get()
+
+
+logging.getLogger("torch._subclasses.fake_tensor").addFilter(_QuietFakeFailures())
+
+
+def _placeholder_name(source_name):
+    out = "".join(c if c.isalnum() else "_" for c in source_name).strip("_") or "input"
+    return ("l_" + out) if not out[0].isalpha() else out
+
+
+# torch's FakeTensorMode keeps one process-wide dispatch cache, never trimmed, whose keys hold the
+# constant arguments of each op (`x * 3`, `x * 4`... one entry each): a process converting without end
+# would grow it without end. Cleared (torch's own cache_clear) when it passes this many entries.
+FAKE_DISPATCH_CACHE_LIMIT = 20_000
+
+
+def _bound_fake_dispatch_cache():
+    cache = getattr(FakeTensorMode, "cache", None)
+    if isinstance(cache, dict) and len(cache) > FAKE_DISPATCH_CACHE_LIMIT:
+        FakeTensorMode.cache_clear()
+
+
+class GraphBuilder:
+    def __init__(self):
+        _bound_fake_dispatch_cache()
+        self.graph = fx.Graph()
+        self.fake_mode = FakeTensorMode(shape_env=None, allow_non_fake_inputs=False)
+        self.inputs = []              # [(source, real tensor, placeholder node)]
+        self.input_by_id = {}         # id(real tensor) -> TensorValue (aliases share one placeholder)
+        self.input_storages = {}      # real storage -> the fake of the first input on it
+        self.created = []             # nodes in creation order, for rollback
+        self.current_stack_trace = None
+        self.op_memo = fake_memo.SHARED    # fake results by input metadata, shared by conversions
+
+    # ---- inputs -------------------------------------------------------------------------------
+    def add_input(self, tensor, source):
+        known = self.input_by_id.get(id(tensor))
+        if known is not None:
+            return known
+        fake = self._fake_input(tensor)
+        if self.inputs:
+            with self.graph.inserting_after(self.inputs[-1][2]):
+                node = self.graph.placeholder(_placeholder_name(source.name()))
+        else:
+            with self.graph.inserting_before(next(iter(self.graph.nodes), None)):
+                node = self.graph.placeholder(_placeholder_name(source.name()))
+        node.meta["example_value"] = fake
+        node.meta["source"] = source.name()
+        if isinstance(tensor, torch.nn.Parameter):
+            node.meta["is_param"] = True
+        value = TensorValue(node, fake, source)
+        self.inputs.append((source, tensor, node))
+        self.input_by_id[id(tensor)] = value
+        return value
+
+    def _fake_input(self, tensor):
+        """The input's fake; inputs on one storage get fakes on one fake storage (`f(w, w.detach().t())`:
+        two tensors that are not views of each other), so ops see their overlap (graph/overlap.py)."""
+        try:
+            storage = tensor.untyped_storage()._cdata
+        except (RuntimeError, NotImplementedError):       # no storage (sparse, some subclasses)
+            return fake_of_input(self.fake_mode, tensor)
+        first = self.input_storages.get(storage)
+        fake = fake_of_input(self.fake_mode, tensor)
+        if first is None:
+            self.input_storages[storage] = fake
+        elif first.untyped_storage()._cdata != fake.untyped_storage()._cdata and fake.layout == torch.strided:
+            with self.fake_mode:
+                shared = torch.empty(0, dtype=fake.dtype, device=fake.device)
+                shared.set_(first.untyped_storage(), tensor.storage_offset(), tensor.shape, tensor.stride())
+                shared.requires_grad_(tensor.requires_grad)
+            fake = shared
+        return fake
+
+    # ---- operations ---------------------------------------------------------------------------
+    def call_function(self, target, args, kwargs):
+        return self._record("call_function", target, args, kwargs)
+
+    def call_method(self, name, args, kwargs):
+        return self._record("call_method", name, args, kwargs)
+
+    def _record(self, op, target, args, kwargs):
+        fx_args = tuple(_to_arg(a, False) for a in args)
+        fx_kwargs = {k: _to_arg(v, False) for k, v in kwargs.items()}
+        fake_args = tuple(_to_arg(a, True) for a in args)
+        fake_kwargs = {k: _to_arg(v, True) for k, v in kwargs.items()}
+        tensors = tensors_of(fake_args, fake_kwargs)
+        versions = versions_of(tensors)
+        try:
+            with phase("fake_propagation"):
+                out = self._run_fake(op, target, fake_args, fake_kwargs)
+        except (torch._subclasses.fake_tensor.DataDependentOutputException,
+                torch._subclasses.fake_tensor.DynamicOutputShapeException) as e:
+            raise GraphBreak("data-dependent op", f"{_target_name(target)} has a data-dependent output ({type(e).__name__})")
+        except torch._subclasses.fake_tensor.UnsupportedFakeTensorException as e:
+            raise GraphBreak("fake tensor", f"{_target_name(target)} cannot run on fake tensors: {e}")
+        except (RuntimeError, TypeError, ValueError, IndexError) as e:
+            # the op itself fails on these inputs (shape mismatch, bad argument): eagerly it raises too,
+            # so it runs as plain Python at a break and raises there, exactly as eagerly
+            raise GraphBreak("op raised", f"{_target_name(target)} raises {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        check_overlap(op, target, fake_args, fake_kwargs, tensors, versions)   # what fake kernels do not check
+        node = self.graph.create_node(op, target, fx_args, fx_kwargs)
+        self.created.append(node)
+        if self.current_stack_trace:
+            node.meta["stack_trace"] = self.current_stack_trace
+        return self._wrap(node, out, target)
+
+    def _run_fake(self, op, target, fake_args, fake_kwargs):
+        """The op's result on fake tensors: from the shared memo when the same op already ran on
+        inputs of the same metadata (graph/fake_memo.py), else run under the conversion's FakeTensorMode."""
+        memo = self.op_memo
+        key, tensors = memo.key(op, target, fake_args, fake_kwargs)
+        if key is not None:
+            out = memo.lookup(key, tensors, self.fake_mode)
+            if out is not None:
+                return out
+        token = _RUNNING_FAKE.set(True)
+        try:
+            with self.fake_mode:
+                if op == "call_method":
+                    out = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
+                else:
+                    out = target(*fake_args, **fake_kwargs)
+        finally:
+            _RUNNING_FAKE.reset(token)
+        if key is not None:
+            memo.store(key, tensors, out)
+        return out
+
+    def _wrap(self, node, out, target):
+        if isinstance(out, torch.Tensor):
+            node.meta["example_value"] = out
+            return TensorValue(node, out)
+        if isinstance(out, (tuple, list)) and all(isinstance(o, torch.Tensor) for o in out):
+            node.meta["example_value"] = out
+            items = []
+            for i, o in enumerate(out):
+                item = self.graph.create_node("call_function", operator.getitem, (node, i), {})
+                item.meta["example_value"] = o
+                self.created.append(item)
+                items.append(TensorValue(item, o))
+            return SeqValue(type(out), items)
+        if out is None or isinstance(out, (int, float, bool, torch.Size, torch.dtype, torch.device)):
+            # ops that mutate and return nothing, or metadata queries: keep the node (it may be impure)
+            node.meta["example_value"] = out
+            return Const(out)
+        raise GraphBreak("unsupported output", f"{_target_name(target)} returned {type(out).__name__}")
+
+    # ---- rollback / finish --------------------------------------------------------------------
+    def mark(self):
+        return len(self.created)
+
+    def rollback(self, mark):
+        while len(self.created) > mark:
+            node = self.created.pop()
+            self.graph.erase_node(node)
+
+    def finish(self, output_values):
+        """Set the graph's outputs and return a GraphModule plus the list of real example inputs."""
+        self.graph.output(tuple(v.node for v in output_values))
+        gm = fx.GraphModule(torch.nn.Module(), self.graph)
+        gm.graph.lint()
+        forget_source_with(gm)
+        return gm, [t for _, t, _ in self.inputs]
+
+    def op_count(self):
+        return sum(1 for n in self.graph.nodes if n.op in ("call_function", "call_method", "call_module")
+                   and n.target is not operator.getitem)
+
+
+def _target_name(target):
+    return target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+
+
+def _to_arg(v, fake):
+    """A Value as an op argument: fx nodes for the graph (fake=False) or fake tensors to run it on."""
+    if isinstance(v, TensorValue):
+        return v.fake if fake else v.node
+    if isinstance(v, Const):
+        return v.value
+    if isinstance(v, SeqValue):
+        items = [_to_arg(i, fake) for i in v.items]
+        return items if v.kind is list else tuple(items)
+    if isinstance(v, DictValue):
+        return {k: _to_arg(x, fake) for k, x in v.items.items()}
+    if isinstance(v, ObjectValue) and (fake or _graphable_object(v.obj)):
+        return v.obj
+    raise GraphBreak("graph argument", f"cannot pass {v!r} into a graph op")
+
+
+def _graphable_object(obj):
+    return isinstance(obj, (torch.dtype, torch.device, torch.memory_format, torch.layout, type(Ellipsis), slice))
+
+
+def forget_source_with(gm):
+    """torch.fx registers each GraphModule's generated source for tracebacks (in linecache and in its
+    loader's cache) and never removes it: a long-running process that keeps converting (recompiles,
+    framejit.reset()) would keep every graph's source. Dropped when the GraphModule dies."""
+    key = type(gm).forward.__code__.co_filename
+    if key.startswith("<eval_with_key>"):
+        weakref.finalize(gm, _forget_source, key).atexit = False
+
+
+def _forget_source(key):
+    linecache.cache.pop(key, None)
+    cache = getattr(getattr(fx.graph_module, "_loader", None), "eval_cache", None)
+    if isinstance(cache, dict):
+        cache.pop(key, None)

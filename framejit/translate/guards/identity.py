@@ -1,0 +1,169 @@
+"""Which guard an input object gets, and how aliasing between inputs stays exactly as eager.
+
+Why this exists: an ID_MATCH guard on an object that is new on every call (a dataclass argument, a
+bound method `obj.f`, a nested function or lambda, an object rebuilt before a graph break and handed
+to the resume function) misses the cache on every call. Such objects are matched by type instead (and
+functions by their code): everything the frame reads from them is guarded through its own Source.
+
+Matching by type makes aliasing something to guard: `f(lst, lst)` and `f(a, b)` must not share an
+entry, because a mutation through one name is visible through the other only in the first. So every
+mutable input (list, dict, user object, tensor) is wrapped once per real object: a second Source that
+reaches an object already wrapped gets the same Value plus the guard `second is first`, and one guard
+checks that the inputs that were different objects at translation still are
+(`len({id(a), id(b), ...}) == n`).
+
+Both guards are CONST_MATCH guards on a FactSource: a Source whose expression is a Python fact about
+other Sources.
+"""
+import dataclasses
+import functools
+import types
+from dataclasses import dataclass
+
+import torch
+
+from ..source import AttrSource, GlobalSource, ItemSource, LocalSource, Source
+from ..values.base import ObjectValue, SeqValue, SetValue, DictValue, TensorValue
+
+HEAPTYPE = 1 << 9
+
+
+@dataclass(frozen=True)
+class FactSource(Source):
+    """A Python expression over other Sources, e.g. FactSource("({0} is {1})", (a, b))."""
+    template: str
+    parts: tuple
+    boolean = False          # class attribute: True when the expression is itself a bool test
+
+    def expr(self):
+        return self.template.format(*(p.expr() for p in self.parts))
+
+    def name(self):
+        return self.template.format(*(p.name() for p in self.parts))
+
+
+class DistinctObjectsSource(Source):
+    """`len({id(a), id(b), ...}) == n` over the inputs tracked so far (the list grows while translating;
+    the guard is rendered once translation has finished)."""
+    boolean = True
+
+    def __init__(self):
+        object.__setattr__(self, "members", [])
+
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    def expr(self):
+        if len(self.members) < 2:
+            return "True"
+        if len(self.members) <= 4:          # pairwise `is not` is ~20x cheaper than building a set
+            exprs = [m.expr() for m in self.members]
+            pairs = [f"{a} is not {b}" for i, a in enumerate(exprs) for b in exprs[i + 1:]]
+            return "(" + " and ".join(pairs) + ")"
+        ids = ", ".join(f"id({m.expr()})" for m in self.members)
+        return f"(len({{{ids}}}) == {len(self.members)})"
+
+    def name(self):
+        return f"distinct objects: {', '.join(m.name() for m in self.members)}"
+
+
+def is_plain_instance(obj):
+    """An instance of a class written in Python whose state lives in __dict__/__slots__ (no builtin
+    base other than object): dataclasses, config objects, user classes, types.SimpleNamespace. nn.Modules are excluded (their
+    hooks and registries are read without guards, so they stay matched by identity)."""
+    t = type(obj)
+    if t is types.SimpleNamespace:
+        return True
+    if not t.__flags__ & HEAPTYPE or isinstance(obj, (torch.nn.Module, torch.Tensor, BaseException, type)):
+        return False
+    if dataclasses.is_dataclass(t):        # dataclasses on builtin bases too (HF's ModelOutput is a dict)
+        return True
+    mro = t.__mro__
+    return mro[-1] is object and all(k.__flags__ & HEAPTYPE for k in mro[:-1])
+
+
+def is_nested_function(obj):
+    """A function made at run time by other code (`<locals>` in its name): new every time it is made."""
+    return isinstance(obj, types.FunctionType) and "<locals>" in obj.__qualname__ and \
+        not (obj.__module__ or "").startswith("torch")
+
+
+def guard_object(ctx, obj, source):
+    """Guards for an object the translator keeps as an ObjectValue (instead of ID_MATCH where that
+    would miss on every call)."""
+    g = ctx.guards
+    if is_plain_instance(obj):
+        g.add("TYPE_MATCH", source, type(obj))
+    elif is_nested_function(obj):
+        guard_function(ctx, obj, source)
+    elif isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
+        g.add("TYPE_MATCH", source, types.MethodType)
+        func_source = AttrSource(source, "__func__")
+        if is_nested_function(obj.__func__):
+            guard_function(ctx, obj.__func__, func_source)
+        else:
+            g.add("ID_MATCH", func_source, obj.__func__)
+    elif type(obj) is functools.partial:
+        g.add("TYPE_MATCH", source, functools.partial)
+    else:
+        g.add("ID_MATCH", source, obj)
+
+
+def guard_function(ctx, fn, source):
+    """A function matched by code: the same code, globals and default/closure layout (the values of
+    defaults and closure cells are guarded when the inlined code reads them)."""
+    g = ctx.guards
+    g.add("TYPE_MATCH", source, types.FunctionType)
+    g.add("ID_MATCH", AttrSource(source, "__code__"), fn.__code__)
+    g.add("ID_MATCH", AttrSource(source, "__globals__"), fn.__globals__)
+    g.add("CONST_MATCH", FactSource("len({0}.__defaults__ or ())", (source,)), len(fn.__defaults__ or ()))
+    if fn.__code__.co_kwonlyargcount:
+        g.add("CONST_MATCH", FactSource("tuple({0}.__kwdefaults__ or ())", (source,)),
+              tuple(fn.__kwdefaults__ or ()))
+
+
+def _is_input_path(source):
+    """An argument or global, or an item of one (not an attribute path: module parameters and
+    buffers are reached through attributes and are not checked for aliasing on every call)."""
+    while isinstance(source, ItemSource):
+        source = source.base
+    return isinstance(source, (LocalSource, GlobalSource))
+
+
+class IdentityTracker:
+    """One per conversion: real object id -> the Value it was wrapped as (and its Source)."""
+
+    def __init__(self, guards):
+        self.guards = guards
+        self.by_id = {}
+        self.distinct = None
+        self.fresh = set()       # Sources of objects made anew for every call (the frame's **kwargs)
+
+    def alias(self, obj, source):
+        """The Value already made for `obj` under another Source (guarding that both stay the same
+        object), or None."""
+        known = self.by_id.get(id(obj))
+        if known is None or known[0] is not obj:
+            return None
+        _, value, first = known
+        self.guards.add("CONST_MATCH", FactSource("({0} is {1})", (source, first)), True)
+        return value
+
+    def track(self, obj, source, value):
+        if isinstance(value, TensorValue):
+            checked = not isinstance(obj, torch.nn.Parameter) and _is_input_path(source)
+        elif isinstance(value, (SeqValue, DictValue, SetValue)):
+            checked = type(obj) in (list, dict, set)
+        elif isinstance(value, ObjectValue):
+            checked = is_plain_instance(obj)
+        else:
+            return
+        if not checked and not isinstance(value, TensorValue):
+            return
+        self.by_id[id(obj)] = (obj, value, source)
+        if checked and source not in self.fresh:
+            if self.distinct is None:
+                self.distinct = DistinctObjectsSource()
+            self.distinct.members.append(source)
+            if len(self.distinct.members) == 2:
+                self.guards.add("CONST_MATCH", self.distinct, True)

@@ -1,0 +1,597 @@
+"""Cheap guards for big modules: module state checked through one counter, members read from a cache.
+
+Why this exists: a transformer's captured forward depends on hundreds of facts about its module tree
+(`self.h._modules['3'] is <Block>`, its hook tables are empty, `attn.training is False`, the weight's
+dtype/shape/requires_grad...). Evaluated one by one through nn.Module attribute chains they cost
+hundreds of microseconds per call. Most of them are about state that only changes through nn.Module's
+and Parameter's own entry points, which guards/module_watch.py wraps to bump one counter (EPOCH).
+
+A guard is *covered* when its Source is a path of module attributes (ModuleAttrSource) from a module
+whose identity is itself guarded, and the fact cannot change without one of those entry points:
+
+  ID_MATCH / TYPE_MATCH / immutable CONST_MATCH  on such a path (setattr/delattr/register_* rebind it)
+  LEN_MATCH / items of a tuple held on such a path (tuples are immutable)
+  TENSOR_MATCH of a Parameter on such a path       (data/requires_grad setters, in-place metadata ops)
+  DICT_KEYS of a module's _modules/_parameters/_buffers table, and its hook tables (HookStateSource)
+  hasattr(module, name) (object_attrs.PresenceSource: a getattr default, hasattr on a module)
+  facts (guards/identity.py's `a is b`) relating such paths only
+
+Guards on what is read from an immutable object whose identity is guarded (a code object's
+co_varnames, items of a tuple) are implied by that guard and not rendered at all. Paths read by several
+guards are evaluated once into locals (_Aliases).
+
+The entry evaluates every other guard on every call, and the covered ones only when EPOCH moved since
+they last passed:
+
+    <other guards> and ((__fj_e := EPOCH[0]) == state[0]
+                        or (<covered guards> and <refresh the member cache> and <state[0] = __fj_e>))
+                   and (__fj_m := state[1]) is not None and <guards reading members through __fj_m>
+
+The member cache holds the objects at covered paths that the rest of the entry needs (parameters fed to
+the graph, config objects whose own attributes are still guarded): `__fj_m[3]` instead of a chain of
+Module.__getattr__ calls. Buffers (plain tensors) keep their metadata checks, on the cached object.
+"""
+import copy
+import dataclasses
+import inspect
+import re
+import types
+import weakref
+
+import torch
+
+from .guard_set import Guard, fuse_atom_items, fuse_state_guards
+from .dict_guards import VersionPlan, is_data_descriptor
+from .identity import DistinctObjectsSource
+from ..lookasides.builtin_methods import DictKeySource
+from ..values.modules import HookStateSource, ModuleAttrSource
+from .module_watch import EPOCH, watch
+from ..values.object_attrs import PresenceSource
+from ..source import FIXED_OBJECTS, AttrSource, BuiltinSource, DefaultSource, FixedObjectSource, ItemSource, \
+    LocalSource, Source, TypeSource
+
+MODULE_TABLES = ("_modules", "_parameters", "_buffers")
+IMMUTABLE_CONSTS = (int, float, bool, str, bytes, complex, type(None), torch.dtype, torch.device, torch.layout,
+                    torch.memory_format, torch.Size)
+IMMUTABLE_HOLDERS = (types.CodeType, tuple, str, bytes, frozenset, torch.Size)
+
+
+@dataclasses.dataclass(frozen=True)
+class CachedSource(Source):
+    """The object at `original`, read from the entry's member cache."""
+    index: int
+    original: Source
+
+    def expr(self):
+        return f"__fj_m[{self.index}]"
+
+    def name(self):
+        return self.original.name()
+
+    def root(self):
+        return self.original.root()
+
+
+@dataclasses.dataclass(frozen=True)
+class PinnedSource(Source):
+    """The object at `original` when the version words (and the module watch, for its module-held
+    prefix) keep it the same object: per-call guards on what is inside it (a config's list, read through
+    the config's own __getattribute__) read it from the entry's constants (ModulePlan.pins) instead of
+    evaluating the path, while `original is <object>` is checked with the versioned guards."""
+    original: Source
+
+    def expr(self):
+        return self.original.expr()
+
+    def name(self):
+        return self.original.name()
+
+    def root(self):
+        return self.original.root()
+
+
+def _longest_run(sources):
+    """(start, stop) of the longest run of three or more graph inputs that are consecutive members of
+    the member cache (the parameters, usually), or None."""
+    best, i = None, 0
+    while i < len(sources):
+        j = i
+        if isinstance(sources[i], CachedSource):
+            while j + 1 < len(sources) and isinstance(sources[j + 1], CachedSource) and \
+                    sources[j + 1].index == sources[j].index + 1:
+                j += 1
+            if j - i >= 2 and (best is None or j - i + 1 > best[1] - best[0]):
+                best = (sources[i].index, sources[j].index + 1)
+        i = j + 1
+    return best
+
+
+def _distinct(g, members):
+    """The distinct-inputs guard `g` over `members` only (None when fewer than two)."""
+    if len(members) == len(g.source.members):
+        return g
+    if len(members) < 2:
+        return None
+    narrowed = DistinctObjectsSource()
+    narrowed.members.extend(members)
+    return dataclasses.replace(g, source=narrowed)
+
+
+def _fixed_by_words(keys):
+    """Do these watch keys (VersionPlan.determined) fix an object through version words alone?"""
+    return bool(keys) and all(kind != "pin" for kind, _ in keys)
+
+
+class ModulePlan:
+    """Which guards of one conversion are covered by the module watch, and the member cache."""
+
+    def __init__(self, guards, graph_inputs, f_globals=None, certain_types=None, store_targets=()):
+        certain = certain_types or {}
+        self.guards = [g for g in fuse_state_guards(guards)   # `type(kwargs) is dict` always holds
+                       if not (g.kind == "TYPE_MATCH" and certain.get(g.source) is g.expected)]
+        self.certain = certain
+        self.types = {}
+        self.objects = {}
+        for g in self.guards:
+            if g.kind == "TYPE_MATCH":
+                self.types[g.source] = g.expected
+            elif g.kind == "ID_MATCH":
+                self.objects[g.source] = g.expected
+        self.guards = [g for g in (self.only_possible_aliases(g) for g in self.guards) if g is not None]
+        self.tensors = {source: tensor for source, tensor, _ in graph_inputs}
+        self._identity = {}
+        self._fixed = {}
+        self.guards = self.split_distinct(self.guards, f_globals)
+        self.covered = [g for g in self.guards if self.is_covered(g)]
+        covered_ids = {id(g) for g in self.covered}
+        self.implied = [g for g in self.guards if id(g) not in covered_ids and self.is_implied(g)]
+        covered_ids |= {id(g) for g in self.implied}
+        pending = [g for g in self.guards if id(g) not in covered_ids and g.source is not None]
+        self.versions = VersionPlan(pending, self.objects, self.weak_identity_covered(), f_globals)
+        self.pins = self.word_fixed_prefixes([g for g in pending if g not in self.versions.covered])
+        if self.pins:
+            checks = {source: Guard("ID_MATCH", source, obj) for source, obj in self.pins.items()}
+            self.versions = VersionPlan(pending + list(checks.values()), self.objects, self.weak_identity_covered(),
+                                        f_globals)
+            kept = {id(g) for g in self.versions.covered}
+            self.pins = {source: self.pins[source] for source, g in checks.items() if id(g) in kept}
+        covered_ids |= {id(g) for g in self.versions.covered}
+        for source, obj in self.versions.pinned.items():    # their identity, checked when EPOCH moves
+            self.covered.append(Guard("ID_MATCH", source, obj))
+        self.cache = {}                          # covered Source -> index in the member cache
+        self.input_sources = [self.through_cache(s) for s, _, _ in graph_inputs] if self.covered else \
+            [s for s, _, _ in graph_inputs]
+        # modules the side effects store into, read from the member cache instead of a chain of
+        # nn.Module attribute lookups (Swin's blocks reset their window sizes on every call)
+        self.cached_targets = {s: self.through_cache(s) for s in store_targets
+                               if self.covered and self.identity_covered(s)}
+        self.before, self.after = [], []
+        for g in self.guards:
+            if id(g) in covered_ids:
+                continue
+            if self.pins and g.source is not None:
+                g = dataclasses.replace(g, source=self.pinned_source(g.source))
+            if not self.covered or g.source is None:
+                self.before.append(g)
+                continue
+            cached = self.through_cache(g.source)
+            (self.before if cached == g.source else self.after).append(
+                g if cached == g.source else dataclasses.replace(g, source=cached))
+        self.before = fuse_atom_items(self.before, self.sequence_type)
+        self.after = fuse_atom_items(self.after, self.sequence_type)
+        self.versioned = [dataclasses.replace(g, source=self.through_cache(g.source)) if self.covered else g
+                          for g in self.versions.covered]
+        # the graph's parameters (the longest run of consecutive members among its inputs) also as one
+        # tuple of their own, the member after all others: ((start, stop), its index), or None
+        run = _longest_run(self.input_sources)
+        self.param_tuple = (run, len(self.cache)) if run is not None else None
+
+    def known_types(self):
+        """Source -> the type other guards check it has."""
+        known = {}
+        for other in self.guards:
+            if other.kind == "TENSOR_MATCH":
+                known[other.source] = other.expected.type
+        known.update(self.types)
+        known.update({s: type(obj) for s, obj in self.objects.items()})
+        return known
+
+    def only_possible_aliases(self, g):
+        """The distinct-inputs guard (guards/identity.py) over just the members that could be the same object:
+        two members whose types other guards check to differ never are. None if nothing is left."""
+        if not isinstance(g.source, DistinctObjectsSource):
+            return g
+        members = g.source.members
+        known = self.known_types()
+        kinds = [known.get(m) for m in members]
+        keep = [m for m, k in zip(members, kinds) if k is None or sum(k is j or j is None for j in kinds) > 1]
+        return _distinct(g, keep)
+
+    def split_distinct(self, guards, f_globals):
+        """The distinct-inputs guard in two parts. Members whose object the version words fix (library
+        registries and objects, guards/dict_guards.py) stay the objects they were, hence distinct, while the
+        words match: their check is one more versioned guard. The per-call check keeps the others (the
+        frame's inputs) and the fixed members whose type one of those could also have."""
+        probe = VersionPlan([], self.objects, self.weak_identity_covered(), f_globals)
+        known = self.known_types()
+        out = []
+        for g in guards:
+            if not isinstance(g.source, DistinctObjectsSource):
+                out.append(g)
+                continue
+            fixed = [m for m in g.source.members if _fixed_by_words(probe.determined(m))]
+            free = [m for m in g.source.members if m not in fixed]
+            if len(fixed) < 2:
+                out.append(g)
+                continue
+            free_kinds = [known.get(m) for m in free]
+            exposed = [m for m in fixed if None in free_kinds or known.get(m) is None or known.get(m) in free_kinds]
+            out += [part for part in (_distinct(g, fixed), _distinct(g, free + exposed)) if part is not None]
+        return out
+
+    # ---- coverage -----------------------------------------------------------------------------
+    def is_module_root(self, source):
+        return isinstance(self.objects.get(source), torch.nn.Module)
+
+    def weak_identity_covered(self):
+        """identity_covered for the VersionPlans this plan holds, reaching the plan weakly: a bound
+        method would make a cycle, and the plan holds the frame's input tensors (`self.tensors`), which
+        must be freed when the call returns, as in eager, not when the cyclic GC runs."""
+        plan = weakref.ref(self)
+        return lambda source: plan().identity_covered(source)
+
+    def identity_covered(self, source):
+        """Can the object at `source` only be replaced through a watched entry point?"""
+        known = self._identity.get(source)
+        if known is None:
+            known = self._identity[source] = self._identity_covered(source)
+        return known
+
+    def _identity_covered(self, source):
+        if isinstance(source, ModuleAttrSource) or self.is_module_dict_attr(source):
+            return self.identity_covered(source.base) or self.is_module_root(source.base)
+        if isinstance(source, AttrSource) and source.attr == "__class__" or isinstance(source, TypeSource):
+            # `obj.__class__` / `type(obj)`: rebound only by setattr
+            return self.identity_covered(source.base) or self.is_module_root(source.base)
+        if isinstance(source, ItemSource):
+            return self.types.get(source.base) is tuple and self.identity_covered(source.base)
+        return False
+
+    def is_module_dict_attr(self, source):
+        """`module.attr` read by a plain getattr (not a ModuleAttrSource) where attr is an instance
+        attribute of a module whose identity is guarded: Module.__setattr__ is its only writer, as for
+        a ModuleAttrSource."""
+        if type(source) is not AttrSource:
+            return False
+        holder = self.objects.get(source.base)
+        if not isinstance(holder, torch.nn.Module) or type(holder).__getattribute__ is not object.__getattribute__:
+            return False
+        found = inspect.getattr_static(type(holder), source.attr, None)
+        return source.attr in holder.__dict__ and not is_data_descriptor(found)
+
+    def is_covered(self, g):
+        s = g.source
+        if s is None:
+            return False
+        if isinstance(s, HookStateSource):
+            return self.identity_covered(s.module) or self.is_module_root(s.module)
+        if isinstance(s, PresenceSource):
+            # hasattr(module, name): names come and go through __setattr__/__delattr__/register_* only
+            return g.kind == "CONST_MATCH" and isinstance(self.objects.get(s.base), torch.nn.Module) and \
+                (self.identity_covered(s.base) or self.is_module_root(s.base))
+        parts = getattr(s, "parts", None)
+        if g.kind == "CONST_MATCH" and isinstance(parts, tuple) and hasattr(s, "template") and parts:
+            # a fact about module paths only (guards/identity.py's `a is b` between two of them)
+            return type(g.expected) in IMMUTABLE_CONSTS and all(
+                isinstance(p, Source) and self.identity_covered(p) for p in parts)
+        if not self.identity_covered(s):
+            return False
+        if g.kind in ("ID_MATCH", "TYPE_MATCH"):
+            return True
+        if g.kind == "CONST_MATCH":
+            return type(g.expected) in IMMUTABLE_CONSTS
+        if g.kind == "LEN_MATCH":
+            return self.types.get(s) is tuple
+        if g.kind == "TENSOR_MATCH":
+            return isinstance(self.tensors.get(s), torch.nn.Parameter)
+        if g.kind == "DICT_KEYS":
+            return isinstance(s, ModuleAttrSource) and s.attr in MODULE_TABLES and s.where == "__dict__"
+        return False
+
+    # ---- implied by identity ----------------------------------------------------------------------
+    def fixed(self, source):
+        """Is the object at `source` certainly the one seen at translation, given the other guards?
+        Yes for a source with an ID_MATCH guard, and for what is read from such an object when the
+        object cannot change (a code object, a tuple, a string...)."""
+        known = self._fixed.get(source)
+        if known is None:
+            known = self._fixed[source] = source in self.objects or self.fixed_by_base(source)
+        return known
+
+    def fixed_by_base(self, source):
+        if isinstance(source, DefaultSource) and isinstance(source.key, int):   # fn.__defaults__[i]
+            source = ItemSource(AttrSource(source.fn_source, "__defaults__"), source.key)
+        if isinstance(source, ModuleAttrSource) or not isinstance(source, (AttrSource, ItemSource)):
+            return False
+        base = source.base
+        if not self.fixed(base):
+            return False
+        kind = type(self.objects[base]) if base in self.objects else self.types.get(base)
+        return kind in IMMUTABLE_HOLDERS
+
+    def is_implied(self, g):
+        """A guard on an attribute or item of an immutable object whose identity is guarded."""
+        if g.source is None or g.kind not in ("ID_MATCH", "TYPE_MATCH", "LEN_MATCH", "CONST_MATCH"):
+            return False
+        if g.kind == "CONST_MATCH" and type(g.expected) not in IMMUTABLE_CONSTS:
+            return False
+        if g.kind == "LEN_MATCH" and self.types.get(g.source) not in IMMUTABLE_HOLDERS:
+            return False                     # a list held in a tuple still changes length
+        return self.fixed_by_base(g.source)
+
+    # ---- objects the version words keep --------------------------------------------------------
+    def word_fixed_prefixes(self, guards):
+        """Source -> object: for guards still checked on every call, the longest path inside each whose
+        object the version words fix (a config's `layer_types` list: the list may change in place, so
+        its length and items stay per-call guards, but which list it is does not)."""
+        found = {}
+        for g in guards:
+            s = g.source
+            while isinstance(s, (AttrSource, ItemSource, DictKeySource)) and not isinstance(s, ModuleAttrSource):
+                if self.versions.keeps(s):
+                    found[s] = self.versions.value(s)
+                    break
+                s = s.base
+        return found
+
+    def pinned_source(self, source):
+        if source in self.pins:
+            return PinnedSource(source)
+        return _map_parts(source, self.pinned_source)
+
+    def sequence_type(self, source):
+        """The exact type the guards give the object at `source` (a per-call guard's Source, which may
+        read it from the member cache or the constants), or None."""
+        while isinstance(source, (PinnedSource, CachedSource)):
+            source = source.original
+        return self.types.get(source) or self.certain.get(source)
+
+    def bound_pins(self, guards, bind):
+        """`guards` with each PinnedSource read from the entry's constants."""
+        if not self.pins:
+            return guards
+
+        def bound(source):
+            if isinstance(source, PinnedSource):
+                return AliasSource(bind(self.pins[source.original]), source.original)
+            return _map_parts(source, bound)
+        return [g if g.source is None else dataclasses.replace(g, source=bound(g.source)) for g in guards]
+
+    # ---- the member cache -----------------------------------------------------------------------
+    def through_cache(self, source):
+        """`source` with its longest covered prefix read from the member cache."""
+        if self.identity_covered(source):
+            index = self.cache.get(source)
+            if index is None:
+                index = self.cache[source] = len(self.cache)
+            return CachedSource(index, source)
+        return _map_parts(source, self.through_cache)
+
+    def watch_objects(self):
+        for obj in self.objects.values():
+            if isinstance(obj, torch.nn.Module):
+                watch(obj)
+        for g in self.covered:
+            tensor = self.tensors.get(g.source)
+            if isinstance(tensor, torch.nn.Parameter):
+                watch(tensor)
+
+    # ---- rendering ------------------------------------------------------------------------------
+    def certain_text(self, g, bind):
+        """The frame's own *args / **kwargs are a tuple / a dict for sure: their length and keys are
+        checked without a call (`not args`, `[*kwargs] == [...]`). None for other guards."""
+        kind = self.certain.get(g.source) if g.source is not None else None
+        if g.kind == "LEN_MATCH" and kind is tuple and g.expected == 0:
+            return f"not {g.source.expr()}"
+        if g.kind == "DICT_KEYS" and kind is dict:
+            return f"[*{g.source.expr()}] == {bind(list(g.expected))}"
+        return None
+
+    def render(self, bind, render_guard, out_of_line=lambda expr, internal=(): f"({expr})"):
+        """The guard expression. The covered and versioned blocks, evaluated only when EPOCH or a word
+        moved, are compiled once as functions of their own (`out_of_line`): the entry and its inlined
+        copy in the dispatcher stay small."""
+        plain_render = render_guard
+
+        def render_guard(g, bind):
+            return self.certain_text(g, bind) or plain_render(g, bind)
+        before, after = self.bound_pins(self.before, bind), self.bound_pins(self.after, bind)
+        terms = _Aliases(before + after)
+        inner = _Aliases(self.versioned, prefix="__fj_q")
+        versioned = self.versions.render(bind, [inner.render(g, bind, render_guard) for g in self.versioned],
+                                         out_of_line)
+        if not self.covered:
+            parts = [terms.render(g, bind, render_guard) for g in before] + [versioned]
+            return " and ".join(p for p in parts if p) or "True"
+        self.watch_objects()
+        state = bind([-1, ()])
+        epoch = bind(EPOCH)
+        members = sorted(self.cache, key=self.cache.get)
+        tuple_text = f"({''.join(s.expr() + ', ' for s in members)})"
+        if self.param_tuple is not None:
+            (start, stop), _ = self.param_tuple
+            tuple_text = f"((__fj_mm := {tuple_text}) + (__fj_mm[{start}:{stop}],))"
+        refresh = (f"{state}.__setitem__(1, {tuple_text}) is None and "
+                   f"{state}.__setitem__(0, __fj_e) is None")
+        shared = _Aliases(self.covered, prefix="__fj_k")      # module paths share long prefixes
+        block = " and ".join([shared.render(g, bind, render_guard) for g in self.covered] + [refresh])
+        parts = [terms.render(g, bind, render_guard) for g in before]
+        parts.append(f"((__fj_e := {epoch}[0]) == {state}[0] or {out_of_line(block, ('__fj_e',))})")
+        parts.append(f"(__fj_m := {state}[1]) is not None")
+        parts += [terms.render(g, bind, render_guard) for g in after]
+        parts.append(versioned)
+        return " and ".join(p for p in parts if p)
+
+
+@dataclasses.dataclass(frozen=True)
+class AliasSource(Source):
+    """A Source already evaluated into a local of the entry by an earlier guard term."""
+    local: str
+    original: Source
+
+    def expr(self):
+        return self.local
+
+    def name(self):
+        return self.original.name()
+
+
+_CHEAP = (LocalSource, CachedSource, FixedObjectSource, BuiltinSource, AliasSource, PinnedSource)
+
+
+class _Aliases:
+    """Common subexpressions of guard Sources: a path read by two or more guards is evaluated once,
+    into a local, by a term of its own placed just before the first guard that needs it (a term that is
+    always evaluated, so later guards never see it unassigned)."""
+
+    def __init__(self, guards, prefix="__fj_p"):
+        self.prefix = prefix
+        direct, parents, depth = {}, {}, {}
+
+        def visit(source, parent):
+            if parent is not None:
+                parents.setdefault(source, []).append(parent)
+            if source in depth:
+                return depth[source]
+            depth[source] = 0
+            d = 1 + max((visit(p, source) for p in _parts(source)), default=-1)
+            depth[source] = d
+            return d
+
+        for g in guards:
+            if g.source is not None:
+                direct[g.source] = direct.get(g.source, 0) + 1
+                visit(g.source, None)
+        del visit                    # a recursive closure is a cycle (function <-> its cell)
+        # how many times each path would be evaluated, given the paths aliased above it
+        self.counts, aliased = {}, set()
+        for source in sorted(depth, key=depth.get, reverse=True):
+            n = direct.get(source, 0) + sum(1 if p in aliased else self.counts.get(p, 0)
+                                            for p in parents.get(source, ()))
+            self.counts[source] = n
+            if n >= 2 and not isinstance(source, _CHEAP):
+                aliased.add(source)
+        self.names = {}
+
+    def _substitute(self, source, pending):
+        name = self.names.get(source)
+        if name is not None:
+            return AliasSource(name, source)
+        mapped = _map_parts(source, lambda s: self._substitute(s, pending))
+        if self.counts.get(source, 0) >= 2 and not isinstance(source, _CHEAP):
+            name = self.names[source] = f"{self.prefix}{len(self.names)}"
+            pending.append(f"({name} := {mapped.expr()}) is not __fj_MISS")
+            return AliasSource(name, source)
+        return mapped
+
+    def render(self, g, bind, render_guard):
+        if g.source is None:
+            return render_guard(g, bind)
+        pending = []
+        source = self._substitute(g.source, pending)
+        term = render_guard(g if source == g.source else dataclasses.replace(g, source=source), bind)
+        return " and ".join(pending + [term]) if term else " and ".join(pending)
+
+
+def _parts(source):
+    """The Sources `source` is built from: dataclass fields holding Sources (or tuples of them), and a
+    `members` list (guards/identity.py's DistinctObjectsSource)."""
+    if isinstance(source, (CachedSource, AliasSource, PinnedSource)):
+        return []                       # read from the cache or a local: its original path is not evaluated
+    members = getattr(source, "members", None)
+    if isinstance(members, list):
+        return [m for m in members if isinstance(m, Source)]
+    out = []
+    if dataclasses.is_dataclass(source):
+        for f in dataclasses.fields(source):
+            value = getattr(source, f.name)
+            if isinstance(value, Source):
+                out.append(value)
+            elif isinstance(value, tuple):
+                out += [v for v in value if isinstance(v, Source)]
+    return out
+
+
+def _map_parts(source, fn):
+    """A copy of `source` with fn applied to each Source it is built from (see _parts)."""
+    if isinstance(source, (CachedSource, AliasSource, PinnedSource)):
+        return source
+    members = getattr(source, "members", None)
+    if isinstance(members, list):
+        new = [fn(m) if isinstance(m, Source) else m for m in members]
+        if any(a is not b for a, b in zip(new, members)):
+            clone = copy.copy(source)
+            object.__setattr__(clone, "members", new)
+            return clone
+        return source
+    if dataclasses.is_dataclass(source):
+        changes = {}
+        for f in dataclasses.fields(source):
+            value = getattr(source, f.name)
+            if isinstance(value, Source):
+                new = fn(value)
+                if new is not value:
+                    changes[f.name] = new
+            elif isinstance(value, tuple) and value and all(isinstance(v, Source) for v in value):
+                new = tuple(fn(v) for v in value)
+                if any(a is not b for a, b in zip(new, value)):
+                    changes[f.name] = new
+        return dataclasses.replace(source, **changes) if changes else source
+    return source
+
+
+def plan_for(ctx):
+    """The ModulePlan of a conversion (made once, when its entry is generated)."""
+    plan = getattr(ctx, "module_plan", None)
+    if plan is None:
+        targets = [e.target for e in ctx.side_effects.effects if e.kind in ("attr", "raw_attr")]
+        plan = ctx.module_plan = ModulePlan(ctx.guards.guards, ctx.graph.inputs, ctx.f_globals, ctx.certain_types,
+                                            targets)
+    return plan
+
+
+class OutOfLine:
+    """Compiles a guard block as `def __fj_blockN(<the names it reads>): return (<block>)` into the
+    entry's namespace and returns the call expression. The parameters are the frame's own parameter
+    names found in the block's text plus the entry locals it reads (`internal`)."""
+
+    def __init__(self, ns, params):
+        self.ns = ns
+        self.params = tuple(params)
+        self.count = 0
+
+    def __call__(self, expr, internal=()):
+        names = [p for p in self.params + tuple(internal) if re.search(r"\b" + re.escape(p) + r"\b", expr)]
+        name = f"__fj_block{self.count}"
+        self.count += 1
+        src = f"def {name}({', '.join(names)}):\n    return ({expr})\n"
+        for key in set(re.findall(r"__fj_fixed_(\d+)", src)):
+            self.ns.env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[int(key)]
+        # its own globals (what is bound so far, all its text names): a function in the dict that is its
+        # globals is a cycle, which would keep the entry and its modules until the cyclic GC ran
+        env = dict(self.ns.env)
+        exec(compile(src, f"<framejit guard block {name}>", "exec"), env)
+        self.ns.env[name] = env.pop(name)
+        return f"{name}({', '.join(names)})"
+
+
+def render(ctx, ns, instances=()):
+    """The entry's guard expression; `instances`: ID_MATCH guards rendered by id (guards.WeakIdentity)."""
+    from .guard_set import _render, instance_guard_text
+    by_id = {id(g.expected) for g in instances}
+
+    def render_guard(g, bind):
+        if g.kind == "ID_MATCH" and id(g.expected) in by_id and g.source in {i.source for i in instances}:
+            return instance_guard_text(g)
+        return _render(g, bind)
+    return plan_for(ctx).render(ns.bind, render_guard, OutOfLine(ns, ctx.frame_params))

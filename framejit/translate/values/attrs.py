@@ -1,0 +1,129 @@
+"""Attribute reads on symbolic values (LOAD_ATTR, LOAD_METHOD, STORE_ATTR).
+
+Tensor metadata (.shape, .dtype, .device, .ndim, ...) folds to constants: every input tensor is guarded
+on exactly these, and every graph tensor's metadata comes from its fake tensor. Attributes of real
+objects -- plain Python objects, classes, modules, nn.Modules -- go through values/object_attrs.py: one model of
+the object's attributes with the frame's own writes and deletes, Python's lookup order, and a guard on
+each outcome (absence included); data descriptors written in Python (properties) are inlined by the
+caller (PropertyCall).
+"""
+import abc
+import inspect
+import types
+
+import torch
+
+from ...errors import GraphBreak
+from ..context import is_namedtuple_class, is_structseq_class, wrap_unsourced
+from ..guards.identity import is_plain_instance
+from .object_attrs import has_python_lookup, is_generic, read_class_attr, read_instance_attr, read_real_attr, \
+    read_through_override
+from .base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+
+TENSOR_CONST_ATTRS = {
+    "shape": lambda f: torch.Size(f.shape),
+    "dtype": lambda f: f.dtype,
+    "device": lambda f: f.device,
+    "ndim": lambda f: f.ndim,
+    "requires_grad": lambda f: f.requires_grad,
+    "is_cuda": lambda f: f.is_cuda,
+    "is_sparse": lambda f: f.is_sparse,
+    "is_quantized": lambda f: f.is_quantized,
+    "is_meta": lambda f: False,
+    "layout": lambda f: f.layout,
+    "is_leaf": None,                   # depends on autograd history: handled below
+    "itemsize": lambda f: f.itemsize,
+}
+TENSOR_VIEW_ATTRS = {"T", "mT", "H", "mH", "real", "imag"}
+HEAPTYPE = 1 << 9
+
+
+def load_attr(tx, obj, name):
+    """Value of `obj.name` (no method binding)."""
+    if isinstance(obj, TensorValue):
+        return tensor_attr(tx, obj, name)
+    if isinstance(obj, Const):
+        try:
+            real = getattr(obj.value, name)
+        except AttributeError as e:
+            raise GraphBreak("attribute error", f"AttributeError: {e}")
+        if callable(real) and not isinstance(real, type):
+            return MethodValue(obj, name)
+        return wrap_unsourced(real)
+    if isinstance(obj, SeqValue):
+        if is_namedtuple_class(obj.kind) and name in obj.kind._fields:
+            return obj.items[obj.kind._fields.index(name)]
+        if is_namedtuple_class(obj.kind):
+            from .classes import namedtuple_attr
+            attr = namedtuple_attr(tx, obj, name)
+            if attr is not None:
+                return attr
+        if is_structseq_class(obj.kind) and name in obj.kind.__match_args__:
+            return obj.items[obj.kind.__match_args__.index(name)]
+        return MethodValue(obj, name)
+    if isinstance(obj, (DictValue, SetValue)):
+        return MethodValue(obj, name)
+    if hasattr(obj, "load_attr"):          # value kinds with their own attribute rules (ModuleValue...)
+        return obj.load_attr(tx, name)
+    if isinstance(obj, ObjectValue):
+        return object_attr(tx, obj, name)
+    raise GraphBreak("attribute", f"attribute {name!r} of {obj!r} is not supported")
+
+
+def tensor_attr(tx, t, name):
+    fold = TENSOR_CONST_ATTRS.get(name)
+    if fold is not None:
+        return Const(fold(t.fake))
+    if name == "is_leaf":
+        return Const(t.fake.is_leaf if t.source is not None else not t.fake.requires_grad)
+    if name in TENSOR_VIEW_ATTRS:
+        return tx.ctx.graph.call_function(getattr, (t, Const(name)), {})
+    if name == "data":
+        return tx.ctx.graph.call_method("detach", (t,), {})
+    if name in ("grad", "grad_fn", "_version", "_base"):
+        raise GraphBreak("tensor attribute", f"reading tensor.{name} is not supported in a graph")
+    if callable(getattr(torch.Tensor, name, None)):
+        return MethodValue(t, name)
+    raise GraphBreak("tensor attribute", f"tensor attribute {name!r} is not supported")
+
+
+def object_attr(tx, obj, name):
+    """`obj.name` for a real object (values/object_attrs.py: one model of the object's attributes, the frame's
+    own writes and deletes included, with the absence of an attribute guarded like its presence)."""
+    real_obj = obj.obj
+    if has_plain_lookup(real_obj):
+        return read_instance_attr(tx, obj, name)
+    if is_plain_instance(real_obj) and has_python_lookup(tx, obj):
+        return read_through_override(tx, obj, name)
+    if is_plain_class(real_obj):
+        return read_class_attr(tx, obj, name)
+    pending = tx.ctx.side_effects.pending_attr(real_obj, name)
+    if pending is not None:
+        return read_real_attr(tx, obj, name)
+    try:
+        static = inspect.getattr_static(real_obj, name)
+    except AttributeError:
+        static = None
+    if isinstance(static, property) and not isinstance(real_obj, type):
+        return PropertyCall(obj, static)
+    if isinstance(static, (types.FunctionType, staticmethod, classmethod)) and not isinstance(real_obj, (type, types.ModuleType)):
+        return MethodValue(obj, name)
+    return read_real_attr(tx, obj, name)
+
+
+def has_plain_lookup(obj):
+    """A plain Python object (identity.is_plain_instance) whose attribute lookup is object's own."""
+    return is_plain_instance(obj) and is_generic(type(obj).__getattribute__, "__getattribute__")
+
+
+def is_plain_class(obj):
+    """A class written in Python whose metaclass looks attributes up as type does."""
+    return isinstance(obj, type) and bool(obj.__flags__ & HEAPTYPE) and type(obj) in (type, abc.ABCMeta)
+
+
+class PropertyCall:
+    """Marker: reading this attribute means calling a Python property getter (inlined by the caller)."""
+
+    def __init__(self, owner, prop):
+        self.owner = owner
+        self.prop = prop

@@ -1,0 +1,224 @@
+"""Python operators on symbolic values: BINARY_OP, COMPARE_OP, IS_OP, CONTAINS_OP, UNARY_*.
+
+One table maps each operator symbol to its `operator` function. Constants fold by calling it; any
+tensor operand makes a graph node with the operator function as target (so the graph reads like the
+source); lists, tuples and dicts follow Python's own rules symbolically.
+"""
+import dis
+import operator
+
+from ...errors import GraphBreak
+from ..lookasides.builtins_table import LOOKASIDES, as_python, truth, unpack_iterable
+from .base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
+
+BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+          "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
+          "<<": operator.lshift, ">>": operator.rshift, "&": operator.and_, "|": operator.or_,
+          "^": operator.xor}
+INPLACE = {"+=": operator.iadd, "-=": operator.isub, "*=": operator.imul, "/=": operator.itruediv,
+           "//=": operator.ifloordiv, "%=": operator.imod, "**=": operator.ipow, "@=": operator.imatmul,
+           "<<=": operator.ilshift, ">>=": operator.irshift, "&=": operator.iand, "|=": operator.ior,
+           "^=": operator.ixor}
+COMPARE = {"<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne, ">": operator.gt,
+           ">=": operator.ge}
+UNARY = {"-": operator.neg, "+": operator.pos, "~": operator.invert}
+
+# BINARY_OP's argument indexes this list of (name, symbol) in 3.11+
+NB_SYMBOLS = [sym for _, sym in dis._nb_ops]
+
+BINARY_SYMBOLS = {fn: sym for sym, fn in {**BINARY, **INPLACE}.items()}
+COMPARE_SYMBOLS = {fn: sym for sym, fn in COMPARE.items()}
+
+
+def _fold(fn, a, b):
+    try:
+        return Const(fn(a.value, b.value))
+    except Exception as e:
+        raise GraphBreak("constant op raised", f"{fn.__name__} on constants raised {type(e).__name__}: {e}")
+
+
+def binary_op(tx, sym, a, b):
+    fn = BINARY.get(sym) or INPLACE[sym]
+    if isinstance(a, Const) and isinstance(b, Const):
+        return _fold(fn, a, b)
+    if sym == "%" and isinstance(a, Const) and isinstance(a.value, str) and isinstance(b, (SeqValue, DictValue)):
+        return _fold(fn, a, Const(as_python(b)))           # "%s and %s" % (x, y) of constants
+    if isinstance(a, TensorValue) or isinstance(b, TensorValue):
+        if not all(isinstance(x, (TensorValue, Const)) for x in (a, b)):
+            raise GraphBreak("operator", f"{sym} between a tensor and {a if not isinstance(a, TensorValue) else b!r}")
+        if sym in INPLACE and not isinstance(a, TensorValue):
+            fn = BINARY[sym[:-1]]            # `n += tensor` on a number: no __iadd__, so it is n + tensor
+        out = tx.ctx.graph.call_function(fn, (a, b), {})
+        if sym in INPLACE and isinstance(a, TensorValue):
+            return a
+        return out
+    if isinstance(a, SeqValue):
+        return _seq_binary(tx, sym, a, b)
+    if isinstance(a, Const) and isinstance(b, SeqValue) and sym in ("*", "+"):
+        if sym == "*":
+            return _seq_binary(tx, sym, b, a)
+    if isinstance(a, DictValue) and isinstance(b, DictValue) and sym in ("|", "|="):
+        if sym == "|=":
+            a.items.update(b.items)
+            tx.ctx.side_effects.mutate_container(a)
+            return a
+        return DictValue({**a.items, **b.items})
+    if isinstance(a, SetValue) and isinstance(b, SetValue) or _is_set_operands(a, b):
+        return _set_binary(fn, a, b)
+    if hasattr(a, "binary_op"):
+        return a.binary_op(tx, sym, b)
+    raise GraphBreak("operator", f"{sym} on {type(a).__name__} and {type(b).__name__} is not supported")
+
+
+def _is_set_operands(a, b):
+    """A set built in the frame with a constant (frozen)set, either way round."""
+    return any(isinstance(x, SetValue) and isinstance(y, Const) and isinstance(y.value, (set, frozenset))
+               for x, y in ((a, b), (b, a)))
+
+
+def _set_binary(fn, a, b):
+    out = fn(as_python(a), as_python(b))
+    if isinstance(out, frozenset):
+        return Const(out)
+    if isinstance(out, set):
+        return SetValue([Const(x) for x in out])
+    return Const(out)
+
+
+def _seq_binary(tx, sym, a, b):
+    if sym in ("+", "+="):
+        if isinstance(b, SeqValue) and (b.kind is a.kind or sym == "+=" and a.kind is list):
+            if sym == "+=" and a.kind is list:
+                a.items.extend(b.items)
+                tx.ctx.side_effects.mutate_container(a)
+                return a
+            return SeqValue(a.kind if a.kind in (tuple, list) else tuple, a.items + b.items)
+        if isinstance(b, Const) and isinstance(b.value, (tuple, list)):
+            return _seq_binary(tx, sym, a, SeqValue(type(b.value), [Const(x) for x in b.value]))
+        if sym == "+=" and a.kind is list:
+            a.items.extend(unpack_iterable(tx, b))
+            tx.ctx.side_effects.mutate_container(a)
+            return a
+    if sym in ("*", "*=") and isinstance(b, Const) and isinstance(b.value, int):
+        if sym == "*=" and a.kind is list:
+            a.items[:] = a.items * b.value
+            tx.ctx.side_effects.mutate_container(a)
+            return a
+        return SeqValue(a.kind if a.kind in (tuple, list) else tuple, a.items * b.value)
+    if sym in ("==", "!="):
+        pass
+    raise GraphBreak("operator", f"{sym} on a {a.kind.__name__} and {b!r}")
+
+
+def compare_op(tx, sym, a, b):
+    if sym in ("is", "is not"):
+        same = _same_object(a, b)
+        return Const(same if sym == "is" else not same)
+    if sym in ("in", "not in"):
+        found = _contains(tx, b, a)
+        return found if isinstance(found, TensorValue) else Const(found if sym == "in" else not found)
+    if hasattr(a, "rich_compare") or hasattr(b, "rich_compare"):     # objects made in the frame
+        from .objects import rich_compare
+        return rich_compare(tx, sym, a, b)
+    fn = COMPARE[sym]
+    if isinstance(a, Const) and isinstance(b, Const):
+        return _fold(fn, a, b)
+    if isinstance(a, TensorValue) or isinstance(b, TensorValue):
+        if not all(isinstance(x, (TensorValue, Const)) for x in (a, b)):
+            if sym in ("==", "!=") and (isinstance(a, Const) and a.value is None or isinstance(b, Const) and b.value is None):
+                return Const(sym == "!=")
+            raise GraphBreak("operator", f"comparison {sym} of a tensor with {a!r} / {b!r}")
+        return tx.ctx.graph.call_function(fn, (a, b), {})
+    try:
+        return Const(fn(as_python(a), as_python(b)))
+    except GraphBreak:
+        if sym in ("==", "!=") and type(a) is not type(b):
+            return Const(sym == "!=")
+        raise
+    except Exception as e:
+        raise GraphBreak("constant op raised", f"comparison raised {type(e).__name__}: {e}")
+
+
+def _same_object(a, b):
+    if a is b:
+        return True
+    if isinstance(a, Const) and isinstance(b, Const):
+        return a.value is b.value
+    if isinstance(a, ObjectValue) and isinstance(b, ObjectValue):
+        return a.obj is b.obj
+    if isinstance(a, Const) and isinstance(b, ObjectValue) or isinstance(a, ObjectValue) and isinstance(b, Const):
+        x = a.value if isinstance(a, Const) else a.obj
+        y = b.value if isinstance(b, Const) else b.obj
+        return x is y
+    if a.source is not None and a.source == b.source:
+        return True
+    return False
+
+
+def _contains(tx, container, item):
+    if hasattr(container, "contains"):
+        return container.contains(tx, item)
+    if isinstance(container, (SeqValue, SetValue)):
+        if isinstance(item, TensorValue):
+            if any(i is item for i in container.items):
+                return True
+            raise GraphBreak("data-dependent", "`tensor in list` compares tensor values")
+        for i in container.items:
+            if isinstance(i, TensorValue):
+                raise GraphBreak("data-dependent", "`x in list of tensors` compares tensor values")
+            r = compare_op(tx, "==", i, item)
+            if isinstance(r, Const) and r.value:
+                return True
+        return False
+    if isinstance(container, DictValue):
+        return as_python(item) in container.items
+    if isinstance(container, Const):
+        try:
+            return as_python(item) in container.value
+        except GraphBreak:
+            raise
+        except Exception as e:
+            raise GraphBreak("constant op raised", f"`in` raised {type(e).__name__}: {e}")
+    if hasattr(container, "contains"):
+        return container.contains(tx, item)
+    if isinstance(container, TensorValue):
+        return tx.ctx.graph.call_method("__contains__", (container, item), {})
+    if isinstance(container, ObjectValue):     # an object whose class defines __contains__ in Python
+        import types
+        method = getattr(type(container.obj), "__contains__", None)
+        if isinstance(method, types.FunctionType):
+            from ..calls import call_value
+            return truth(tx, call_value(tx, ObjectValue(method), [container, item], {}))
+    raise GraphBreak("operator", f"`in` on {container!r}")
+
+
+def unary_op(tx, sym, a):
+    if sym == "not":
+        if isinstance(a, TensorValue):
+            raise GraphBreak("data-dependent branch", "`not tensor` needs the tensor's value")
+        return Const(not truth(tx, a))
+    fn = UNARY[sym]
+    if isinstance(a, Const):
+        try:
+            return Const(fn(a.value))
+        except Exception as e:
+            raise GraphBreak("constant op raised", f"unary {sym} raised {type(e).__name__}: {e}")
+    if isinstance(a, TensorValue):
+        return tx.ctx.graph.call_function(fn, (a,), {})
+    raise GraphBreak("operator", f"unary {sym} on {a!r}")
+
+
+def _install_operator_lookasides():
+    for fn, sym in BINARY_SYMBOLS.items():
+        LOOKASIDES[fn] = (lambda s: lambda tx, args, kwargs: binary_op(tx, s, args[0], args[1]))(sym)
+    for fn, sym in COMPARE_SYMBOLS.items():
+        LOOKASIDES[fn] = (lambda s: lambda tx, args, kwargs: compare_op(tx, s, args[0], args[1]))(sym)
+    for fn, sym in ((operator.neg, "-"), (operator.pos, "+"), (operator.invert, "~"), (operator.not_, "not")):
+        LOOKASIDES[fn] = (lambda s: lambda tx, args, kwargs: unary_op(tx, s, args[0]))(sym)
+    LOOKASIDES[operator.truth] = lambda tx, args, kwargs: Const(truth(tx, args[0]))
+    LOOKASIDES[operator.contains] = lambda tx, args, kwargs: compare_op(tx, "in", args[1], args[0])
+    LOOKASIDES[operator.is_] = lambda tx, args, kwargs: compare_op(tx, "is", args[0], args[1])
+    LOOKASIDES[operator.is_not] = lambda tx, args, kwargs: compare_op(tx, "is not", args[0], args[1])
+
+
+_install_operator_lookasides()
