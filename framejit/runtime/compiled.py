@@ -1,14 +1,14 @@
-"""The public entry points: compile(), disable(), reset(), explain().
+"""The compiled wrappers: what `framejit.compile` (api.py) returns, and what their cache misses do.
 
-`compile(fn)` returns a plain Python function with fn's signature semantics whose body is the fast
-path: try each cached entry (generated code: guards, then the compiled graph) and return the first
-hit; on a miss, convert the frame under the cache lock (convert/frame.py). `compile(module)` returns a module
-of a subclass of the module's own class sharing the original's __dict__ (same parameters, buffers,
-state_dict keys, train/eval), whose forward is the compiled forward, run on the original module (so
-`type(self)` inside it is the user's class).
+`_compile(fn)` returns a plain Python function with fn's signature semantics whose body is the fast
+path (runtime/dispatcher.py): try each cached entry (generated code: guards, then the compiled graph)
+and return the first hit; on a miss, convert the frame under the cache lock (convert/frame.py), observed
+(observe/conversion.py), within the recompile limit. A module compiles to a module of a subclass of its
+own class sharing the original's __dict__ (same parameters, buffers, state_dict keys, train/eval),
+whose forward is the compiled forward, run on the original module (so `type(self)` inside it is the
+user's class).
 """
 import copyreg
-import dataclasses
 import functools
 import inspect
 import types
@@ -18,37 +18,11 @@ import weakref
 import torch
 
 from . import cache
-from ..backends import lookup_backend
 from ..convert.codegen import MISS
-from ..config import Config, check_settings
 from ..convert.frame import Options, convert_frame
 from .dispatcher import build_dispatcher, build_module_call, module_call_fits
 
 _DISABLED = weakref.WeakSet()
-
-
-def compile(fn=None, *, backend="eager", fullgraph=False, config=None, **config_overrides):
-    """Compile a function or nn.Module with framejit.
-
-        @framejit.compile                      # or framejit.compile(fn), framejit.compile(backend="eager")(fn)
-        def f(x, y): ...
-        model = framejit.compile(model)         # an nn.Module that behaves like the original
-    """
-    check_settings("framejit.compile", config_overrides, also=("backend", "fullgraph", "config"))
-    backend_fn = lookup_backend(backend)
-    if not isinstance(fullgraph, bool):
-        raise TypeError(f"fullgraph must be a bool, got {type(fullgraph).__name__}")
-    if fn is not None:
-        check_compilable(fn, "framejit.compile")
-    if config is None:
-        config = Config.from_env(**config_overrides)
-    elif not isinstance(config, Config):
-        raise TypeError(f"config must be a framejit.Config, got {type(config).__name__}")
-    elif config_overrides:
-        config = dataclasses.replace(config, **config_overrides)
-    if fn is None:
-        return lambda f: compile(f, backend=backend, fullgraph=fullgraph, config=config)
-    return _compile(fn, backend_fn, fullgraph, config, observer=None)
 
 
 def _compile(fn, backend_fn, fullgraph, config, observer):
@@ -318,35 +292,3 @@ def _reduce_as_original(self, protocol):
     original = self._framejit_original
     return copyreg._reconstructor, (type(original), object, None), original.__getstate__()
 
-
-# ---- disable / reset --------------------------------------------------------------------------
-
-def disable(fn=None):
-    """Mark a function never to be compiled: framejit.compile returns it unchanged, and a compiled
-    function calling it runs the call as plain Python (a graph break)."""
-    if fn is None:
-        return disable
-    target = getattr(fn, "_framejit_fn", fn)
-    if not callable(target):
-        raise TypeError(f"framejit.disable expects a function, got {type(fn).__name__}")
-    try:
-        _DISABLED.add(target)
-    except TypeError:
-        raise TypeError(f"framejit.disable cannot mark {type(fn).__name__} objects")
-    try:
-        target._framejit_disabled = True      # the translator reads this: calls to it are not inlined
-    except (AttributeError, TypeError):
-        pass
-    return target
-
-
-def is_disabled(fn):
-    try:
-        return fn in _DISABLED
-    except TypeError:
-        return False
-
-
-def reset():
-    """Clear every compile cache; compiled functions convert again on their next call."""
-    cache.reset()
