@@ -9,7 +9,7 @@ still fails the same way (or, after a fix, that it no longer does).
 1. rebuilds the function: types.FunctionType(code, recorded globals + a
    __builtins__ dict, name, defaults, closure cells), and fresh copies of the
    recorded arguments;
-2. converts it with `framejit.convert.frame.replay_conversion(fn, args, kwargs)` when
+2. converts it with `framejit.runtime.compiled.replay_conversion(fn, args, kwargs)` when
    that hook exists (with backend= and fullgraph= as recorded, if the hook takes them). Its contract: run framejit's conversion of fn's frame for
    those arguments, raise what the conversion raises, and return a callable
    running the converted code (or None). Without the hook, replay falls back to
@@ -41,7 +41,7 @@ from framejit.observe.global_state import applied_translation_state
 from framejit.observe.record import Record, RecordError, exception_type_name
 from framejit.observe.record_values import UnpicklableValue
 
-HOOK_NAME = "framejit.convert.frame.replay_conversion"
+HOOK_NAME = "framejit.runtime.compiled.replay_conversion"
 FALLBACK_NAME = 'framejit.compile(fn, backend="eager")'
 _MAX_MISMATCHES = 20
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
@@ -196,13 +196,13 @@ def _hook_options(hook: Callable, record: Record, notes: list[str]) -> dict[str,
 
 def _find_converter(record: Record, notes: list[str]) -> tuple[str, Converter]:
     try:
-        convert_module = importlib.import_module("framejit.convert.frame")
+        convert_module = importlib.import_module("framejit.runtime.compiled")
     except ModuleNotFoundError as exc:
-        if exc.name != "framejit.convert.frame":
-            raise _HarnessError(f"importing framejit.convert.frame failed: {exc}") from None
+        if exc.name != "framejit.runtime.compiled":
+            raise _HarnessError(f"importing framejit.runtime.compiled failed: {exc}") from None
         convert_module = None
     except Exception as exc:
-        raise _HarnessError(f"importing framejit.convert.frame failed: {type(exc).__name__}: {exc}") from None
+        raise _HarnessError(f"importing framejit.runtime.compiled failed: {type(exc).__name__}: {exc}") from None
     hook = getattr(convert_module, "replay_conversion", None)
     if hook is not None:
         options = _hook_options(hook, record, notes)
@@ -219,7 +219,7 @@ def _find_converter(record: Record, notes: list[str]) -> tuple[str, Converter]:
     compile_fn = getattr(package, "compile", None)
     if compile_fn is None:
         raise _HarnessError(
-            "this framejit has neither framejit.convert.frame.replay_conversion nor framejit.compile, "
+            "this framejit has neither framejit.runtime.compiled.replay_conversion nor framejit.compile, "
             "so nothing can convert the recorded function"
         )
 

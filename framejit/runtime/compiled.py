@@ -9,6 +9,7 @@ whose forward is the compiled forward, run on the original module (so `type(self
 user's class).
 """
 import copyreg
+import dataclasses
 import functools
 import inspect
 import types
@@ -18,6 +19,8 @@ import weakref
 import torch
 
 from . import cache
+from ..backends import lookup_backend
+from ..config import Config
 from ..convert.codegen import MISS
 from ..convert.frame import Options, convert_frame
 from .dispatcher import build_dispatcher, build_module_call, module_call_fits
@@ -236,6 +239,41 @@ def _hit_limit(fn, state, opts, args, kwargs):
         state.warned_limit = True
         warnings.warn(f"framejit: {fn.__qualname__} hit the recompile limit of {opts.config.recompile_limit} "
                       f"and now runs eagerly. Last recompile: {last}", RuntimeWarning, stacklevel=4)
+
+
+# ---- replaying a record --------------------------------------------------------------------------
+
+# Config fields that say where and whether to write files, not how to convert: a replay keeps its own.
+_REPLAY_KEEPS = frozenset({"debug_dir", "report_path", "record_all", "record_on_failure", "debug",
+                           "profile_conversion", "metrics_size"})
+
+
+def replay_conversion(fn, args, kwargs, backend="eager", fullgraph=False, config=None):
+    """Convert fn's frame for (args, kwargs) as a cache miss would, except that internal failures raise
+    instead of falling back (framejit.replay compares them with the recorded failure). `config`: the
+    recorded Config fields (those about conversion are used). Returns a callable running the converted
+    code (plain fn when the frame would run as plain Python)."""
+    backend_fn = lookup_backend(backend)
+    known = {f.name for f in dataclasses.fields(Config)}
+    overrides = {k: v for k, v in (config or {}).items() if k in known and k not in _REPLAY_KEEPS}
+    config = Config.from_env(**overrides, record_all=False, record_on_failure=False)
+
+    def wrap(resume_fn, closure_arg=False):
+        return _compile_function(resume_fn, backend_fn, fullgraph, config, None, closure_arg=closure_arg)
+
+    opts = Options(backend_fn, config, fullgraph, wrap)
+    result = convert_frame(fn, inspect.signature(fn, follow_wrapped=False), args, kwargs, opts)
+    if result.kind != "entry":
+        return fn
+
+    signature = inspect.signature(fn)
+
+    def converted(*a, **k):
+        bound = signature.bind(*a, **k)          # entries take every argument (codegen.build_entry)
+        bound.apply_defaults()
+        out = _call_entry(fn, result.entry, bound.args, bound.kwargs)
+        return fn(*a, **k) if out is MISS else out
+    return converted
 
 
 # ---- modules ------------------------------------------------------------------------------------

@@ -490,10 +490,10 @@ def test_file_writable_by_others_is_refused_unless_trusted(debug_dir):
 
 def _convert_module():
     try:
-        import framejit.convert.frame as convert_module
+        import framejit.runtime.compiled as convert_module
     except ImportError:  # the core's converter is not importable (yet): stand in for it
-        convert_module = types.ModuleType("framejit.convert.frame")
-        sys.modules["framejit.convert.frame"] = convert_module
+        convert_module = types.ModuleType("framejit.runtime.compiled")
+        sys.modules["framejit.runtime.compiled"] = convert_module
     return convert_module
 
 
@@ -642,9 +642,9 @@ def test_replay_without_any_converter(monkeypatch):
 STUB_CLI = """
 import sys, types
 try:
-    import framejit.convert.frame as convert_module
+    import framejit.runtime.compiled as convert_module
 except ImportError:
-    convert_module = sys.modules["framejit.convert.frame"] = types.ModuleType("framejit.convert.frame")
+    convert_module = sys.modules["framejit.runtime.compiled"] = types.ModuleType("framejit.runtime.compiled")
 def replay_conversion(fn, args, kwargs):
     fn(*args, **kwargs)
     return fn

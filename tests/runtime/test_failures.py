@@ -145,7 +145,7 @@ def test_framejit_replay_in_process(tmp_path, monkeypatch):
         framejit.compile(uses_globals, debug_dir=tmp_path)(torch.ones(2))
     result = framejit.replay(only_record(tmp_path))
     assert result.reproduced, result.summary()
-    assert result.converter == "framejit.convert.frame.replay_conversion"
+    assert result.converter == "framejit.runtime.compiled.replay_conversion"
     monkeypatch.undo()
     result = framejit.replay(only_record(tmp_path), run=True)
     assert not result.reproduced and result.replay_exception is None
@@ -178,7 +178,7 @@ framejit.compile(f)(torch.ones(2))
 
 
 def test_replay_conversion_runs_converted_code_with_breaks():
-    from framejit.convert.frame import replay_conversion
+    from framejit.runtime.compiled import replay_conversion
 
     def with_break(x):
         y = x + 1
