@@ -15,6 +15,7 @@ Outcomes, as a ConvertResult:
 Internal failures (a bug in framejit or a backend error) write an execution record and fall back to
 eager with a warning; they never reach the user's program as framejit's exception.
 """
+import contextlib
 import dis
 import inspect
 import logging
@@ -29,8 +30,6 @@ from ..backends.registry import BACKEND_SIGNATURE
 from .callees import CalleeWrappers, CompiledCallee, callee_position
 from ..errors import BackendError, GraphBreak, Unsupported
 from ..translate.guards.guard_set import is_instance_guard
-from ..observe.metrics import phase
-from ..observe.conversion import current_recorder, note_restart
 from ..translate.guards import module_guards
 from ..translate.guards.autocast import autocast_sensitive
 from ..translate.context import ConversionContext, is_cpu_autocast_enabled
@@ -119,13 +118,28 @@ class Options:
         self.callee_wrappers = CalleeWrappers(wrap)          # callees that break run compiled (convert/callees.py)
 
 
+class Unobserved:
+    """The observation a conversion reports to (observe/conversion.py's Observation hands its own), for
+    a conversion nobody watches (replay_conversion): no recorder, phases not timed."""
+    recorder = None
+
+    def note_restart(self, reason):
+        pass
+
+    def phase(self, name):
+        return contextlib.nullcontext()
+
+
+UNOBSERVED = Unobserved()
+
+
 def bind_frame_args(fn, signature, args, kwargs):
     ba = signature.bind(*args, **kwargs)
     ba.apply_defaults()
     return dict(ba.arguments)
 
 
-def convert_frame(fn, signature, args, kwargs, opts):
+def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
     code = fn.__code__
     if code.co_flags & NON_FRAME_FLAGS:
         return ConvertResult("eager", reason="generator and coroutine functions run as plain Python")
@@ -136,8 +150,7 @@ def convert_frame(fn, signature, args, kwargs, opts):
     break_at = {}            # root call index -> what broke inside that callee, in words
     inner_kinds = {}         # root call index -> kind of the break found inside the callee
     for _attempt in range(8):
-        ctx = ConversionContext(opts.config, fn.__globals__, dict(break_at))
-        ctx.recorder = current_recorder()
+        ctx = ConversionContext(opts.config, fn.__globals__, dict(break_at), observation)
         nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
         ctx.frame_params = code.co_varnames[:nparams] + (("__fj_cl",) if code.co_freevars else ())
         star = code.co_argcount + code.co_kwonlyargcount
@@ -149,11 +162,11 @@ def convert_frame(fn, signature, args, kwargs, opts):
             ctx.certain_types[kwargs_source] = dict
         closure = tuple(ctx.real_cell(cell, ClosureSource(i, name))
                         for i, (cell, name) in enumerate(zip(fn.__closure__ or (), code.co_freevars)))
-        with phase("bytecode_analysis"):
+        with ctx.phase("bytecode_analysis"):
             instructions = ctx.decode(code)
         tx = Translator(ctx, code, instructions, fn.__globals__, args=bound, closure=closure)
         try:
-            with phase("translate"):
+            with ctx.phase("translate"):
                 rv = tx.run()
         except GraphBreak as gb:
             index = tx.snapshot.index
@@ -161,7 +174,7 @@ def convert_frame(fn, signature, args, kwargs, opts):
             if gb.inlined and inst.opname in ("CALL", "CALL_FUNCTION_EX") and index not in break_at:
                 break_at[index] = _inner_reason(gb)
                 inner_kinds[index] = gb.kind
-                note_restart(f"{gb.reason} (inside the call at line {tx.line_of(inst)} of {code.co_qualname})")
+                observation.note_restart(f"{gb.reason} (inside the call at line {tx.line_of(inst)} of {code.co_qualname})")
                 continue
             return _finish_break(fn, ctx, tx, gb, opts, inner_kinds.get(index))
         return _finish_return(fn, ctx, rv, opts)
@@ -222,7 +235,7 @@ def _compile_graph(ctx, outputs, opts):
     grad_mode = torch.is_grad_enabled()
     sets_grad_mode = any(n.op == "call_function" and n.target is torch._C._set_grad_enabled for n in gm.graph.nodes)
     try:
-        with phase("backend_compile"):
+        with ctx.phase("backend_compile"):
             compiled = _call_backend(opts.backend, gm, example_inputs)
         if not callable(compiled):
             got = "None" if compiled is None else f"{type(compiled).__name__} {compiled!r:.60}"
@@ -270,7 +283,7 @@ def _make_entry(fn, ctx, compiled, gm, body, opts, breaks):
     # the modules the frame receives are matched by id and held weakly: the entry goes when one dies
     instances = [g for g in ctx.guards.guards if is_instance_guard(g, ctx.frame_params)]
     try:
-        with phase("codegen"):
+        with ctx.phase("codegen"):
             entry, text, ns = codegen.build_entry(code, fn.__globals__, bool(code.co_freevars),
                                                   lambda ns: _render_guards(ctx, ns, instances), body)
     except GraphBreak as gb:
@@ -281,9 +294,9 @@ def _make_entry(fn, ctx, compiled, gm, body, opts, breaks):
                          ns=ns, op_count=ctx.graph.op_count(), dies_with=dies_with)
 
 
-@phase("guard_build")
 def _render_guards(ctx, ns, instances=()):
-    return module_guards.render(ctx, ns, instances)       # module state behind one counter (translate/guards/module_guards.py)
+    with ctx.phase("guard_build"):
+        return module_guards.render(ctx, ns, instances)       # module state behind one counter (translate/guards/module_guards.py)
 
 
 # ---- a frame that breaks ------------------------------------------------------------------------
@@ -346,12 +359,12 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
         if any(nulls_after[1:]):
             return ConvertResult("eager", reason=f"{gb.reason}; the break is in the middle of a nested call, so the "
                                  "function runs as plain Python", breaks=[info])
-        with phase("codegen"):
+        with ctx.phase("codegen"):
             fn_resume = resume.make_resume_function(orig_code, fn.__globals__, orig_index(idx),
                                                     nulls_after, live, opts.wrap, opts.key)
         resume_tails.append((jump, fn_resume, nulls_after))
 
-    with phase("codegen"):
+    with ctx.phase("codegen"):
         if inst.exn is not None:         # a call inside a try block: its handlers stay in force
             break_fn = resume.make_break_in_try_function(orig_code, fn.__globals__, orig_index(snap.index),
                                                          nulls, live, resume_tails[0])

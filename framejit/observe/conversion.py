@@ -4,13 +4,13 @@ Why this exists: the converter (convert/frame.py) should only convert. Around it
 also be timed by phase, leave a CompilationMetrics entry, feed an ExecutionRecorder (written as a
 record on an internal failure, or always with Config.record_all), check that it left the global
 torch/Python state alone (restoring it, and reporting a framejit bug, if not), log what happened
-(and why a frame recompiled) and optionally run under cProfile. api._convert calls
-`observed_conversion`, which does all of that around `convert()`.
+(and why a frame recompiled) and optionally run under cProfile. The runtime (runtime/compiled.py)
+calls `observed_conversion`, which does all of that around `convert(observation)`.
 
-The translator reaches the conversion being observed through a context variable: `current_recorder()`
-(set as ctx.recorder) and `note_restart(reason)`. None of this runs on the per-call fast path.
+The converter is handed the Observation and reports to it, importing nothing from here: its recorder
+(ctx.recorder, fed by the translator), `note_restart(reason)` and `phase(name)`. None of this runs on
+the per-call fast path.
 """
-import contextvars
 import logging
 import re
 import time
@@ -25,7 +25,6 @@ from .record import ExecutionRecorder
 
 log = logging.getLogger("framejit")
 
-_CURRENT = contextvars.ContextVar("framejit_conversion", default=None)
 _LINE = re.compile(r'File "([^"]*)", line (\d+)')
 # warnings.warn(stacklevel=) pointing at the user's call, from a function that observed_conversion calls:
 # it, observed_conversion, api._convert, api._on_miss, the wrapper's on_miss, the wrapper, the user.
@@ -37,33 +36,29 @@ class GlobalStateChanged(RuntimeWarning):
 
 
 class Observation:
-    """What is collected about the conversion running in this context."""
+    """What is collected about one conversion; the converter is handed it and reports to it."""
 
     def __init__(self, fn, opts):
         self.metrics = CompilationMetrics.for_code(fn.__code__)
-        self.recorder = None
+        self.recorder = None         # the ExecutionRecorder the translator feeds (None: not recording)
+        self.timer = None            # the conversion's PhaseTimer
         if opts.config.record_all or opts.config.record_on_failure:
             self.recorder = ExecutionRecorder()
             self.recorder.record_function(fn)
             self.recorder.record_torch_state(translation_state())   # what the conversion starts from
 
+    def note_restart(self, reason):
+        """The converter restarted translation of this frame (a break inside an inlined call)."""
+        self.metrics.restart_reasons.append(reason)
+        log.debug("restarting conversion of %s: %s", self.metrics.co_name, reason)
 
-def current_recorder():
-    """The ExecutionRecorder of the conversion running in this context (None if not recording)."""
-    obs = _CURRENT.get()
-    return None if obs is None else obs.recorder
-
-
-def note_restart(reason):
-    """The converter restarted translation of the current frame (a break inside an inlined call)."""
-    obs = _CURRENT.get()
-    if obs is not None:
-        obs.metrics.restart_reasons.append(reason)
-        log.debug("restarting conversion of %s: %s", obs.metrics.co_name, reason)
+    def phase(self, name):
+        """`with observation.phase("translate"):` times that phase of this conversion."""
+        return self.timer.phase(name)
 
 
 def observed_conversion(fn, state, opts, args, kwargs, convert):
-    """Run `convert()` (-> ConvertResult) observed; returns (result, seconds). Internal failures become
+    """Run `convert(observation)` (-> ConvertResult) observed; returns (result, seconds). Internal failures become
     an eager ConvertResult (runtime/failures.py); Unsupported (fullgraph=True) propagates after being counted."""
     config = opts.config
     debug_log.install(config)
@@ -77,14 +72,13 @@ def observed_conversion(fn, state, opts, args, kwargs, convert):
         m.recompile_reason = state.recompile_reasons[-1]
         log.info("%s", m.recompile_reason)
     before = global_state_snapshot()
-    token = _CURRENT.set(obs)
     start = time.perf_counter()
     result = profile = None
-    timer = PhaseTimer(m.frame_key)
+    timer = obs.timer = PhaseTimer(m.frame_key)
     try:
         with timer, debug_log.conversion_profile(config, m.frame_key) as profile:
             try:
-                result = convert()
+                result = convert(obs)
             except Unsupported as e:
                 m.set_failure(e, *_user_line(str(e)))
                 raise
@@ -94,7 +88,6 @@ def observed_conversion(fn, state, opts, args, kwargs, convert):
                 result = handle_internal_failure(fn, args, kwargs, opts, e, obs.recorder)
                 m.record_path = str(result.record_path) if result.record_path else None
     finally:
-        _CURRENT.reset(token)
         elapsed = time.perf_counter() - start
         _check_global_state(fn, before, m)
         m.entire_frame_compile_time_s = elapsed

@@ -196,7 +196,7 @@ def _convert(fn, signature, state, opts, args, kwargs):
     state.conversions += 1
     # metrics, phase times, records, global-state checks, logs; internal failures -> eager (runtime/failures.py)
     result, elapsed = observed_conversion(fn, state, opts, args, kwargs,
-                                          lambda: convert_frame(fn, signature, args, kwargs, opts))
+                                          lambda observation: convert_frame(fn, signature, args, kwargs, opts, observation))
     if result.kind == "entry":
         state.add(result)
     elif result.kind == "eager":

@@ -59,9 +59,10 @@ def is_structseq_class(cls):
 
 
 class ConversionContext:
-    def __init__(self, config, f_globals, break_at=None):
+    def __init__(self, config, f_globals, break_at, observation):
         self.config = config
-        self.graph = GraphBuilder()
+        self.phase = observation.phase   # `with ctx.phase("translate"):` times a phase of the conversion
+        self.graph = GraphBuilder(observation.phase)
         self.guards = GuardSet()
         self.side_effects = SideEffects(position=self.graph.mark)   # a bound method of the graph: no cycle through self
         self.f_globals = f_globals
@@ -75,7 +76,7 @@ class ConversionContext:
         # global torch state at frame entry (translated with-blocks change the real state while
         # translating): what queries of it are guarded against
         self.entry_state = {f: f() for f in STATE_FUNCTIONS}
-        self.recorder = None         # ExecutionRecorder when recording
+        self.recorder = observation.recorder     # ExecutionRecorder when recording
         self.restart_reasons = []
         self.special_calls = {}      # callable -> fn(tx, args, kwargs): per-conversion lookasides
         self.instruction_count = 0

@@ -24,7 +24,6 @@ from .fake_inputs import fake_of_input
 from .overlap import check_overlap, tensors_of, versions_of
 from ..values.base import Const, DictValue, ObjectValue, SeqValue, TensorValue
 from ...errors import GraphBreak
-from ...observe.metrics import phase
 
 
 _RUNNING_FAKE = contextvars.ContextVar("framejit_running_fake", default=False)
@@ -60,8 +59,9 @@ def _bound_fake_dispatch_cache():
 
 
 class GraphBuilder:
-    def __init__(self):
+    def __init__(self, phase):
         _bound_fake_dispatch_cache()
+        self.phase = phase            # the conversion's phase timer (fake propagation is timed)
         self.graph = fx.Graph()
         self.fake_mode = FakeTensorMode(shape_env=None, allow_non_fake_inputs=False)
         self.inputs = []              # [(source, real tensor, placeholder node)]
@@ -126,7 +126,7 @@ class GraphBuilder:
         tensors = tensors_of(fake_args, fake_kwargs)
         versions = versions_of(tensors)
         try:
-            with phase("fake_propagation"):
+            with self.phase("fake_propagation"):
                 out = self._run_fake(op, target, fake_args, fake_kwargs)
         except (torch._subclasses.fake_tensor.DataDependentOutputException,
                 torch._subclasses.fake_tensor.DynamicOutputShapeException) as e:
