@@ -21,7 +21,8 @@ from .break_warnings import warn_breaks
 from ..errors import Unsupported
 from .global_state import check_global_state, global_state_snapshot, restore_global_state, translation_state
 from .metrics import DEFAULT_METRICS_SIZE, CompilationMetrics, PhaseTimer, metrics_store
-from .record import ExecutionRecorder
+from .record import ExecutionRecorder, try_write_record
+from .record_values import global_names
 
 log = logging.getLogger("framejit")
 
@@ -57,9 +58,10 @@ class Observation:
         return self.timer.phase(name)
 
 
-def observed_conversion(fn, state, opts, args, kwargs, convert):
+def observed_conversion(fn, state, opts, args, kwargs, convert, on_failure):
     """Run `convert(observation)` (-> ConvertResult) observed; returns (result, seconds). Internal failures become
-    an eager ConvertResult (runtime/failures.py); Unsupported (fullgraph=True) propagates after being counted."""
+    what `on_failure(fn, args, kwargs, opts, exc, recorder)` makes of them (runtime/failures.py: an eager
+    ConvertResult); Unsupported (fullgraph=True) propagates after being counted."""
     config = opts.config
     debug_log.install(config)
     store = metrics_store()
@@ -83,9 +85,8 @@ def observed_conversion(fn, state, opts, args, kwargs, convert):
                 m.set_failure(e, *_user_line(str(e)))
                 raise
             except Exception as e:                 # a framejit bug or a backend failure
-                m.set_failure(e, *_failing_user_line(e, fn.__code__))
-                from ..runtime.failures import handle_internal_failure
-                result = handle_internal_failure(fn, args, kwargs, opts, e, obs.recorder)
+                result = on_failure(fn, args, kwargs, opts, e, obs.recorder)
+                m.set_failure(e, *result.user_line)
                 m.record_path = str(result.record_path) if result.record_path else None
     finally:
         elapsed = time.perf_counter() - start
@@ -101,7 +102,6 @@ def observed_conversion(fn, state, opts, args, kwargs, convert):
             result.metrics = m
         store.add(m)
     if config.record_all and m.record_path is None:
-        from ..runtime.failures import write_conversion_record
         path = write_conversion_record(fn, args, kwargs, opts, None, obs.recorder)
         m.record_path = str(path) if path else None
     _log_result(fn, result, m)
@@ -136,20 +136,29 @@ def _user_line(text):
     return (found.group(1), int(found.group(2))) if found else (None, None)
 
 
-def _failing_user_line(exc, code):
-    """(filename, line) of the innermost user instruction being translated when `exc` was raised."""
-    from ..translate.translator import Translator
-    tb, inst, inst_code = exc.__traceback__, None, None
-    while tb is not None:
-        candidate = tb.tb_frame.f_locals.get("self")
-        if isinstance(candidate, Translator) and candidate.inst is not None:
-            inst, inst_code = candidate.inst, candidate.code
-        tb = tb.tb_next
-    if inst is None:
-        return code.co_filename, code.co_firstlineno
-    pos = getattr(inst, "positions", None)
-    line = pos.lineno if pos is not None and pos.lineno is not None else inst_code.co_firstlineno
-    return inst_code.co_filename, line
+def build_record(fn, args, kwargs, exc=None, recorder=None, opts=None):
+    """The Record of converting `fn` on (args, kwargs); `recorder` is the one the translator filled."""
+    rec = recorder
+    if rec is None:
+        rec = ExecutionRecorder()
+        rec.record_torch_state(translation_state())
+    rec.record_function(fn)
+    for name in global_names(fn.__code__):
+        if name in fn.__globals__:
+            rec.record_global(name, fn.__globals__[name])
+    rec.record_args(args, kwargs)
+    if opts is not None:
+        rec.record_options(opts.backend, opts.fullgraph)
+        rec.record_config(opts.config)
+    return rec.to_record(exc)
+
+
+def write_conversion_record(fn, args, kwargs, opts, exc=None, recorder=None):
+    """Write a record of this conversion under the config's debug dir; the path, or None if it failed."""
+    try:
+        return try_write_record(build_record(fn, args, kwargs, exc, recorder, opts), opts.config.debug_dir)
+    except Exception:            # recording must never turn a fallback into a crash
+        return None
 
 
 def _check_global_state(fn, before, m):

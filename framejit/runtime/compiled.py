@@ -193,10 +193,12 @@ def _eager(local, closure):
 
 def _convert(fn, signature, state, opts, args, kwargs):
     from ..observe.conversion import observed_conversion
+    from .failures import handle_internal_failure
     state.conversions += 1
     # metrics, phase times, records, global-state checks, logs; internal failures -> eager (runtime/failures.py)
     result, elapsed = observed_conversion(fn, state, opts, args, kwargs,
-                                          lambda observation: convert_frame(fn, signature, args, kwargs, opts, observation))
+                                          lambda observation: convert_frame(fn, signature, args, kwargs, opts, observation),
+                                          handle_internal_failure)
     if result.kind == "entry":
         state.add(result)
     elif result.kind == "eager":

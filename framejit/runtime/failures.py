@@ -6,42 +6,16 @@ a fresh process with `python -m framejit replay PATH` (or `framejit.replay(PATH)
 
 The record holds what the translator reported reading while it converted the frame (globals,
 builtins, module attributes: ctx.recorder), plus every global the frame's code names, so that a
-replay with --run can also execute it; the options, Config and global torch state the conversion
-ran under (observe/conversion.py records the state before converting); and for a resume function, the code it
-continues.
+replay with --run can also execute it; the options, Config and global torch state the conversion ran
+under (observe/conversion.py records the state before converting, and writes the record). The
+metrics entry names the user's line the translator was at when it failed.
 """
 import traceback
 import warnings
 
 from ..convert.frame import ConvertResult
-from ..observe.global_state import translation_state
-from ..observe.record import ExecutionRecorder, try_write_record
-from ..observe.record_values import global_names
-
-
-def build_record(fn, args, kwargs, exc=None, recorder=None, opts=None):
-    """The Record of converting `fn` on (args, kwargs); `recorder` is the one the translator filled."""
-    rec = recorder
-    if rec is None:
-        rec = ExecutionRecorder()
-        rec.record_torch_state(translation_state())
-    rec.record_function(fn)
-    for name in global_names(fn.__code__):
-        if name in fn.__globals__:
-            rec.record_global(name, fn.__globals__[name])
-    rec.record_args(args, kwargs)
-    if opts is not None:
-        rec.record_options(opts.backend, opts.fullgraph)
-        rec.record_config(opts.config)
-    return rec.to_record(exc)
-
-
-def write_conversion_record(fn, args, kwargs, opts, exc=None, recorder=None):
-    """Write a record of this conversion under the config's debug dir; the path, or None if it failed."""
-    try:
-        return try_write_record(build_record(fn, args, kwargs, exc, recorder, opts), opts.config.debug_dir)
-    except Exception:            # recording must never turn a fallback into a crash
-        return None
+from ..observe.conversion import USER_STACKLEVEL, write_conversion_record
+from ..translate.translator import Translator
 
 
 def handle_internal_failure(fn, args, kwargs, opts, exc, recorder=None):
@@ -52,10 +26,25 @@ def handle_internal_failure(fn, args, kwargs, opts, exc, recorder=None):
         if path else ""
     message = (f"framejit failed to convert {fn.__qualname__} ({type(exc).__name__}: {exc}); it runs as plain "
                f"Python.{where}")
-    from ..observe.conversion import USER_STACKLEVEL
     warnings.warn(message, RuntimeWarning, stacklevel=USER_STACKLEVEL)
     result = ConvertResult("eager", reason=message)
     result.exception = exc
     result.traceback = "".join(traceback.format_exception(exc))
     result.record_path = path
+    result.user_line = _failing_user_line(exc, fn.__code__)
     return result
+
+
+def _failing_user_line(exc, code):
+    """(filename, line) of the innermost user instruction being translated when `exc` was raised."""
+    tb, inst, inst_code = exc.__traceback__, None, None
+    while tb is not None:
+        candidate = tb.tb_frame.f_locals.get("self")
+        if isinstance(candidate, Translator) and candidate.inst is not None:
+            inst, inst_code = candidate.inst, candidate.code
+        tb = tb.tb_next
+    if inst is None:
+        return code.co_filename, code.co_firstlineno
+    pos = getattr(inst, "positions", None)
+    line = pos.lineno if pos is not None and pos.lineno is not None else inst_code.co_firstlineno
+    return inst_code.co_filename, line
