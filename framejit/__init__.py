@@ -13,7 +13,7 @@ from .observe.explain import explain
 from .convert.hooks import register_bytecode_hook
 from .observe.metrics import clear_metrics, compile_times, metrics
 from .observe.profiler import CompileProfiler
-from .observe.record import replay
+from .observe.replay import replay
 from .observe.report import report
 
 __all__ = ["compile", "disable", "reset", "explain", "Unsupported", "register_backend", "CompileCounter",

@@ -75,7 +75,7 @@ import types
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import dill
 import torch
@@ -89,9 +89,6 @@ from framejit.observe.record_values import (
     rebuild_value,
     snapshot_value,
 )
-
-if TYPE_CHECKING:
-    from framejit.observe.replay import ReplayResult
 
 MAGIC = b"FRAMEJIT-RECORD\n"
 FORMAT_VERSION = 1
@@ -862,21 +859,6 @@ def load_record(path: str | os.PathLike, *, trust: bool = False) -> Record:
     return record
 
 
-def replay(path_or_record: "Record | str | os.PathLike", *, run: bool = False, trust: bool = False) -> "ReplayResult":
-    """framejit.replay(path, run=False, trust=False): load (if given a path) and replay a record in this
-    process -- convert the recorded frame again and compare the outcome (see framejit.observe.replay)."""
-    from framejit.observe.replay import replay_record  # framejit.observe.replay imports this module
-
-    for name, value in (("run", run), ("trust", trust)):
-        if not isinstance(value, bool):
-            raise TypeError(f"framejit.replay({name}=...) must be True or False, got {type(value).__name__} {value!r}")
-    if isinstance(path_or_record, Record):
-        record = path_or_record
-    else:
-        record = load_record(path_or_record, trust=trust)
-    return replay_record(record, run=run)
-
-
 __all__ = [
     "EMPTY_CELL",
     "ExecutionRecorder",
@@ -892,7 +874,6 @@ __all__ = [
     "exception_type_name",
     "load_record",
     "read_record_header",
-    "replay",
     "try_write_record",
     "write_record",
 ]

@@ -4,7 +4,8 @@ Why this exists: a record (framejit.observe.record) is only useful if a develope
 turn it back into the failing conversion, in a fresh process, and see whether it
 still fails the same way (or, after a fix, that it no longer does).
 
-`replay_record(record, run=False)`:
+`replay_record(record, run=False)` (and `replay(path_or_record, run=False, trust=False)`, which is
+framejit.replay, loading the record file first):
 
 1. rebuilds the function: types.FunctionType(code, recorded globals + a
    __builtins__ dict, name, defaults, closure cells), and fresh copies of the
@@ -38,7 +39,7 @@ from typing import Any, Callable
 import torch
 
 from framejit.observe.global_state import applied_translation_state
-from framejit.observe.record import Record, RecordError, exception_type_name
+from framejit.observe.record import Record, RecordError, exception_type_name, load_record
 from framejit.observe.record_values import UnpicklableValue
 
 HOOK_NAME = "framejit.runtime.compiled.replay_conversion"
@@ -396,3 +397,16 @@ def _compare_tensors(actual: Any, expected: Any, where: str, mismatches: list[st
             mismatches.append(f"{where}: values differ (max abs difference {diff:.3g})")
         else:
             mismatches.append(f"{where}: values differ")
+
+
+def replay(path_or_record: "Record | str | os.PathLike", *, run: bool = False, trust: bool = False) -> ReplayResult:
+    """framejit.replay(path, run=False, trust=False): load (if given a path) and replay a record in this
+    process -- convert the recorded frame again and compare the outcome (see replay_record)."""
+    for name, value in (("run", run), ("trust", trust)):
+        if not isinstance(value, bool):
+            raise TypeError(f"framejit.replay({name}=...) must be True or False, got {type(value).__name__} {value!r}")
+    if isinstance(path_or_record, Record):
+        record = path_or_record
+    else:
+        record = load_record(path_or_record, trust=trust)
+    return replay_record(record, run=run)

@@ -33,11 +33,10 @@ from framejit.observe.record import (
     UnpicklableValue,
     load_record,
     read_record_header,
-    replay,
     write_record,
 )
 from framejit.cli import main
-from framejit.observe.replay import FALLBACK_NAME, HOOK_NAME
+from framejit.observe.replay import FALLBACK_NAME, HOOK_NAME, replay
 
 REPO = Path(__file__).resolve().parents[2]
 OFFSET = 3.0
