@@ -42,6 +42,15 @@ _exit_reports: set[tuple[bool, Path | None]] = set()
 _profile_numbers = itertools.count()
 JSON_SUFFIXES = (".jsonl", ".json")
 PROFILE_SUMMARY_LINES = 30
+# The HTML report's writer, handed over by observe/report/ when framejit is imported: the report reads
+# the compile cache, so it sits above the runtime, and this module (which the runtime uses) cannot
+# import it.
+_html_report = []
+
+
+def register_html_report(write_html_report) -> None:
+    """observe/report/ registers `write_html_report(path)`, which exit_report calls for report_path."""
+    _html_report[:] = [write_html_report]
 
 
 def debug_log_path(config: Config) -> Path:
@@ -91,7 +100,7 @@ def exit_report(config: Config) -> None:
             if config.report_path.suffix in JSON_SUFFIXES:
                 write_report(config.report_path)
             else:
-                from framejit.observe.report import write_html_report
+                (write_html_report,) = _html_report
                 write_html_report(config.report_path)
         except Exception as exc:       # at exit, a failed report must not hide the program's own outcome
             log.warning("framejit: could not write the report %s: %s", config.report_path, exc)

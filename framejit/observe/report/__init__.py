@@ -13,6 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from .. import debug_log
 from .collect import collect
 from .html import render
 
@@ -63,5 +64,7 @@ def report(path="framejit-report.html", title="framejit report"):
     """Write the HTML report of everything compiled so far to `path` and return its Path."""
     return write_html_report(path, title)
 
+
+debug_log.register_html_report(write_html_report)      # for Config.report_path, at exit
 
 __all__ = ["report", "report_html", "write_html_report", "collect"]
