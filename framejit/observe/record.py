@@ -80,6 +80,7 @@ from typing import Any
 import dill
 import torch
 
+from framejit.observe.old_paths import OLD_PATHS
 from framejit.observe.record_values import (
     EMPTY_CELL,
     RecordedModule,
@@ -491,7 +492,10 @@ def _dumps(obj: Any) -> bytes:
 class _RecordUnpickler(dill.Unpickler):
     """dill's loader over a __main__ of the record's own: dill writes the globals of a function
     defined in __main__ as "the __main__ of the loading process" (there: framejit's command line), so
-    they resolve to `main`, which load_record fills with the recorded names (Record.main_globals)."""
+    they resolve to `main`, which load_record fills with the recorded names (Record.main_globals).
+    framejit's own classes recorded under the module paths they had before the packages by stage
+    (framejit.record.Record, framejit.profiler.CompileProfiler...) are found where they are now
+    (observe/old_paths.py)."""
 
     def __init__(self, file: io.BytesIO, main: types.ModuleType) -> None:
         super().__init__(file)
@@ -507,6 +511,12 @@ class _RecordUnpickler(dill.Unpickler):
                 raise RecordError(
                     f"the record refers to {name!r} of the recording program's __main__, which it does not hold"
                 ) from None
+        moved = OLD_PATHS.get(module)
+        if moved is not None:
+            try:
+                return super().find_class(moved, name)
+            except (ImportError, AttributeError):
+                pass            # e.g. framejit.api.compile: the module kept that name
         return super().find_class(module, name)
 
 

@@ -484,6 +484,18 @@ def test_file_writable_by_others_is_refused_unless_trusted(debug_dir):
     assert load_record(path, trust=True).fn_name == "failing"
 
 
+def test_a_record_written_before_the_package_move_still_loads_and_replays():
+    """Records pickle framejit's own classes by module path. This one was written (record_all, with a
+    CompileProfiler backend) when they were framejit.record.Record, framejit.record_values.RecordedModule
+    and framejit.profiler.CompileProfiler: loading maps those paths to where the modules went."""
+    record = load_record(Path(__file__).parent / "records" / "before_the_move.rec", trust=True)
+    assert isinstance(record, Record) and record.qualname == "uses_globals" and not record.failed
+    assert isinstance(record.globals["torch"], RecordedModule)
+    assert isinstance(record.backend, framejit.CompileProfiler)
+    result = replay(record, run=True)
+    assert result.reproduced and result.outputs_match, result.summary()
+
+
 # --- replay ---------------------------------------------------------------------------------------
 
 
