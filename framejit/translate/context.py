@@ -19,9 +19,7 @@ from .lookasides.ctx_managers import AutocastExit, GradModeExit, resumed_autocas
 from .guards.identity import IdentityTracker, guard_object
 from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
-
-CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
-               torch.dtype, torch.device, torch.layout, torch.memory_format)
+from .values.protocol import CONST_TYPES, is_namedtuple_class, wrap_unsourced
 
 # Queries of global torch state: folded to constants at translation, so guarded (ConversionContext.guard_state)
 def is_cpu_autocast_enabled():
@@ -48,14 +46,6 @@ STATE_FUNCTIONS = (torch.is_grad_enabled, torch.get_default_dtype, torch.is_infe
 TRUSTED_MODULES = {"torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.linalg", "torch.fft",
                    "torch.special", "torch.nn.modules", "math", "operator", "functools", "itertools",
                    "collections", "builtins", "typing", "warnings", "numbers", "enum", "dataclasses"}
-
-
-def is_namedtuple_class(cls):
-    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields") and cls is not tuple
-
-
-def is_structseq_class(cls):
-    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "n_sequence_fields")
 
 
 class ConversionContext:
@@ -212,21 +202,6 @@ class ConversionContext:
         if source is None:
             return wrap_unsourced(obj)
         return self.wrap(obj, source, guard=not trusted)
-
-
-def wrap_unsourced(obj):
-    """A real object reached without a Source (e.g. attribute of a constant): only constants are safe."""
-    if type(obj) in CONST_TYPES or type(obj) is torch.Size:
-        return Const(obj)
-    if isinstance(obj, tuple) and all(type(x) in CONST_TYPES for x in obj):
-        return Const(obj)
-    if type(obj) is range:
-        return Const(obj)
-    if type(obj) is list and all(type(x) in CONST_TYPES for x in obj):      # e.g. "a.b".split(".")
-        return SeqValue(list, [Const(x) for x in obj])
-    if type(obj) is dict and all(type(x) in CONST_TYPES for x in (*obj, *obj.values())):
-        return DictValue({k: Const(v) for k, v in obj.items()})
-    return ObjectValue(obj)
 
 
 def _raise(e):

@@ -5,74 +5,17 @@ calling the real function; tensors go to the graph; containers are handled symbo
 needs real data (int(tensor), bool(tensor)) raises GraphBreak.
 """
 import math
-import operator
 
 import torch
 
 from ...errors import GraphBreak
+from ..dispatch import LOOKASIDES, lookaside
 from ..source import TypeSource
 from ..values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
-
-LOOKASIDES = {}
-
-
-def lookaside(*fns):
-    def register(impl):
-        for f in fns:
-            LOOKASIDES[f] = impl
-        return impl
-    return register
-
+from ..values.protocol import as_python, python_type_of, truth, unpack_iterable
 
 def all_const(values):
     return all(isinstance(v, Const) for v in values)
-
-
-def as_python(v):
-    """Real value of a symbolic value made only of constants (else GraphBreak)."""
-    if isinstance(v, Const):
-        return v.value
-    if isinstance(v, SeqValue):
-        items = [as_python(i) for i in v.items]
-        return v.kind(items) if v.kind in (tuple, list) else items if v.kind is list else tuple(items)
-    if isinstance(v, DictValue):
-        return {k: as_python(x) for k, x in v.items.items()}
-    if isinstance(v, SetValue):
-        return {as_python(i) for i in v.items}
-    if isinstance(v, ObjectValue):
-        if v.edited:
-            raise GraphBreak("needs real value", f"{v!r}: the frame changed its attributes, so it is not the real "
-                             "object yet")
-        return v.obj
-    raise GraphBreak("needs real value", f"{v!r} is not a constant here")
-
-
-def unpack_iterable(tx, v):
-    """Items of an iterable value as a list of Values, or GraphBreak."""
-    if isinstance(v, SeqValue):
-        return list(v.items)
-    if isinstance(v, IteratorValue):
-        items = v.items[v.pos:]
-        v.pos = len(v.items)
-        return items
-    if isinstance(v, DictValue):
-        return [Const(k) for k in v.items]
-    if isinstance(v, SetValue):
-        return list(v.items)
-    if isinstance(v, Const):
-        val = v.value
-        if isinstance(val, (tuple, list, range, str, bytes, frozenset, set, torch.Size)):
-            return [Const(x) for x in val]
-        if isinstance(val, dict):
-            return [Const(k) for k in val]
-    if isinstance(v, TensorValue):
-        n = v.fake.shape[0] if v.fake.ndim else None
-        if n is None:
-            raise GraphBreak("iterate tensor", "iteration over a 0-d tensor")
-        return [tx.ctx.graph.call_function(operator.getitem, (v, Const(i)), {}) for i in range(n)]
-    if hasattr(v, "unpack"):
-        return v.unpack(tx)
-    raise GraphBreak("iterate", f"cannot iterate over {v!r}")
 
 
 def _call_real(fn, args, kwargs):
@@ -98,14 +41,6 @@ def _len(tx, args, kwargs):
     if hasattr(v, "length"):
         return Const(v.length(tx))
     raise GraphBreak("len", f"len() of {v!r}")
-
-
-def python_type_of(v):
-    if isinstance(v, Const):
-        return type(v.value)
-    if isinstance(v, ObjectValue):
-        return type(v.obj)
-    return v.python_type()
 
 
 @lookaside(isinstance)
@@ -296,29 +231,6 @@ def _filter(tx, args, kwargs):
         if truth(tx, keep):
             out.append(v)
     return IteratorValue(out)
-
-
-def truth(tx, v):
-    """Python truth of a value known at translation time, or GraphBreak."""
-    if isinstance(v, Const):
-        return bool(v.value)
-    if isinstance(v, (SeqValue, DictValue, SetValue)):
-        return bool(v.items)
-    if isinstance(v, TensorValue):
-        raise GraphBreak("data-dependent branch", "the branch depends on a tensor's value")
-    if hasattr(v, "truth"):
-        return v.truth(tx)
-    if isinstance(v, ObjectValue):
-        if type(v.obj).__bool__ is object.__bool__ if hasattr(type(v.obj), "__bool__") else False:
-            return True
-        if not hasattr(type(v.obj), "__bool__") and not hasattr(type(v.obj), "__len__"):
-            return True
-        if isinstance(v.obj, torch.nn.Module) and not hasattr(type(v.obj), "__len__"):
-            return True
-        raise GraphBreak("truth", f"truth value of {type(v.obj).__name__}")
-    if hasattr(v, "truth"):
-        return v.truth(tx)
-    return True
 
 
 def _key_values(tx, items, key):

@@ -15,6 +15,7 @@ import warnings
 from ...errors import GraphBreak
 from .builtins_table import LOOKASIDES
 from ..values.base import Const, DictValue, MethodValue, ObjectValue, Value
+from ..values.protocol import wrap_unsourced
 
 
 def _real_callable(v):
@@ -54,7 +55,6 @@ class SignatureValue(Value):
     def load_attr(self, tx, name):
         if name == "parameters":
             return DictValue({k: Const(p) for k, p in self.value.parameters.items()})
-        from ..context import wrap_unsourced
         return wrap_unsourced(getattr(self.value, name))
 
 

@@ -14,11 +14,11 @@ import types
 import torch
 
 from ...errors import GraphBreak
-from ..context import is_namedtuple_class, is_structseq_class, wrap_unsourced
 from ..guards.identity import is_plain_instance
 from .object_attrs import has_python_lookup, is_generic, read_class_attr, read_instance_attr, read_real_attr, \
     read_through_override
 from .base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .protocol import is_namedtuple_class, is_structseq_class, wrap_unsourced
 
 TENSOR_CONST_ATTRS = {
     "shape": lambda f: torch.Size(f.shape),

@@ -7,6 +7,7 @@ captured by a nested function or lambda).
 from ...errors import GraphBreak
 from ..source import AttrSource
 from .base import Value
+from .protocol import wrap_unsourced
 
 EMPTY = object()
 
@@ -29,7 +30,6 @@ class CellValue(Value):
             if self.contents_source is not None:
                 self.contents = tx.ctx.wrap(obj, self.contents_source)
             else:
-                from ..context import wrap_unsourced
                 self.contents = wrap_unsourced(obj)
         if self.contents is EMPTY:
             raise GraphBreak("name error", f"free variable {name!r} referenced before assignment")

@@ -15,11 +15,11 @@ import types
 import torch
 
 from ...errors import GraphBreak
-from ..lookasides.builtins_table import as_python, lookaside, unpack_iterable
-from ..context import is_namedtuple_class, is_structseq_class
+from ..dispatch import lookaside
 from .modules import fresh_module
 from .objects import NewObject, class_attribute, inline, lookup, lookup_type
 from .base import Const, DictValue, ObjectValue, SeqValue, Value
+from .protocol import as_python, is_namedtuple_class, is_structseq_class, unpack_iterable
 
 HEAPTYPE = 1 << 9
 _Module = torch.nn.Module

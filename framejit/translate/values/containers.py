@@ -10,9 +10,9 @@ import operator
 import torch
 
 from ...errors import GraphBreak
-from ..lookasides.builtins_table import as_python, unpack_iterable
 from ..source import ItemSource
 from .base import Value, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .protocol import as_python, unpack_iterable, wrap_unsourced
 
 MODULE_CONTAINERS = (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict, torch.nn.ParameterList,
                      torch.nn.ParameterDict)
@@ -62,7 +62,6 @@ def getitem(tx, obj, index):
 
 
 def _wrap_const(x):
-    from ..context import wrap_unsourced
     return wrap_unsourced(x)
 
 

@@ -13,10 +13,11 @@ import functools
 import types
 
 from ...errors import GraphBreak
-from ..lookasides.builtins_table import lookaside
+from ..dispatch import lookaside
 from .cells import EMPTY
 from ..source import AttrSource, ClosureSource
 from .base import Const, DictValue, SeqValue, Value
+from .protocol import as_python
 
 
 STORABLE_DUNDERS = frozenset({"__name__", "__qualname__", "__doc__", "__module__", "__wrapped__",
@@ -195,7 +196,6 @@ def _update_wrapper(tx, args, kwargs):
     """functools.wraps / update_wrapper on a function made in the frame: copy the assigned attributes
     and the wrapped function's __dict__, set __wrapped__ (the rebuilt function gets them all)."""
     from .attrs import PropertyCall, load_attr
-    from ..lookasides.builtins_table import as_python
     bound = dict(zip(("wrapper", "wrapped", "assigned", "updated"), args))
     bound.update(kwargs)
     wrapper, wrapped = bound["wrapper"], bound["wrapped"]

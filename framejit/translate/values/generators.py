@@ -21,10 +21,10 @@ are generators are never translated (the converter runs them as plain Python).
 import types
 
 from ...errors import GraphBreak
-from ..lookasides.builtins_table import LOOKASIDES, as_python, truth, unpack_iterable
-from ..dispatch import RETURN, handler
+from ..dispatch import LOOKASIDES, RETURN, handler
 from .exceptions import ExceptionValue, RaisedException, exception_of
 from .base import Const, IteratorValue, MethodValue, SeqValue, Value
+from .protocol import as_python, truth, unpack_iterable
 
 _NOTHING = object()
 

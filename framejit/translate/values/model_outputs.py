@@ -21,8 +21,8 @@ import collections
 import dataclasses
 
 from ...errors import GraphBreak
-from ..lookasides.builtins_table import as_python
 from .base import Const, IteratorValue, MethodValue, SeqValue, TensorValue, Value
+from .protocol import as_python, wrap_unsourced
 
 _BASE = ("transformers.utils.generic", "ModelOutput")
 
@@ -76,7 +76,6 @@ class ModelOutputValue(Value):
             if f.name in given:
                 attrs[f.name] = given[f.name]
             elif f.default is not dataclasses.MISSING:
-                from ..context import wrap_unsourced
                 attrs[f.name] = wrap_unsourced(f.default)
             elif f.default_factory is not dataclasses.MISSING:
                 raise GraphBreak("model output", f"{cls.__name__}.{f.name} has a default_factory")
@@ -102,7 +101,6 @@ class ModelOutputValue(Value):
             raise GraphBreak("attribute error", f"AttributeError: '{self.cls.__name__}' object has no attribute {name!r}")
         if callable(real):
             raise GraphBreak("model output", f"{self.cls.__name__}.{name}() is not modelled")
-        from ..context import wrap_unsourced
         return wrap_unsourced(real)
 
     def has_attr(self, tx, name):

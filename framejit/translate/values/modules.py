@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import torch
 
 from ...errors import GraphBreak
-from ..lookasides.builtins_table import as_python
 from ..source import AttrSource, Source
 from .base import Const, ObjectValue, SeqValue
+from .protocol import as_python, wrap_unsourced
 
 MODULE_TABLES = ("_parameters", "_buffers", "_modules")
 CONTAINER_ITERS = {getattr(c, "__iter__", None) for c in (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict,
@@ -118,7 +118,6 @@ class ModuleValue(ObjectValue):
         if self.source is None:
             if isinstance(real, torch.Tensor):
                 raise GraphBreak("module", f"a tensor of a module framejit cannot reach ({type(self.obj).__name__}.{name})")
-            from ..context import wrap_unsourced
             out = wrap_unsourced(real)
             return ModuleValue(real) if isinstance(real, torch.nn.Module) else out
         return tx.ctx.wrap(real, ModuleAttrSource(self.source, name, where))

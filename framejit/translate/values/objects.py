@@ -22,12 +22,13 @@ between calls.
 import types
 
 from ...errors import GraphBreak
-from ..lookasides.builtins_table import as_python, lookaside, unpack_iterable
+from ..dispatch import lookaside
 from ..guards.identity import is_plain_instance
 from .object_attrs import ABSENT, class_lookup, delete_instance_attr, descriptor_value, instance_dict_value, \
     is_generic, mro_lookup, read_instance_attr
 from ..source import AttrSource
 from .base import Const, IteratorValue, ObjectValue, Value
+from .protocol import as_python, python_type_of, truth, unpack_iterable, wrap_unsourced
 
 HEAPTYPE = 1 << 9
 MISSING = ABSENT                 # what a class lookup finds when no class has the name
@@ -158,7 +159,6 @@ class NewObject(Value):
         return call(tx, self._special(tx, "__call__", "call"), [self, *args], kwargs)
 
     def truth(self, tx):
-        from ..lookasides.builtins_table import truth
         for name in ("__bool__", "__len__"):
             fn = lookup(tx, self.cls, name)
             if fn is not MISSING:
@@ -312,7 +312,6 @@ class SuperValue(Value):
 
 
 def _python_type(v):
-    from ..lookasides.builtins_table import python_type_of
     return python_type_of(v)
 
 
@@ -338,7 +337,6 @@ def class_attribute(tx, attr, receiver, receiver_is_class, cls_value, name):
         raise GraphBreak("attribute", f"class attribute {name!r} is a {type(attr).__name__} descriptor")
     if cls_value.source is not None:
         return tx.ctx.wrap(attr, AttrSource(cls_value.source, name))
-    from ..context import wrap_unsourced
     return wrap_unsourced(attr)
 
 

@@ -8,8 +8,9 @@ import functools
 import operator
 
 from ...errors import GraphBreak
-from ..lookasides.builtins_table import LOOKASIDES, as_python, unpack_iterable
+from ..dispatch import LOOKASIDES
 from .base import SeqValue, Value
+from .protocol import as_python, unpack_iterable
 
 
 class OperatorCallable(Value):

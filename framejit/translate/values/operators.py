@@ -8,8 +8,9 @@ import dis
 import operator
 
 from ...errors import GraphBreak
-from ..lookasides.builtins_table import LOOKASIDES, as_python, truth, unpack_iterable
+from ..dispatch import LOOKASIDES
 from .base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .protocol import as_python, truth, unpack_iterable
 
 BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
           "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,

@@ -1,0 +1,118 @@
+"""How symbolic values behave as Python objects, for every kind at once: the real value of a value made
+of constants (`as_python`), its truth, its items when iterated, its Python type, and the Value of a
+real object reached without a Source (`wrap_unsourced`: constants only).
+
+Kinds with rules of their own answer through methods (`truth(tx)`, `unpack(tx)`, `python_type()`),
+so this module imports none of them. The tables of lookasides, the translator's handlers and the
+value kinds all ask these questions.
+"""
+import operator
+
+import torch
+
+from ...errors import GraphBreak
+from .base import Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
+
+CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
+               torch.dtype, torch.device, torch.layout, torch.memory_format)
+
+
+def is_namedtuple_class(cls):
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields") and cls is not tuple
+
+
+def is_structseq_class(cls):
+    return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "n_sequence_fields")
+
+
+def as_python(v):
+    """Real value of a symbolic value made only of constants (else GraphBreak)."""
+    if isinstance(v, Const):
+        return v.value
+    if isinstance(v, SeqValue):
+        items = [as_python(i) for i in v.items]
+        return v.kind(items) if v.kind in (tuple, list) else items if v.kind is list else tuple(items)
+    if isinstance(v, DictValue):
+        return {k: as_python(x) for k, x in v.items.items()}
+    if isinstance(v, SetValue):
+        return {as_python(i) for i in v.items}
+    if isinstance(v, ObjectValue):
+        if v.edited:
+            raise GraphBreak("needs real value", f"{v!r}: the frame changed its attributes, so it is not the real "
+                             "object yet")
+        return v.obj
+    raise GraphBreak("needs real value", f"{v!r} is not a constant here")
+
+
+def unpack_iterable(tx, v):
+    """Items of an iterable value as a list of Values, or GraphBreak."""
+    if isinstance(v, SeqValue):
+        return list(v.items)
+    if isinstance(v, IteratorValue):
+        items = v.items[v.pos:]
+        v.pos = len(v.items)
+        return items
+    if isinstance(v, DictValue):
+        return [Const(k) for k in v.items]
+    if isinstance(v, SetValue):
+        return list(v.items)
+    if isinstance(v, Const):
+        val = v.value
+        if isinstance(val, (tuple, list, range, str, bytes, frozenset, set, torch.Size)):
+            return [Const(x) for x in val]
+        if isinstance(val, dict):
+            return [Const(k) for k in val]
+    if isinstance(v, TensorValue):
+        n = v.fake.shape[0] if v.fake.ndim else None
+        if n is None:
+            raise GraphBreak("iterate tensor", "iteration over a 0-d tensor")
+        return [tx.ctx.graph.call_function(operator.getitem, (v, Const(i)), {}) for i in range(n)]
+    if hasattr(v, "unpack"):
+        return v.unpack(tx)
+    raise GraphBreak("iterate", f"cannot iterate over {v!r}")
+
+
+def wrap_unsourced(obj):
+    """A real object reached without a Source (e.g. attribute of a constant): only constants are safe."""
+    if type(obj) in CONST_TYPES or type(obj) is torch.Size:
+        return Const(obj)
+    if isinstance(obj, tuple) and all(type(x) in CONST_TYPES for x in obj):
+        return Const(obj)
+    if type(obj) is range:
+        return Const(obj)
+    if type(obj) is list and all(type(x) in CONST_TYPES for x in obj):      # e.g. "a.b".split(".")
+        return SeqValue(list, [Const(x) for x in obj])
+    if type(obj) is dict and all(type(x) in CONST_TYPES for x in (*obj, *obj.values())):
+        return DictValue({k: Const(v) for k, v in obj.items()})
+    return ObjectValue(obj)
+
+
+def truth(tx, v):
+    """Python truth of a value known at translation time, or GraphBreak."""
+    if isinstance(v, Const):
+        return bool(v.value)
+    if isinstance(v, (SeqValue, DictValue, SetValue)):
+        return bool(v.items)
+    if isinstance(v, TensorValue):
+        raise GraphBreak("data-dependent branch", "the branch depends on a tensor's value")
+    if hasattr(v, "truth"):
+        return v.truth(tx)
+    if isinstance(v, ObjectValue):
+        if type(v.obj).__bool__ is object.__bool__ if hasattr(type(v.obj), "__bool__") else False:
+            return True
+        if not hasattr(type(v.obj), "__bool__") and not hasattr(type(v.obj), "__len__"):
+            return True
+        if isinstance(v.obj, torch.nn.Module) and not hasattr(type(v.obj), "__len__"):
+            return True
+        raise GraphBreak("truth", f"truth value of {type(v.obj).__name__}")
+    if hasattr(v, "truth"):
+        return v.truth(tx)
+    return True
+
+
+def python_type_of(v):
+    if isinstance(v, Const):
+        return type(v.value)
+    if isinstance(v, ObjectValue):
+        return type(v.obj)
+    return v.python_type()
