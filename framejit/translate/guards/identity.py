@@ -15,7 +15,6 @@ checks that the inputs that were different objects at translation still are
 Both guards are CONST_MATCH guards on a FactSource: a Source whose expression is a Python fact about
 other Sources.
 """
-import dataclasses
 import functools
 import types
 from dataclasses import dataclass
@@ -24,8 +23,7 @@ import torch
 
 from ..source import AttrSource, GlobalSource, ItemSource, LocalSource, Source
 from ..values.base import ObjectValue, SeqValue, SetValue, DictValue, TensorValue
-
-HEAPTYPE = 1 << 9
+from ..values.objects import is_plain_instance
 
 
 @dataclass(frozen=True)
@@ -65,21 +63,6 @@ class DistinctObjectsSource(Source):
 
     def name(self):
         return f"distinct objects: {', '.join(m.name() for m in self.members)}"
-
-
-def is_plain_instance(obj):
-    """An instance of a class written in Python whose state lives in __dict__/__slots__ (no builtin
-    base other than object): dataclasses, config objects, user classes, types.SimpleNamespace. nn.Modules are excluded (their
-    hooks and registries are read without guards, so they stay matched by identity)."""
-    t = type(obj)
-    if t is types.SimpleNamespace:
-        return True
-    if not t.__flags__ & HEAPTYPE or isinstance(obj, (torch.nn.Module, torch.Tensor, BaseException, type)):
-        return False
-    if dataclasses.is_dataclass(t):        # dataclasses on builtin bases too (HF's ModelOutput is a dict)
-        return True
-    mro = t.__mro__
-    return mro[-1] is object and all(k.__flags__ & HEAPTYPE for k in mro[:-1])
 
 
 def is_nested_function(obj):

@@ -17,7 +17,7 @@ import torch
 from ...errors import GraphBreak
 from ..dispatch import lookaside
 from .modules import fresh_module
-from .objects import NewObject, class_attribute, inline, lookup, lookup_type
+from .objects import NewObject, class_attribute, inline, lookup, why_not_constructible
 from .base import Const, DictValue, ObjectValue, SeqValue, Value
 from .protocol import as_python, is_namedtuple_class, is_structseq_class, unpack_iterable
 
@@ -57,24 +57,6 @@ def _namedtuple_items(cls, args, kwargs):
     if unknown:
         raise GraphBreak("bad call", f"TypeError: {cls.__name__}() got an unexpected keyword argument")
     return values
-
-
-def why_not_constructible(cls):
-    """None if instances of `cls` can be made symbolically, else the reason in plain words."""
-    import torch
-    if not isinstance(cls, type):
-        return f"{cls!r} is not a class"
-    name = cls.__qualname__
-    if type(cls).__call__ is not type.__call__:
-        return f"constructing {name}: its metaclass {type(cls).__name__} has its own __call__"
-    mro = cls.__mro__
-    if mro[-1] is not object or not all(k.__flags__ & HEAPTYPE for k in mro[:-1]):
-        return f"constructing {name} objects (a subclass of a builtin type) is not supported in a graph"
-    if issubclass(cls, torch.nn.Module):
-        return f"constructing the nn.Module {name} inside a compiled function is not supported"
-    if getattr(cls, "__abstractmethods__", None):
-        return f"TypeError: Can't instantiate abstract class {name}"
-    return None
 
 
 def construct_object(tx, cls_value, cls, args, kwargs):

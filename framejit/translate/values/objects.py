@@ -19,11 +19,13 @@ property setter or a Python __setattr__ runs once, in the frame, and the raw sto
 graph. Every class lookup that decides what the frame does (`lookup`) is guarded: a class can change
 between calls.
 """
+import dataclasses
 import types
+
+import torch
 
 from ...errors import GraphBreak
 from ..dispatch import lookaside
-from ..guards.identity import is_plain_instance
 from .object_attrs import ABSENT, class_lookup, delete_instance_attr, descriptor_value, instance_dict_value, \
     is_generic, mro_lookup, read_instance_attr
 from ..source import AttrSource
@@ -65,6 +67,40 @@ def _is_data_descriptor(attr):
 
 def _no_attribute(cls, name):
     return GraphBreak("attribute error", f"AttributeError: '{cls.__name__}' object has no attribute '{name}'")
+
+
+# ---- which classes and instances are modelled -----------------------------------------------------
+
+def is_plain_instance(obj):
+    """An instance of a class written in Python whose state lives in __dict__/__slots__ (no builtin
+    base other than object): dataclasses, config objects, user classes, types.SimpleNamespace. nn.Modules are excluded (their
+    hooks and registries are read without guards, so they stay matched by identity)."""
+    t = type(obj)
+    if t is types.SimpleNamespace:
+        return True
+    if not t.__flags__ & HEAPTYPE or isinstance(obj, (torch.nn.Module, torch.Tensor, BaseException, type)):
+        return False
+    if dataclasses.is_dataclass(t):        # dataclasses on builtin bases too (HF's ModelOutput is a dict)
+        return True
+    mro = t.__mro__
+    return mro[-1] is object and all(k.__flags__ & HEAPTYPE for k in mro[:-1])
+
+
+def why_not_constructible(cls):
+    """None if instances of `cls` can be made symbolically, else the reason in plain words."""
+    if not isinstance(cls, type):
+        return f"{cls!r} is not a class"
+    name = cls.__qualname__
+    if type(cls).__call__ is not type.__call__:
+        return f"constructing {name}: its metaclass {type(cls).__name__} has its own __call__"
+    mro = cls.__mro__
+    if mro[-1] is not object or not all(k.__flags__ & HEAPTYPE for k in mro[:-1]):
+        return f"constructing {name} objects (a subclass of a builtin type) is not supported in a graph"
+    if issubclass(cls, torch.nn.Module):
+        return f"constructing the nn.Module {name} inside a compiled function is not supported"
+    if getattr(cls, "__abstractmethods__", None):
+        return f"TypeError: Can't instantiate abstract class {name}"
+    return None
 
 
 def inline(tx, fn, args, kwargs=None):
@@ -487,7 +523,6 @@ def _object_new(tx, args, kwargs):
         raise GraphBreak("bad call", "TypeError: object.__new__(): not enough arguments")
     cls_value = args[0]
     cls = as_python(cls_value)
-    from .classes import why_not_constructible
     why = why_not_constructible(cls)
     if why is not None:
         raise GraphBreak("construct", why)
