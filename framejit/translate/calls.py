@@ -32,7 +32,7 @@ from .lookasides.stdlib import method_lookaside
 from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
                            contextmanager_call, torch_decorated_call)
 from .values.exceptions import builtin_protocol, instantiate
-from .values.functions import FunctionValue
+from .values.functions import FunctionValue, bind_arguments
 from .values.generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
 from .lookasides.state_calls import call_watching_state, is_state_setter, setter_break
 
@@ -254,26 +254,17 @@ def inline_function(tx, fn, fn_source, args, kwargs, *, closure_values=None, def
     return child.run()
 
 
-def inline_generator(tx, fn, fn_source, args, kwargs):
-    """The GeneratorValue of calling generator function `fn` (GraphBreak if it is not one)."""
-    if not fn.__code__.co_flags & inspect.CO_GENERATOR:
-        raise GraphBreak("call", f"{fn.__qualname__} is not a generator function")
-    return inline_function(tx, fn, fn_source, args, kwargs)
-
-
 def generator_of_function_value(tx, fv, args, kwargs):
     """Calling a generator function (or genexpr) made in the frame: a lazily run GeneratorValue."""
-    from .translator import Translator
     if tx.depth >= tx.ctx.config.inline_depth:
         raise GraphBreak("recursion", f"inlining deeper than {tx.ctx.config.inline_depth} calls")
     bound = bind_arguments(fv.code, fv.code.co_qualname, args, kwargs, (list(fv.defaults), fv.kwdefaults))
-    child = Translator(tx.ctx, fv.code, tx.ctx.decode(fv.code), fv.f_globals, locals_=bound, closure=fv.closure,
-                       globals_source=fv.globals_source, parent=tx, fn_name=fv.code.co_qualname)
+    child = tx.child(fv.code, fv.f_globals, locals_=bound, closure=fv.closure, globals_source=fv.globals_source,
+                     fn_name=fv.code.co_qualname)
     return make_generator(child, fv.code.co_qualname)
 
 
 def _inline_frame(tx, fn, fn_source, args, kwargs, closure_values, defaults, kwdefaults):
-    from .translator import Translator
     code = fn.__code__ if fn is not None else None
     module = getattr(fn, "__module__", "") or ""
     if module.startswith(NEVER_INLINE_PREFIXES) and not module.startswith("torch.nn"):
@@ -292,9 +283,8 @@ def _inline_frame(tx, fn, fn_source, args, kwargs, closure_values, defaults, kwd
     globals_source = None
     if fn.__globals__ is not tx.ctx.f_globals:       # another module's globals: named directly, no path
         globals_source = fixed_source(fn.__globals__, f"{fn.__module__}.__dict__")
-    instructions = tx.ctx.decode(code)
-    child = Translator(tx.ctx, code, instructions, fn.__globals__, locals_=bound, closure=closure_values,
-                       globals_source=globals_source, parent=tx, fn_name=fn.__qualname__)
+    child = tx.child(code, fn.__globals__, locals_=bound, closure=closure_values, globals_source=globals_source,
+                     fn_name=fn.__qualname__)
     if tx.ctx.recorder is not None:
         tx.ctx.recorder.record_code(code)
     return child
@@ -334,50 +324,3 @@ def _closure_values(tx, fn, fn_source):
         src = ItemSource(AttrSource(fn_source, "__closure__"), i)
         out.append(tx.ctx.real_cell(cell, src))
     return tuple(out)
-
-
-def bind_arguments(code, qualname, args, kwargs, defaults):
-    """Map call arguments to the callee's parameter names, as CPython does (TypeErrors break)."""
-    pos_defaults, kw_defaults = defaults
-    nargs, nposonly, nkwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
-    names = code.co_varnames
-    has_varargs = bool(code.co_flags & inspect.CO_VARARGS)
-    has_varkw = bool(code.co_flags & inspect.CO_VARKEYWORDS)
-    bound = {}
-    for i, v in enumerate(args[:nargs]):
-        bound[names[i]] = v
-    extra = list(args[nargs:])
-    if extra and not has_varargs:
-        raise GraphBreak("bad call", f"TypeError: {qualname}() takes {nargs} positional arguments but {len(args)} were given")
-    varkw = {}
-    kwonly_names = names[nargs:nargs + nkwonly]
-    for k, v in kwargs.items():
-        if k in names[nposonly:nargs] or k in kwonly_names:
-            if k in bound:
-                raise GraphBreak("bad call", f"TypeError: {qualname}() got multiple values for argument {k!r}")
-            bound[k] = v
-        elif has_varkw:
-            varkw[k] = v
-        else:
-            raise GraphBreak("bad call", f"TypeError: {qualname}() got an unexpected keyword argument {k!r}")
-    first_default = nargs - len(pos_defaults)
-    for i in range(nargs):
-        n = names[i]
-        if n not in bound:
-            if i >= first_default:
-                bound[n] = pos_defaults[i - first_default]
-            else:
-                raise GraphBreak("bad call", f"TypeError: {qualname}() missing required argument {n!r}")
-    for n in kwonly_names:
-        if n not in bound:
-            if n in kw_defaults:
-                bound[n] = kw_defaults[n]
-            else:
-                raise GraphBreak("bad call", f"TypeError: {qualname}() missing keyword-only argument {n!r}")
-    i = nargs + nkwonly
-    if has_varargs:
-        bound[names[i]] = SeqValue(tuple, extra)
-        i += 1
-    if has_varkw:
-        bound[names[i]] = DictValue(varkw)
-    return bound

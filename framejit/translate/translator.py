@@ -16,8 +16,10 @@ import linecache
 import torch
 
 from ..errors import GraphBreak
+from . import calls
 from .dispatch import HANDLERS, RETURN
-from .source import LocalSource
+from .lookasides.builtin_methods import DictKeySource
+from .source import GlobalSource, ItemSource, LocalSource, NamespaceSource
 from .values.base import Value
 from .ops import load_store as ops_load_store, calls as ops_calls, operators as ops_operators, control as ops_control, containers as ops_containers, exceptions as ops_exceptions, match as ops_match, imports as ops_imports  # noqa: F401  (register handlers)
 from .lookasides.ctx_managers import unwind
@@ -166,12 +168,76 @@ class Translator:
                 raise self.graph_break("unbound local", f"local variable {name!r} referenced before assignment")
         return v
 
+    def load_global(self, name):
+        """The Value of global `name` as this frame reads it (a pending store, its module's globals,
+        then builtins), guarded through its Source and reported to the recorder."""
+        ctx = self.ctx
+        if self.globals_source is None:
+            pending = ctx.side_effects.globals.get(name)
+            if pending is not None:
+                return pending
+            if name in self.f_globals:
+                obj = self.f_globals[name]
+                if ctx.recorder is not None:
+                    ctx.recorder.record_global(name, obj)
+                return ctx.wrap(obj, GlobalSource(name))
+            obj = self._builtin_or_name_error(name, NamespaceSource())
+            if ctx.recorder is not None:
+                ctx.recorder.record_builtin(name, obj)
+            return ctx.builtin_value(name, obj)
+        if name in self.f_globals:
+            obj = self.f_globals[name]
+            if isinstance(self.globals_source, tuple):      # callee globals without a reachable source
+                return ctx.wrap_foreign_global(obj)
+            # torch's own modules are trusted like TRUSTED_MODULES: their globals are not guarded
+            trusted = (self.f_globals.get("__name__") or "").startswith("torch.")
+            return ctx.wrap(obj, ItemSource(self.globals_source, name), guard=not trusted)
+        source = None if isinstance(self.globals_source, tuple) else self.globals_source
+        obj = self._builtin_or_name_error(name, source)
+        return ctx.builtin_value(name, obj)
+
+    def _builtin_or_name_error(self, name, globals_dict):
+        """A name missing from the globals: the builtin (not guarded: see builtin_value), or a NameError
+        whose cause -- the name in neither dict -- is guarded, so a global defined later is noticed."""
+        try:
+            return self.lookup_builtin(name)
+        except GraphBreak:
+            if globals_dict is not None:
+                guards = self.ctx.guards
+                guards.add("CONST_MATCH", DictKeySource(globals_dict, name, lookup=False), False)
+                if isinstance(globals_dict, NamespaceSource):
+                    guards.add("CONST_MATCH", DictKeySource(NamespaceSource(builtins=True), name, lookup=False), False)
+            raise
+
     def lookup_builtin(self, name):
         b = self.f_globals.get("__builtins__", builtins)
         b = b if isinstance(b, dict) else b.__dict__
         if name not in b:
             raise self.graph_break("name error", f"name {name!r} is not defined")
         return b[name]
+
+
+    # ---- the way back into the call dispatch ------------------------------------------------------
+    # An interpreter is mutually recursive: calling a function runs its code, whose instructions call
+    # more functions. The value kinds and lookaside tables below calls.py call back through these
+    # methods of the translator they are handed, never by importing calls.py or this module.
+    def call(self, fn, args, kwargs):
+        """fn(*args, **kwargs) for a symbolic callable and arguments (calls.call_value)."""
+        return calls.call_value(self, fn, args, kwargs)
+
+    def call_method(self, receiver, name, args, kwargs):
+        """receiver.name(*args, **kwargs) (calls.call_method)."""
+        return calls.call_method(self, receiver, name, args, kwargs)
+
+    def inline(self, fn, fn_source, args, kwargs):
+        """Python function fn called with symbolic arguments: its code runs in a child translator
+        (calls.inline_function); fn_source reaches fn, or None."""
+        return calls.inline_function(self, fn, fn_source, args, kwargs)
+
+    def child(self, code, f_globals, **frame):
+        """A translator over `code` called from this frame: it shares this conversion (graph, guards,
+        side effects) one inline level deeper. frame: locals_, closure, globals_source, fn_name."""
+        return Translator(self.ctx, code, self.ctx.decode(code), f_globals, parent=self, **frame)
 
 
 def format_position(code, inst):

@@ -89,13 +89,12 @@ def _try_getitem(tx, mapping, key):
     """mapping[key] through its class's Python __getitem__, or None if that raises KeyError (the
     guards it added while deciding stay: they are what makes the KeyError certain)."""
     import types
-    from ..calls import inline_function
     getitem = getattr(type(mapping.obj), "__getitem__", None)
     if not isinstance(getitem, types.FunctionType):
         raise GraphBreak("call", f"Mapping.get on a {type(mapping.obj).__name__} (no Python __getitem__)")
     graph_mark, effects_mark = tx.ctx.graph.mark(), tx.ctx.side_effects.mark()
     try:
-        return inline_function(tx, getitem, None, [mapping, key], {})
+        return tx.inline(getitem, None, [mapping, key], {})
     except GraphBreak as gb:
         if gb.kind != "key error":
             raise

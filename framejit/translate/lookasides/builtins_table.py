@@ -215,19 +215,17 @@ def _next(tx, args, kwargs):
 
 @lookaside(map)
 def _map(tx, args, kwargs):
-    from ..calls import call_value
     fn, *its = args
     lists = [unpack_iterable(tx, a) for a in its]
-    return IteratorValue([call_value(tx, fn, list(t), {}) for t in zip(*lists)])
+    return IteratorValue([tx.call(fn, list(t), {}) for t in zip(*lists)])
 
 
 @lookaside(filter)
 def _filter(tx, args, kwargs):
-    from ..calls import call_value
     fn, it = args
     out = []
     for v in unpack_iterable(tx, it):
-        keep = v if isinstance(fn, Const) and fn.value is None else call_value(tx, fn, [v], {})
+        keep = v if isinstance(fn, Const) and fn.value is None else tx.call(fn, [v], {})
         if truth(tx, keep):
             out.append(v)
     return IteratorValue(out)
@@ -238,8 +236,7 @@ def _key_values(tx, items, key):
     symbolically (so tensors can be ordered by their shapes, say), each of which must be a constant."""
     if key is None or (isinstance(key, Const) and key.value is None):
         return [as_python(i) for i in items]
-    from ..calls import call_value
-    return [as_python(call_value(tx, key, [i], {})) for i in items]
+    return [as_python(tx.call(key, [i], {})) for i in items]
 
 
 @lookaside(sorted)

@@ -15,6 +15,7 @@ exception inside the block is always a graph break, and a break inside a with-bl
 converter run the whole frame as plain Python.
 """
 import contextlib
+import inspect
 import types
 
 import torch
@@ -481,19 +482,19 @@ def manager_for_object(tx, value):
 
 def contextmanager_call(tx, fn, fn_source, args, kwargs):
     """Call of a @contextlib.contextmanager function: its generator, wrapped as a manager."""
-    from ..calls import inline_generator
     from ..source import AttrSource
     wrapped = fn.__wrapped__
     source = AttrSource(fn_source, "__wrapped__") if fn_source is not None else None
     if source is not None:
         tx.ctx.wrap(wrapped, source)      # guards the wrapped function's identity
-    gen = inline_generator(tx, wrapped, source, args, kwargs)
+    if not wrapped.__code__.co_flags & inspect.CO_GENERATOR:
+        raise GraphBreak("call", f"{wrapped.__qualname__} is not a generator function")
+    gen = tx.inline(wrapped, source, args, kwargs)
     return GeneratorManager(gen)
 
 
 def torch_decorated_call(tx, fn, fn_source, args, kwargs):
     """Call of a function decorated with @torch.no_grad() & co: enter, inline the function, exit."""
-    from ..calls import call_value
     from ..source import AttrSource, ItemSource
     cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
     factory, func = cells["ctx_factory"].cell_contents, cells["func"].cell_contents
@@ -520,7 +521,7 @@ def torch_decorated_call(tx, fn, fn_source, args, kwargs):
             tx.ctx.wrap(owner.mode, AttrSource(mode_source, "mode"))
     manager.enter(tx)
     func_value = tx.ctx.wrap(func, func_source) if func_source is not None else ObjectValue(func)
-    result = call_value(tx, func_value, args, kwargs)
+    result = tx.call(func_value, args, kwargs)
     manager.exit(tx)
     return result
 

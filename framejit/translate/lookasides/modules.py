@@ -44,13 +44,12 @@ def as_module_value(v):
 
 def call_module(tx, module_value, args, kwargs):
     """`module(*args, **kwargs)`."""
-    from ..calls import call_value
     mv = as_module_value(module_value)
     call = type(mv.obj).__call__
     if call is _MODULE_CALL:
         return call_impl(tx, mv, args, kwargs)
     if isinstance(call, types.FunctionType):
-        return call_value(tx, ObjectValue(call), [mv, *args], kwargs)
+        return tx.call(ObjectValue(call), [mv, *args], kwargs)
     raise GraphBreak("call", f"{type(mv.obj).__name__}.__call__ is not Python code")
 
 
@@ -73,7 +72,6 @@ def _guard_hooks(tx, mv):
 def call_impl(tx, mv, args, kwargs):
     """nn.Module._call_impl: pre-hooks, forward, hooks (torch/nn/modules/module.py, same order:
     global hooks first, then the module's own)."""
-    from ..calls import call_value
     m = mv.obj
     if _guard_hooks(tx, mv):
         return call_forward(tx, mv, args, kwargs)
@@ -94,7 +92,7 @@ def call_impl(tx, mv, args, kwargs):
     for hook_id, hook, table in pre_hooks:
         hook_v = tx.ctx.wrap(hook, _item(table, hook_id))
         if hook_id in m._forward_pre_hooks_with_kwargs:
-            out = call_value(tx, hook_v, [mv, args_v, kwargs_v], {})
+            out = tx.call(hook_v, [mv, args_v, kwargs_v], {})
             if not _is_none(out):
                 pair = _as_items(tx, out)
                 if pair is None or len(pair) != 2:
@@ -102,7 +100,7 @@ def call_impl(tx, mv, args, kwargs):
                                      "(new_args, new_kwargs)")
                 args_v, kwargs_v = pair
         else:
-            out = call_value(tx, hook_v, [mv, args_v], {})
+            out = tx.call(hook_v, [mv, args_v], {})
             if not _is_none(out):
                 args_v = out if _is_tuple(out) else SeqValue(tuple, [out])
     from .builtins_table import unpack_iterable
@@ -113,9 +111,9 @@ def call_impl(tx, mv, args, kwargs):
     for hook_id, hook, table in hooks:
         hook_v = tx.ctx.wrap(hook, _item(table, hook_id))
         if hook_id in m._forward_hooks_with_kwargs or hook_id in g._global_forward_hooks_with_kwargs:
-            out = call_value(tx, hook_v, [mv, args_v, kwargs_v, result], {})
+            out = tx.call(hook_v, [mv, args_v, kwargs_v, result], {})
         else:
-            out = call_value(tx, hook_v, [mv, args_v, result], {})
+            out = tx.call(hook_v, [mv, args_v, result], {})
         if not _is_none(out):
             result = out
     return result
@@ -146,19 +144,18 @@ def _as_items(tx, v):
 
 def call_forward(tx, mv, args, kwargs):
     """`self.forward(*args, **kwargs)` (an instance attribute `forward` wins over the class's)."""
-    from ..calls import call_value
     m = mv.obj
     if "forward" in m.__dict__:
-        return call_value(tx, mv.member(tx, "forward", m.__dict__["forward"], "__dict__"), args, kwargs)
+        return tx.call(mv.member(tx, "forward", m.__dict__["forward"], "__dict__"), args, kwargs)
     try:
         forward = inspect.getattr_static(type(m), "forward")
     except AttributeError:
         raise GraphBreak("call", f"{type(m).__name__} has no forward")
     if isinstance(forward, types.FunctionType):
         # through call_value, so decorated forwards (torch.no_grad(), compiled, disabled) are honoured
-        return call_value(tx, ObjectValue(forward), [mv, *args], kwargs)
+        return tx.call(ObjectValue(forward), [mv, *args], kwargs)
     from ..ops.load_store import get_attribute
-    return call_value(tx, get_attribute(tx, mv, "forward"), args, kwargs)
+    return tx.call(get_attribute(tx, mv, "forward"), args, kwargs)
 
 
 def _lookaside_call(tx, args, kwargs):

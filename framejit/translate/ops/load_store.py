@@ -3,8 +3,7 @@ from ...errors import GraphBreak
 from ..values.attrs import PropertyCall, load_attr
 from ..values.cells import CellValue, EMPTY
 from ..dispatch import handler
-from ..lookasides.builtin_methods import DictKeySource
-from ..source import GlobalSource, ItemSource, NamespaceSource
+from ..source import GlobalSource
 from ..values.base import Const, DictValue, MethodValue, NULL, ObjectValue, SeqValue, TensorValue
 from ..values import classes, objects  # noqa: F401  (install the super / object.* / tuple.__new__ lookasides)
 from ..guards.identity import is_plain_instance
@@ -63,48 +62,8 @@ def delete_fast(tx, inst):
 def load_global(tx, inst):
     if inst.push_null:
         tx.push(NULL)
-    tx.push(load_global_value(tx, inst.argval))
+    tx.push(tx.load_global(inst.argval))
 
-
-def load_global_value(tx, name):
-    ctx = tx.ctx
-    if tx.globals_source is None:
-        pending = ctx.side_effects.globals.get(name)
-        if pending is not None:
-            return pending
-        if name in tx.f_globals:
-            obj = tx.f_globals[name]
-            if ctx.recorder is not None:
-                ctx.recorder.record_global(name, obj)
-            return ctx.wrap(obj, GlobalSource(name))
-        obj = _builtin_or_name_error(tx, name, NamespaceSource())
-        if ctx.recorder is not None:
-            ctx.recorder.record_builtin(name, obj)
-        return ctx.builtin_value(name, obj)
-    if name in tx.f_globals:
-        obj = tx.f_globals[name]
-        if isinstance(tx.globals_source, tuple):      # callee globals without a reachable source
-            return ctx.wrap_foreign_global(obj)
-        # torch's own modules are trusted like TRUSTED_MODULES: their globals are not guarded
-        trusted = (tx.f_globals.get("__name__") or "").startswith("torch.")
-        return ctx.wrap(obj, ItemSource(tx.globals_source, name), guard=not trusted)
-    source = None if isinstance(tx.globals_source, tuple) else tx.globals_source
-    obj = _builtin_or_name_error(tx, name, source)
-    return ctx.builtin_value(name, obj)
-
-
-def _builtin_or_name_error(tx, name, globals_dict):
-    """A name missing from the globals: the builtin (not guarded: see builtin_value), or a NameError
-    whose cause -- the name in neither dict -- is guarded, so a global defined later is noticed."""
-    try:
-        return tx.lookup_builtin(name)
-    except GraphBreak:
-        if globals_dict is not None:
-            guards = tx.ctx.guards
-            guards.add("CONST_MATCH", DictKeySource(globals_dict, name, lookup=False), False)
-            if isinstance(globals_dict, NamespaceSource):
-                guards.add("CONST_MATCH", DictKeySource(NamespaceSource(builtins=True), name, lookup=False), False)
-        raise
 
 
 @handler("STORE_GLOBAL")

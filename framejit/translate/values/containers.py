@@ -56,8 +56,7 @@ def getitem(tx, obj, index):
         import types
         method = getattr(type(obj.obj), "__getitem__", None)
         if isinstance(method, types.FunctionType):
-            from ..calls import inline_function
-            return inline_function(tx, method, None, [obj, index], {})
+            return tx.inline(method, None, [obj, index], {})
     raise GraphBreak("subscript", f"subscript of {obj!r} is not supported")
 
 

@@ -10,6 +10,7 @@ frame or of functions it inlined) are reused by reference, cells created in the 
 contents after the functions exist (so a nested function may refer to itself).
 """
 import functools
+import inspect
 import types
 
 from ...errors import GraphBreak
@@ -41,14 +42,11 @@ class FunctionValue(Value):
         return types.FunctionType
 
     def call(self, tx, args, kwargs):
-        from ..calls import bind_arguments
-        from ..translator import Translator
         if tx.depth >= tx.ctx.config.inline_depth:
             raise GraphBreak("recursion", f"inlining deeper than {tx.ctx.config.inline_depth} calls")
         bound = bind_arguments(self.code, self.code.co_qualname, args, kwargs, (list(self.defaults), self.kwdefaults))
-        child = Translator(tx.ctx, self.code, tx.ctx.decode(self.code), self.f_globals, locals_=bound,
-                           closure=self.closure, globals_source=self.globals_source, parent=tx,
-                           fn_name=self.code.co_qualname)
+        child = tx.child(self.code, self.f_globals, locals_=bound, closure=self.closure,
+                         globals_source=self.globals_source, fn_name=self.code.co_qualname)
         return child.run()
 
     def load_attr(self, tx, name):
@@ -119,6 +117,53 @@ class FunctionValue(Value):
         return self.globals_source.expr()
 
 
+def bind_arguments(code, qualname, args, kwargs, defaults):
+    """Map call arguments to the callee's parameter names, as CPython does (TypeErrors break)."""
+    pos_defaults, kw_defaults = defaults
+    nargs, nposonly, nkwonly = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+    names = code.co_varnames
+    has_varargs = bool(code.co_flags & inspect.CO_VARARGS)
+    has_varkw = bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    bound = {}
+    for i, v in enumerate(args[:nargs]):
+        bound[names[i]] = v
+    extra = list(args[nargs:])
+    if extra and not has_varargs:
+        raise GraphBreak("bad call", f"TypeError: {qualname}() takes {nargs} positional arguments but {len(args)} were given")
+    varkw = {}
+    kwonly_names = names[nargs:nargs + nkwonly]
+    for k, v in kwargs.items():
+        if k in names[nposonly:nargs] or k in kwonly_names:
+            if k in bound:
+                raise GraphBreak("bad call", f"TypeError: {qualname}() got multiple values for argument {k!r}")
+            bound[k] = v
+        elif has_varkw:
+            varkw[k] = v
+        else:
+            raise GraphBreak("bad call", f"TypeError: {qualname}() got an unexpected keyword argument {k!r}")
+    first_default = nargs - len(pos_defaults)
+    for i in range(nargs):
+        n = names[i]
+        if n not in bound:
+            if i >= first_default:
+                bound[n] = pos_defaults[i - first_default]
+            else:
+                raise GraphBreak("bad call", f"TypeError: {qualname}() missing required argument {n!r}")
+    for n in kwonly_names:
+        if n not in bound:
+            if n in kw_defaults:
+                bound[n] = kw_defaults[n]
+            else:
+                raise GraphBreak("bad call", f"TypeError: {qualname}() missing keyword-only argument {n!r}")
+    i = nargs + nkwonly
+    if has_varargs:
+        bound[names[i]] = SeqValue(tuple, extra)
+        i += 1
+    if has_varkw:
+        bound[names[i]] = DictValue(varkw)
+    return bound
+
+
 def make_function(code, f_globals, defaults, kwdefaults, closure):
     """Runtime helper of rebuilt functions."""
     fn = types.FunctionType(code, f_globals, code.co_name, defaults, closure)
@@ -159,8 +204,7 @@ class PartialValue(Value):
         return f"PartialValue({self.func!r})"
 
     def call(self, tx, args, kwargs):
-        from ..calls import call_value
-        return call_value(tx, self.func, [*self.args, *args], {**self.keywords, **kwargs})
+        return tx.call(self.func, [*self.args, *args], {**self.keywords, **kwargs})
 
     def load_attr(self, tx, name):
         if name == "func":

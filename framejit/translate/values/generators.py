@@ -186,7 +186,6 @@ def _closes_silently(tx, inst):
     `except C:` clauses (`except (A, B):` too) over Exception subclasses, GeneratorExit matches none and
     leaves at once: nothing to reproduce (collections.abc.Sequence.__iter__'s `except IndexError`). A
     finally, a with block, a bare except or an enclosing block: False."""
-    from ..ops.load_store import load_global_value
     code = tx.instructions
     i = tx.index[inst.exn.target]
     if code[i].opname != "PUSH_EXC_INFO":
@@ -196,7 +195,7 @@ def _closes_silently(tx, inst):
         classes = []
         while code[i].opname == "LOAD_GLOBAL":          # read (and guarded) as the handler would read it
             try:
-                classes.append(as_python(load_global_value(tx, code[i].argval)))
+                classes.append(as_python(tx.load_global(code[i].argval)))
             except GraphBreak:
                 return False
             i += 1
@@ -296,14 +295,13 @@ class MapIterator(LazyIterator):
         return map
 
     def next_value(self, tx):
-        from ..calls import call_value
         items = []
         for it in self.its:
             v = step(tx, it)
             if v is None:
                 return None
             items.append(v)
-        return call_value(tx, self.fn, items, {})
+        return tx.call(self.fn, items, {})
 
 
 class FilterIterator(LazyIterator):
@@ -318,12 +316,11 @@ class FilterIterator(LazyIterator):
         return filter
 
     def next_value(self, tx):
-        from ..calls import call_value
         while True:
             v = step(tx, self.it)
             if v is None:
                 return None
-            keep = v if isinstance(self.fn, Const) and self.fn.value is None else call_value(tx, self.fn, [v], {})
+            keep = v if isinstance(self.fn, Const) and self.fn.value is None else tx.call(self.fn, [v], {})
             if truth(tx, keep):
                 return v
 

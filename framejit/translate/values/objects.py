@@ -104,13 +104,11 @@ def why_not_constructible(cls):
 
 
 def inline(tx, fn, args, kwargs=None):
-    from ..calls import inline_function
-    return inline_function(tx, fn, None, list(args), kwargs or {})
+    return tx.inline(fn, None, list(args), kwargs or {})
 
 
 def call(tx, fn_value, args, kwargs=None):
-    from ..calls import call_value
-    return call_value(tx, fn_value, list(args), kwargs or {})
+    return tx.call(fn_value, list(args), kwargs or {})
 
 
 # ---- values --------------------------------------------------------------------------------------

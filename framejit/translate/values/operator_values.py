@@ -26,7 +26,6 @@ class OperatorCallable(Value):
         return self.factory
 
     def call(self, tx, args, kwargs):
-        from ..calls import call_method
         from .containers import getitem
         from ..ops.load_store import get_attribute
         if len(args) != 1 or kwargs:
@@ -34,7 +33,7 @@ class OperatorCallable(Value):
         (obj,) = args
         if self.factory is operator.methodcaller:
             name = as_python(self.args[0])
-            return call_method(tx, obj, name, self.args[1:], self.kwargs)
+            return tx.call_method(obj, name, self.args[1:], self.kwargs)
         if self.factory is operator.itemgetter:
             values = [getitem(tx, obj, key) for key in self.args]
         else:
@@ -72,7 +71,6 @@ def _getitem(tx, args, kwargs):
 
 
 def _reduce(tx, args, kwargs):
-    from ..calls import call_value
     fn, iterable = args[0], args[1]
     items = unpack_iterable(tx, iterable)
     if len(args) > 2:
@@ -82,7 +80,7 @@ def _reduce(tx, args, kwargs):
     else:
         raise GraphBreak("constant op raised", "TypeError: reduce() of empty iterable with no initial value")
     for item in items:
-        acc = call_value(tx, fn, [acc, item], {})
+        acc = tx.call(fn, [acc, item], {})
     return acc
 
 

@@ -188,8 +188,7 @@ def _contains(tx, container, item):
         import types
         method = getattr(type(container.obj), "__contains__", None)
         if isinstance(method, types.FunctionType):
-            from ..calls import call_value
-            return truth(tx, call_value(tx, ObjectValue(method), [container, item], {}))
+            return truth(tx, tx.call(ObjectValue(method), [container, item], {}))
     raise GraphBreak("operator", f"`in` on {container!r}")
 
 
