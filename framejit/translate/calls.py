@@ -232,10 +232,6 @@ def call_object_method(tx, recv, name, args, kwargs):
     return call_value(tx, attr, args, kwargs)
 
 
-def call_property(tx, pc):
-    return inline_function(tx, pc.prop.fget, None, [pc.owner], {})
-
-
 # ---- inlining -----------------------------------------------------------------------------------
 
 def inline_function(tx, fn, fn_source, args, kwargs, *, closure_values=None, defaults=None, kwdefaults=None):

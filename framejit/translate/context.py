@@ -15,6 +15,7 @@ from .graph.builder import GraphBuilder
 from .side_effects import SideEffects
 from ..bytecode.shared import decoded as decoded_shared
 from ..errors import GraphBreak
+from .lookasides.state_calls import store_break, store_runs_code
 from .lookasides.ctx_managers import AutocastExit, GradModeExit, resumed_autocast_block, resumed_grad_block
 from .guards.identity import IdentityTracker, guard_object
 from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource
@@ -118,6 +119,8 @@ class ConversionContext:
         return id(value) in self._local_objects
 
     def store_object_attr(self, tx, obj, name, value):
+        if store_runs_code(obj.obj, name):          # torch.backends.cudnn.deterministic = True
+            raise store_break(obj.obj, name)
         if isinstance(obj.obj, torch.nn.Module) and isinstance(value, TensorValue):
             raise GraphBreak("store attr", f"assigning a tensor to module attribute .{name}")
         obj.edited = True

@@ -11,6 +11,7 @@ import torch
 from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES, lookaside
 from ..source import TypeSource
+from ..values.attrs import get_attribute, store_attr
 from ..values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 from ..values.protocol import as_python, python_type_of, truth, unpack_iterable
 
@@ -328,7 +329,6 @@ for _f in PURE_FUNCTIONS:
 @lookaside(getattr)
 def _getattr(tx, args, kwargs):
     from ..values.object_attrs import is_attribute_error
-    from ..ops.load_store import get_attribute
     obj, name = args[0], as_python(args[1])
     if type(name) is not str:
         raise GraphBreak("bad call", "TypeError: attribute name must be string")
@@ -345,7 +345,6 @@ def _hasattr(tx, args, kwargs):
     """hasattr(obj, name): the answer with a guard on it, or, where only reading can tell (a property,
     __getattr__), the read itself, an AttributeError meaning False."""
     from ..values.object_attrs import is_attribute_error
-    from ..ops.load_store import get_attribute
     obj, name = args[0], as_python(args[1])
     if type(name) is not str:
         raise GraphBreak("bad call", "TypeError: attribute name must be string")
@@ -402,7 +401,6 @@ def _delattr(tx, args, kwargs):
 @lookaside(vars)
 def _vars(tx, args, kwargs):
     from ..values.object_attrs import is_attribute_error
-    from ..ops.load_store import get_attribute
     if len(args) != 1 or kwargs:
         raise GraphBreak("call", "vars() without an argument")
     try:
@@ -415,7 +413,6 @@ def _vars(tx, args, kwargs):
 
 @lookaside(setattr)
 def _setattr(tx, args, kwargs):
-    from ..ops.load_store import store_attr
     obj, name, value = args
     store_attr(tx, obj, as_python(name), value)
     return Const(None)

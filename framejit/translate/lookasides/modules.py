@@ -28,6 +28,7 @@ from .builtins_table import LOOKASIDES, as_python
 from ..values.modules import (GlobalHooksSource, HookStateSource, ModuleAttrSource, ModuleValue, global_hook_state,
                             hook_state)
 from ..source import fixed_source
+from ..values.attrs import get_attribute
 from ..values.base import Const, DictValue, IteratorValue, ObjectValue, SeqValue
 
 Module = torch.nn.Module
@@ -154,7 +155,6 @@ def call_forward(tx, mv, args, kwargs):
     if isinstance(forward, types.FunctionType):
         # through call_value, so decorated forwards (torch.no_grad(), compiled, disabled) are honoured
         return tx.call(ObjectValue(forward), [mv, *args], kwargs)
-    from ..ops.load_store import get_attribute
     return tx.call(get_attribute(tx, mv, "forward"), args, kwargs)
 
 

@@ -1,13 +1,12 @@
 """Handlers: loads and stores of locals, globals, cells, attributes; stack shuffling; no-ops."""
 from ...errors import GraphBreak
-from ..values.attrs import PropertyCall, load_attr
+from ..values.attrs import get_attribute, store_attr
 from ..values.cells import CellValue, EMPTY
 from ..dispatch import handler
 from ..source import GlobalSource
 from ..values.base import Const, DictValue, MethodValue, NULL, ObjectValue, SeqValue, TensorValue
 from ..values import classes, objects  # noqa: F401  (install the super / object.* / tuple.__new__ lookasides)
-from ..guards.identity import is_plain_instance
-from ..lookasides.state_calls import store_break, store_runs_code
+from ..values.objects import is_plain_instance
 
 
 @handler("NOP", "RESUME", "PRECALL", "EXTENDED_ARG", "CACHE")
@@ -133,14 +132,6 @@ def load_attr_op(tx, inst):
     tx.push(get_attribute(tx, obj, inst.argval))
 
 
-def get_attribute(tx, obj, name):
-    v = load_attr(tx, obj, name)
-    if isinstance(v, PropertyCall):
-        from ..calls import call_property
-        return call_property(tx, v)
-    return v
-
-
 @handler("LOAD_METHOD")
 def load_method(tx, inst):
     obj = tx.pop()
@@ -155,25 +146,6 @@ def store_attr_op(tx, inst):
     obj = tx.pop()
     value = tx.pop()
     store_attr(tx, obj, inst.argval, value)
-
-
-def store_attr(tx, obj, name, value):
-    if isinstance(obj, ObjectValue) and is_plain_instance(obj.obj):
-        objects.store_input_attr(tx, obj, name, value)
-        return
-    if isinstance(obj, ObjectValue):
-        if obj.source is None and not tx.ctx.is_local_object(obj):
-            raise GraphBreak("store attr", f"setting .{name} on an object framejit cannot reach")
-        if store_runs_code(obj.obj, name):          # torch.backends.cudnn.deterministic = True
-            raise store_break(obj.obj, name)
-        tx.ctx.store_object_attr(tx, obj, name, value)
-        return
-    if hasattr(obj, "store_attr"):
-        obj.store_attr(tx, name, value)
-        return
-    if isinstance(obj, TensorValue):
-        raise GraphBreak("store attr", f"setting tensor.{name} is not supported")
-    raise GraphBreak("store attr", f"setting .{name} on {obj!r} is not supported")
 
 
 @handler("DELETE_ATTR")

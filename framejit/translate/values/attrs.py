@@ -14,11 +14,13 @@ import types
 import torch
 
 from ...errors import GraphBreak
-from ..guards.identity import is_plain_instance
+from ..dispatch import lookaside
 from .object_attrs import has_python_lookup, is_generic, read_class_attr, read_instance_attr, read_real_attr, \
     read_through_override
 from .base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
-from .protocol import is_namedtuple_class, is_structseq_class, wrap_unsourced
+from .namedtuples import namedtuple_attr
+from .objects import NewObject, is_plain_instance, store_input_attr
+from .protocol import as_python, is_namedtuple_class, is_structseq_class, wrap_unsourced
 
 TENSOR_CONST_ATTRS = {
     "shape": lambda f: torch.Size(f.shape),
@@ -54,7 +56,6 @@ def load_attr(tx, obj, name):
         if is_namedtuple_class(obj.kind) and name in obj.kind._fields:
             return obj.items[obj.kind._fields.index(name)]
         if is_namedtuple_class(obj.kind):
-            from .classes import namedtuple_attr
             attr = namedtuple_attr(tx, obj, name)
             if attr is not None:
                 return attr
@@ -127,3 +128,50 @@ class PropertyCall:
     def __init__(self, owner, prop):
         self.owner = owner
         self.prop = prop
+
+
+# ---- LOAD_ATTR / STORE_ATTR ------------------------------------------------------------------------
+
+def get_attribute(tx, obj, name):
+    """`obj.name` as LOAD_ATTR reads it: a Python property's getter runs (inlined)."""
+    v = load_attr(tx, obj, name)
+    if isinstance(v, PropertyCall):
+        return call_property(tx, v)
+    return v
+
+
+def call_property(tx, pc):
+    """Read a Python property: its getter runs on the owner (inlined)."""
+    return tx.inline(pc.prop.fget, None, [pc.owner], {})
+
+
+def store_attr(tx, obj, name, value):
+    """`obj.name = value` as STORE_ATTR does it: recorded as a side effect, or through the value kind's
+    own store_attr (objects made in the frame run their property setters and __setattr__)."""
+    if isinstance(obj, ObjectValue) and is_plain_instance(obj.obj):
+        store_input_attr(tx, obj, name, value)
+        return
+    if isinstance(obj, ObjectValue):
+        if obj.source is None and not tx.ctx.is_local_object(obj):
+            raise GraphBreak("store attr", f"setting .{name} on an object framejit cannot reach")
+        tx.ctx.store_object_attr(tx, obj, name, value)
+        return
+    if hasattr(obj, "store_attr"):
+        obj.store_attr(tx, name, value)
+        return
+    if isinstance(obj, TensorValue):
+        raise GraphBreak("store attr", f"setting tensor.{name} is not supported")
+    raise GraphBreak("store attr", f"setting .{name} on {obj!r} is not supported")
+
+
+@lookaside(object.__getattribute__)
+def _object_getattribute(tx, args, kwargs):
+    if len(args) != 2 or kwargs:
+        raise GraphBreak("bad call", "TypeError: object.__getattribute__ takes exactly 2 arguments")
+    obj, name = args[0], as_python(args[1])
+    if isinstance(obj, NewObject):
+        return obj.load_attr(tx, name, use_getattr=False)
+    if isinstance(obj, ObjectValue) and is_plain_instance(obj.obj):
+        v = read_instance_attr(tx, obj, name, use_getattr=False)
+        return call_property(tx, v) if isinstance(v, PropertyCall) else v
+    raise GraphBreak("attribute", f"object.__getattribute__ on {obj!r}")

@@ -1,13 +1,13 @@
 """Calling a class: constructing a value.
 
-  namedtuples, torch.return_types   a SeqValue of that kind (and their methods: _replace, _asdict,
-                                    _fields, _make, user methods of NamedTuple subclasses)
-  user classes written in Python    a NewObject (values/objects.py): __new__ when it is object.__new__ or a
+  namedtuples, torch.return_types   a SeqValue of that kind (their _replace, _asdict, _fields, _make and
+                                    user methods: namedtuples.py)
+  user classes written in Python    a NewObject (objects.py): __new__ when it is object.__new__ or a
                                     Python __new__ (inlined), then a Python __init__ inlined on it;
                                     dataclasses are the same thing (their __init__ is generated Python)
   anything else                     a graph break naming the class (builtin bases, metaclasses with
                                     their own __call__, abstract classes)
-  torch.nn modules                  a FreshModuleValue (module_values.fresh_module) when parameterless
+  torch.nn modules                  a FreshModuleValue (modules.fresh_module) when parameterless
                                     and made from constants (losses, activations); other nn.Modules break
 """
 import types
@@ -17,11 +17,10 @@ import torch
 from ...errors import GraphBreak
 from ..dispatch import lookaside
 from .modules import fresh_module
-from .objects import NewObject, class_attribute, inline, lookup, why_not_constructible
-from .base import Const, DictValue, ObjectValue, SeqValue, Value
+from .objects import NewObject, inline, lookup, why_not_constructible
+from .base import Const, SeqValue
 from .protocol import as_python, is_namedtuple_class, is_structseq_class, unpack_iterable
 
-HEAPTYPE = 1 << 9
 _Module = torch.nn.Module
 
 
@@ -84,51 +83,6 @@ def construct_object(tx, cls_value, cls, args, kwargs):
 
 
 # ---- namedtuples ----------------------------------------------------------------------------------
-
-def namedtuple_attr(tx, seq, name):
-    """Attributes of a namedtuple value other than its fields (None: not handled here)."""
-    kind = seq.kind
-    if name == "_fields":
-        return Const(kind._fields)
-    if name == "_field_defaults":
-        return DictValue({k: Const(v) for k, v in kind._field_defaults.items()})
-    if name in ("_replace", "_asdict", "_make"):
-        return NamedTupleMethod(seq, name)
-    owner = next((k for k in kind.__mro__ if name in k.__dict__), None)
-    if owner is None or not owner.__flags__ & HEAPTYPE:
-        return None                          # tuple's own methods (count, index): the container path
-    return class_attribute(tx, owner.__dict__[name], seq, False, ObjectValue(kind), name)
-
-
-class NamedTupleMethod(Value):
-    """p._replace / p._asdict / p._make, computed directly on the items."""
-    __slots__ = ("seq", "name")
-
-    def __init__(self, seq, name):
-        super().__init__(None)
-        self.seq = seq
-        self.name = name
-
-    def call(self, tx, args, kwargs):
-        seq, kind = self.seq, self.seq.kind
-        if self.name == "_asdict":
-            return DictValue(dict(zip(kind._fields, seq.items)))
-        if self.name == "_make":
-            items = unpack_iterable(tx, args[0])
-            if len(items) != len(kind._fields):
-                raise GraphBreak("bad call", f"TypeError: Expected {len(kind._fields)} arguments, got {len(items)}")
-            return SeqValue(kind, items)
-        unknown = [k for k in kwargs if k not in kind._fields]
-        if args or unknown:
-            raise GraphBreak("bad call", f"ValueError: Got unexpected field names: {unknown!r}")
-        return SeqValue(kind, [kwargs.get(f, v) for f, v in zip(kind._fields, seq.items)])
-
-    def children(self):
-        return [self.seq]
-
-    def rebuild(self, rb):
-        return f"getattr({rb.expr(self.seq)}, {self.name!r})"
-
 
 @lookaside(tuple.__new__)
 def _tuple_new(tx, args, kwargs):

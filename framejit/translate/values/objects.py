@@ -27,7 +27,7 @@ import torch
 from ...errors import GraphBreak
 from ..dispatch import lookaside
 from .object_attrs import ABSENT, class_lookup, delete_instance_attr, descriptor_value, instance_dict_value, \
-    is_generic, mro_lookup, read_instance_attr
+    is_generic, mro_lookup
 from ..source import AttrSource
 from .base import Const, IteratorValue, ObjectValue, Value
 from .protocol import as_python, python_type_of, truth, unpack_iterable, wrap_unsourced
@@ -489,21 +489,6 @@ def _object_delattr(tx, args, kwargs):
     else:
         raise GraphBreak("delete attr", f"object.__delattr__ on {obj!r}")
     return Const(None)
-
-
-@lookaside(object.__getattribute__)
-def _object_getattribute(tx, args, kwargs):
-    if len(args) != 2 or kwargs:
-        raise GraphBreak("bad call", "TypeError: object.__getattribute__ takes exactly 2 arguments")
-    obj, name = args[0], as_python(args[1])
-    if isinstance(obj, NewObject):
-        return obj.load_attr(tx, name, use_getattr=False)
-    if isinstance(obj, ObjectValue) and is_plain_instance(obj.obj):
-        from .attrs import PropertyCall
-        from ..calls import call_property
-        v = read_instance_attr(tx, obj, name, use_getattr=False)
-        return call_property(tx, v) if isinstance(v, PropertyCall) else v
-    raise GraphBreak("attribute", f"object.__getattribute__ on {obj!r}")
 
 
 @lookaside(object.__init__)

@@ -9,6 +9,7 @@ import operator
 
 from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
+from .attrs import get_attribute
 from .base import SeqValue, Value
 from .protocol import as_python, unpack_iterable
 
@@ -27,7 +28,6 @@ class OperatorCallable(Value):
 
     def call(self, tx, args, kwargs):
         from .containers import getitem
-        from ..ops.load_store import get_attribute
         if len(args) != 1 or kwargs:
             raise GraphBreak("bad call", f"TypeError: {self.factory.__name__} expects one argument")
         (obj,) = args
