@@ -28,7 +28,8 @@ log = logging.getLogger("framejit")
 
 _LINE = re.compile(r'File "([^"]*)", line (\d+)')
 # warnings.warn(stacklevel=) pointing at the user's call, from a function that observed_conversion calls:
-# it, observed_conversion, api._convert, api._on_miss, the wrapper's on_miss, the wrapper, the user.
+# it, observed_conversion, runtime/compiled.py's _convert and _on_miss, the wrapper's on_miss, the
+# wrapper, the user.
 USER_STACKLEVEL = 7
 
 

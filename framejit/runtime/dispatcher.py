@@ -13,7 +13,7 @@
                 __fj_r = __fj_e(x, y)
                 if __fj_r is not __fj_MISS:
                     return __fj_r
-        return __fj_on_miss((x, y), {})          # slow path: convert (api._on_miss)
+        return __fj_on_miss((x, y), {})          # slow path: convert (compiled._on_miss)
 
 Arguments are bound once, by CPython, when the dispatcher is called: nothing re-binds them and no
 *args tuple or **kwargs dict is built on a hit. The common call — one entry whose guards pass — is a

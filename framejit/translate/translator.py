@@ -21,7 +21,10 @@ from .dispatch import HANDLERS, RETURN
 from .lookasides.builtin_methods import DictKeySource
 from .source import GlobalSource, ItemSource, LocalSource, NamespaceSource
 from .values.base import Value
-from .ops import load_store as ops_load_store, calls as ops_calls, operators as ops_operators, control as ops_control, containers as ops_containers, exceptions as ops_exceptions, match as ops_match, imports as ops_imports  # noqa: F401  (register handlers)
+# the handler families register their handlers when imported
+from .ops import (calls as ops_calls, containers as ops_containers, control as ops_control,  # noqa: F401
+                  exceptions as ops_exceptions, imports as ops_imports, load_store as ops_load_store,
+                  match as ops_match, operators as ops_operators)
 from .lookasides.ctx_managers import unwind
 from .ops.exceptions import check_ops_in_handled_region
 from .values.exceptions import raise_in_frame

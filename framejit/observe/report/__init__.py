@@ -6,8 +6,9 @@ graph breaks (caret-marked source line), recompile reasons, the generated entry 
 original source, and a chart of where conversion time went. Write it on demand with
 `framejit.report("report.html")`, or at exit with FRAMEJIT_REPORT=report.html.
 
-Note: `framejit.report` is this function, which hides the package of the same name from
-`import framejit.observe.report.x as y`; import its parts with `from framejit.observe.report.html import ...`.
+`framejit.report` is this function; its parts are framejit.observe.report.collect (the data), .html (the
+page) and .svg (the drawings). It reads the compile cache, so it sits above the runtime; the debug log
+writes it at exit through the writer registered below.
 """
 import os
 import tempfile

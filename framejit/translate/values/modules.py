@@ -206,7 +206,7 @@ class FreshModuleValue(ModuleValue):
     a dropout). It is built once, at translation, from the same arguments; calling it inlines its
     forward with its attributes as constants (nn.Module.__call__'s hook questions included). Where it
     escapes the frame it is rebuilt by calling the class again, so each call still gets an object of its
-    own, as in eager; a store into it is a graph break (module_values.fresh_module)."""
+    own, as in eager; a store into it is a graph break (fresh_module)."""
     __slots__ = ("ctor",)
 
     def __init__(self, obj, ctor):
