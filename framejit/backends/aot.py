@@ -24,6 +24,12 @@ runs them as one autograd.Function. Three consequences differ from running the o
 import torch
 import torch.fx as fx
 
+# The graph nodes that switch grad mode, inference mode or autocast (backends/ imports nothing of translate/:
+# tests/backends/test_aot.py checks this is translate/lookasides/ctx_managers.STATE_NODE_TARGETS).
+STATE_SWITCHES = frozenset({torch._C._set_grad_enabled, torch.autograd.grad_mode._enter_inference_mode,
+                            torch.autograd.grad_mode._exit_inference_mode, torch.amp.autocast_mode._enter_autocast,
+                            torch.amp.autocast_mode._exit_autocast})
+
 
 def aot_eager(gm, example_inputs):
     from functorch.compile import make_boxed_compiler
@@ -82,8 +88,7 @@ def mutations_outside(gm, example_inputs, compile_graph, first_error):
     Function's backward)."""
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.func import functionalize
-    from ..translate.lookasides.ctx_managers import STATE_NODE_TARGETS
-    if any(n.op == "call_function" and n.target in STATE_NODE_TARGETS for n in gm.graph.nodes):
+    if any(n.op == "call_function" and n.target in STATE_SWITCHES for n in gm.graph.nodes):
         raise first_error                        # the retrace below would not keep grad-mode/autocast blocks
     try:
         functional = make_fx(functionalize(gm, remove="mutations"), tracing_mode="fake")(*example_inputs)

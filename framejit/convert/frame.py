@@ -126,6 +126,11 @@ class Unobserved:
     def note_restart(self, reason):
         pass
 
+    def watch_state(self, call):
+        """Nobody watches global torch state here: only framejit.compile's conversions (observed) make a
+        torch call that changes it a graph break (translate/lookasides/state_calls.py)."""
+        return call(), []
+
     def phase(self, name):
         return contextlib.nullcontext()
 

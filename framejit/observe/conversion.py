@@ -37,6 +37,20 @@ class GlobalStateChanged(RuntimeWarning):
     """A conversion changed global torch/Python state (a framejit bug); the state was restored."""
 
 
+def watch_state(call):
+    """(call(), what it changed in global torch state); a change is undone (translate/lookasides/
+    state_calls.py makes such a call a graph break)."""
+    before = global_state_snapshot()
+    changes = []
+    try:
+        out = call()
+    finally:
+        changes = check_global_state(before)
+        if changes:
+            restore_global_state(before)
+    return out, changes
+
+
 class Observation:
     """What is collected about one conversion; the converter is handed it and reports to it."""
 
@@ -53,6 +67,9 @@ class Observation:
         """The converter restarted translation of this frame (a break inside an inlined call)."""
         self.metrics.restart_reasons.append(reason)
         log.debug("restarting conversion of %s: %s", self.metrics.co_name, reason)
+
+    def watch_state(self, call):
+        return watch_state(call)
 
     def phase(self, name):
         """`with observation.phase("translate"):` times that phase of this conversion."""

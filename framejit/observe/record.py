@@ -91,6 +91,10 @@ from framejit.observe.record_values import (
     snapshot_value,
 )
 
+# code of a resume function -> (weakref to the code it continues, prologue length): convert/resume.py's
+# RESUME_ORIGIN, which the runtime puts here (runtime/compiled.py); observe/ does not import convert/.
+RESUME_ORIGIN = {}
+
 MAGIC = b"FRAMEJIT-RECORD\n"
 FORMAT_VERSION = 1
 """Fields added to Record since (config, torch_state, resume_of, main_globals) load with their defaults
@@ -334,8 +338,6 @@ class ExecutionRecorder:
         module_name = fn.__globals__.get("__name__")
         if isinstance(module_name, str):
             self._module_name = module_name
-        from framejit.convert.resume import RESUME_ORIGIN     # framejit.convert.resume does not import this module
-
         origin = RESUME_ORIGIN.get(fn.__code__)
         original = origin[0]() if origin is not None else None
         self._resume_of = (original, origin[1]) if original is not None else None

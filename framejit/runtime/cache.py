@@ -26,6 +26,9 @@ MAX_RECOMPILE_REASONS = 64                 # kept per state, for reports (newest
 # What the report shows of the last states that died (observe/report/collect.py's FrameInfo, plain data: no
 # graph, guard object or function kept), so a report still lists a function compiled and dropped.
 DEAD_FRAMES = collections.deque(maxlen=64)
+# how a dying state is summed up for the report: observe/report/collect.py's frame_info, which it puts here
+# when imported (the runtime does not import the report, which reads the cache)
+DEAD_FRAME_INFO = [lambda code, state, with_source: None]
 
 
 class CodeState:
@@ -45,8 +48,7 @@ class CodeState:
     def __del__(self):
         if self.results or self.recompile_reasons or self.eager_reason is not None:
             try:
-                from ..observe.report.collect import frame_info
-                DEAD_FRAMES.append(frame_info(self.code, self, with_source=False))
+                DEAD_FRAMES.append(DEAD_FRAME_INFO[0](self.code, self, with_source=False))
             except Exception:          # interpreter shutdown; a report is not worth a failure here
                 pass
 

@@ -22,10 +22,14 @@ from . import cache
 from ..backends import lookup_backend
 from ..config import Config
 from ..convert.codegen import MISS
-from ..convert.frame import Options, convert_frame
+from ..convert.frame import Options, Unobserved, convert_frame
+from ..convert.resume import RESUME_ORIGIN
+from ..observe import record as _record
+from ..observe.conversion import watch_state
 from .dispatcher import build_dispatcher, build_module_call, module_call_fits
 
 _DISABLED = weakref.WeakSet()
+_record.RESUME_ORIGIN = RESUME_ORIGIN     # records name the code a resume function continues
 
 
 def _compile(fn, backend_fn, fullgraph, config, observer):
@@ -250,6 +254,11 @@ _REPLAY_KEEPS = frozenset({"debug_dir", "report_path", "record_all", "record_on_
                            "profile_conversion", "metrics_size"})
 
 
+class _ReplayObservation(Unobserved):
+    """A replayed conversion is not observed, but calls that change global torch state break as they did."""
+    watch_state = staticmethod(watch_state)
+
+
 def replay_conversion(fn, args, kwargs, backend="eager", fullgraph=False, config=None):
     """Convert fn's frame for (args, kwargs) as a cache miss would, except that internal failures raise
     instead of falling back (framejit.replay compares them with the recorded failure). `config`: the
@@ -264,7 +273,7 @@ def replay_conversion(fn, args, kwargs, backend="eager", fullgraph=False, config
         return _compile_function(resume_fn, backend_fn, fullgraph, config, None, closure_arg=closure_arg)
 
     opts = Options(backend_fn, config, fullgraph, wrap)
-    result = convert_frame(fn, inspect.signature(fn, follow_wrapped=False), args, kwargs, opts)
+    result = convert_frame(fn, inspect.signature(fn, follow_wrapped=False), args, kwargs, opts, _ReplayObservation())
     if result.kind != "entry":
         return fn
 

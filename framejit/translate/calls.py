@@ -160,7 +160,7 @@ def _const_call(tx, fn, args, kwargs, watch_state=False):
     real_kwargs = {k: as_python(v) for k, v in kwargs.items()}
     try:
         if watch_state:
-            out = call_watching_state(fn, lambda: fn(*real_args, **real_kwargs))
+            out = call_watching_state(tx, fn, lambda: fn(*real_args, **real_kwargs))
         else:
             out = fn(*real_args, **real_kwargs)
     except GraphBreak:

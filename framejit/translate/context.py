@@ -67,6 +67,7 @@ class ConversionContext:
         # global torch state at frame entry (translated with-blocks change the real state while
         # translating): what queries of it are guarded against
         self.entry_state = {f: f() for f in STATE_FUNCTIONS}
+        self.watch_state = observation.watch_state   # (call) -> (result, changes of global torch state)
         self.recorder = observation.recorder     # ExecutionRecorder when recording
         self.restart_reasons = []
         self.special_calls = {}      # callable -> fn(tx, args, kwargs): per-conversion lookasides

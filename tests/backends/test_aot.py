@@ -280,3 +280,9 @@ def test_inductor_keeps_a_none_grad_too():
     w_grad, u_grad = _quietly(lambda: run(framejit.compile(second_output_only, backend="inductor")))
     assert u_grad is None and eager[1] is None
     torch.testing.assert_close(w_grad, eager[0])
+
+
+def test_the_state_switches_aot_knows_are_the_translators():
+    from framejit.backends.aot import STATE_SWITCHES
+    from framejit.translate.lookasides.ctx_managers import STATE_NODE_TARGETS
+    assert STATE_SWITCHES == STATE_NODE_TARGETS

@@ -227,3 +227,5 @@ def _times(entries):
                 row.parts[k] += v
     return sorted(rows.values(), key=lambda r: -r.total)
 
+
+cache.DEAD_FRAME_INFO[0] = frame_info      # dying cache states are summed up by frame_info (runtime/cache.py)

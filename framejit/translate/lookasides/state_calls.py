@@ -13,7 +13,7 @@ program's state changed, so whatever observe/conversion.py finds changed after a
 Three doors lead to a setter:
 * a known setter (`STATE_SETTERS`, by identity): a break at the call, named in the reason;
 * any other torch callable folded to a constant at translation (`call_watching_state`): it runs under a
-  global-state snapshot (observe/global_state.py); if it changed anything, the state is put back and the call
+  global-state snapshot (the conversion's observation watches it: observe/global_state.py); if it changed anything, the state is put back and the call
   is a break (torch._C._set_cudnn_enabled, torch.backends' flag helpers, ...);
 * a store to an attribute of a module whose class runs code on stores (`store_runs_code`): the
   torch.backends flags are properties of module subclasses.
@@ -23,7 +23,6 @@ import types
 import torch
 
 from ...errors import GraphBreak
-from ...observe.global_state import check_global_state, global_state_snapshot, restore_global_state
 
 
 def _named(owner, *names):
@@ -65,16 +64,11 @@ def setter_break(fn):
                       "the code after it is compiled under the state it sets")
 
 
-def call_watching_state(fn, call):
+def call_watching_state(tx, fn, call):
     """`call()` (a torch callable folded to a constant at translation), unless it changed global state:
-    then the state is put back and the call is a graph break."""
-    before = global_state_snapshot()
-    try:
-        out = call()
-    finally:
-        changes = check_global_state(before)
-        if changes:
-            restore_global_state(before)
+    then the state is put back and the call is a graph break. The conversion's observation watches the
+    state (tx.ctx.watch_state: observe/conversion.py's Observation.watch_state)."""
+    out, changes = tx.ctx.watch_state(call)
     if changes:
         name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
         raise GraphBreak("global state", f"{name}() changes global state ({'; '.join(changes)}): it runs as "

@@ -278,7 +278,7 @@ def _not_in_instance(tx, obj, src, name):
 
 def _wrap(tx, real, source):
     if source is None:
-        from ..context import wrap_unsourced
+        from .protocol import wrap_unsourced
         return wrap_unsourced(real)
     return tx.ctx.wrap(real, source)
 
@@ -699,7 +699,7 @@ class InstanceDictValue(Value):
 
     # value protocol (values/containers.py, values/operators.py, lookasides/builtins_table.py)
     def getitem(self, tx, index):
-        from ..lookasides.builtins_table import as_python
+        from .protocol import as_python
         key = as_python(index)
         value = self.get(key)
         if value is _MISSING:
@@ -707,15 +707,15 @@ class InstanceDictValue(Value):
         return value
 
     def setitem(self, tx, index, value):
-        from ..lookasides.builtins_table import as_python
+        from .protocol import as_python
         self.set(tx, as_python(index), value)
 
     def delitem(self, tx, index):
-        from ..lookasides.builtins_table import as_python
+        from .protocol import as_python
         self.delete(tx, as_python(index))
 
     def contains(self, tx, item):
-        from ..lookasides.builtins_table import as_python
+        from .protocol import as_python
         return self.has(as_python(item))
 
     def length(self, tx):
@@ -746,7 +746,7 @@ class InstanceDictValue(Value):
 
 
 def _wrap_unsourced(real):
-    from ..context import wrap_unsourced
+    from .protocol import wrap_unsourced
     return wrap_unsourced(real)
 
 
@@ -756,13 +756,13 @@ def _dict_key_source(src, key):
 
 
 def _view_get(tx, view, key, default=Const(None)):
-    from ..lookasides.builtins_table import as_python
+    from .protocol import as_python
     value = view.get(as_python(key))
     return default if value is _MISSING else value
 
 
 def _view_pop(tx, view, key, *default):
-    from ..lookasides.builtins_table import as_python
+    from .protocol import as_python
     k = as_python(key)
     value = view.get(k)
     if value is _MISSING:
@@ -774,7 +774,7 @@ def _view_pop(tx, view, key, *default):
 
 
 def _view_setdefault(tx, view, key, default=Const(None)):
-    from ..lookasides.builtins_table import as_python
+    from .protocol import as_python
     k = as_python(key)
     value = view.get(k)
     if value is _MISSING:
@@ -784,7 +784,7 @@ def _view_setdefault(tx, view, key, default=Const(None)):
 
 
 def _view_update(tx, view, other=None, **kwargs):
-    from ..lookasides.builtins_table import as_python, unpack_iterable
+    from .protocol import as_python, unpack_iterable
     from .base import DictValue
     pairs = []
     if other is not None:
