@@ -20,6 +20,7 @@ from .lookasides.ctx_managers import AutocastExit, GradModeExit, resumed_autocas
 from .guards.identity import IdentityTracker, guard_object
 from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .values.object_attrs import TRUSTED_MODULES
 from .values.protocol import CONST_TYPES, is_namedtuple_class, wrap_unsourced
 
 # Queries of global torch state: folded to constants at translation, so guarded (ConversionContext.guard_state)
@@ -44,9 +45,6 @@ STATE_FUNCTIONS = (torch.is_grad_enabled, torch.get_default_dtype, torch.is_infe
 # Modules whose attributes are trusted not to be monkey-patched between calls: reading `torch.relu`
 # guards the global `torch` by identity but not the attribute itself (a guard per op would be paid on
 # every call).
-TRUSTED_MODULES = {"torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.linalg", "torch.fft",
-                   "torch.special", "torch.nn.modules", "math", "operator", "functools", "itertools",
-                   "collections", "builtins", "typing", "warnings", "numbers", "enum", "dataclasses"}
 
 
 class ConversionContext:

@@ -26,10 +26,10 @@ the names whose presence in an object's instance __dict__ the frame changed, in 
 stored again moves to the end of the dict, as in CPython). values/object_attrs.py reads through both.
 """
 
-DELETED = type("Deleted", (), {"__repr__": lambda self: "DELETED", "__slots__": ()})()
 
 
 from .values.base import SetValue
+from .values.object_attrs import DELETED
 
 
 class Effect:

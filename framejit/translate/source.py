@@ -186,3 +186,22 @@ class DefaultSource(Source):
 
     def root(self):
         return self.fn_source.root()
+
+
+@dataclass(frozen=True)
+class DictKeySource(Source):
+    """`dict.__contains__(base, key)` (present=False) or `dict.__getitem__(base, key)` (present=True),
+    spelled with the frame's builtin `dict`."""
+    base: Source
+    key: object
+    lookup: bool = True
+
+    def expr(self):
+        method = "__getitem__" if self.lookup else "__contains__"
+        return f"__fj_b['dict'].{method}({self.base.expr()}, {self.key!r})"
+
+    def name(self):
+        return f"{self.base.name()}[{self.key!r}]" if self.lookup else f"{self.key!r} in {self.base.name()}"
+
+    def root(self):
+        return self.base.root()

@@ -18,7 +18,7 @@ import torch
 from ..errors import GraphBreak
 from . import calls
 from .dispatch import HANDLERS, RETURN
-from .lookasides.builtin_methods import DictKeySource
+from .source import DictKeySource
 from .source import GlobalSource, ItemSource, LocalSource, NamespaceSource
 from .values.base import Value
 # the handler families register their handlers when imported

@@ -44,12 +44,13 @@ import types
 import torch
 
 from . import dict_versions
-from ..lookasides.builtin_methods import DictKeySource
+from ..source import DictKeySource
 from .dict_versions import ENABLED, as_ints, cell_contents, dict_pointer, dict_version, function_field, gather, \
     type_pointer, type_version
 from ..values.modules import HookStateSource, ModuleAttrSource
 from .tensor_words import stamp_allowed, tensor_words
-from ..values.object_attrs import ClassLookupSource, InstanceHasSource, PresenceSource, mro_lookup
+from ..values.object_attrs import DICT_DETERMINED_LOOKUPS, ClassLookupSource, InstanceHasSource, PresenceSource, \
+    mro_lookup
 from ..source import AttrSource, FixedObjectSource, FIXED_OBJECTS, GlobalSource, ItemSource, NamespaceSource, Source
 
 HEAPTYPE = 1 << 9
@@ -81,27 +82,6 @@ def is_data_descriptor(found):
     """Does a class attribute decide `obj.attr` before the instance __dict__ (property, slot...)?"""
     t = type(found)
     return hasattr(t, "__get__") and (hasattr(t, "__set__") or hasattr(t, "__delete__"))
-
-
-def _hf_config_lookup(obj, attr):
-    """transformers' PreTrainedConfig.__getattribute__: renames `attr` through the `attribute_map` dict."""
-    names = object.__getattribute__(obj, "attribute_map")
-    return (names.get(attr, attr), [names]) if type(names) is dict else None
-
-
-def _hf_heterogeneous_lookup(obj, attr):
-    """transformers' HeterogeneousConfigMixin.__getattribute__: plain unless the config is heterogeneous."""
-    spec = object.__getattribute__(obj, "__dict__").get("_heterogeneity_spec")
-    return (attr, []) if spec is None else None
-
-
-# __getattribute__ overrides whose answer is still a plain lookup decided by dicts: (module, qualname) ->
-# f(obj, attr) -> (the attribute finally looked up, extra dicts the choice reads) or None (not plain now)
-DICT_DETERMINED_LOOKUPS = {
-    ("transformers.configuration_utils", "PreTrainedConfig.__getattribute__"): _hf_config_lookup,
-    ("transformers.integrations.heterogeneity.configuration_utils", "HeterogeneousConfigMixin.__getattribute__"):
-        _hf_heterogeneous_lookup,
-}
 
 
 def plain_lookup_dicts(obj, attr):

@@ -43,7 +43,7 @@ import torch
 from .guard_set import Guard, fuse_atom_items, fuse_state_guards
 from .dict_guards import VersionPlan, is_data_descriptor
 from .identity import DistinctObjectsSource
-from ..lookasides.builtin_methods import DictKeySource
+from ..source import DictKeySource
 from ..values.modules import HookStateSource, ModuleAttrSource
 from .module_watch import EPOCH, watch
 from ..values.object_attrs import PresenceSource

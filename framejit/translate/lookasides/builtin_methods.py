@@ -6,31 +6,11 @@ frame (a global), so the lookup reads real state: the result is wrapped with a S
 same builtin lookup (bypassing Python overrides, like the call itself), and whether the key was present
 is guarded, so a registry that changes between calls is noticed.
 """
-from dataclasses import dataclass
 
 from ...errors import GraphBreak
 from .builtins_table import LOOKASIDES, as_python
-from ..source import Source
+from ..source import DictKeySource, Source
 from ..values.base import Const, ObjectValue
-
-
-@dataclass(frozen=True)
-class DictKeySource(Source):
-    """`dict.__contains__(base, key)` (present=False) or `dict.__getitem__(base, key)` (present=True),
-    spelled with the frame's builtin `dict`."""
-    base: Source
-    key: object
-    lookup: bool = True
-
-    def expr(self):
-        method = "__getitem__" if self.lookup else "__contains__"
-        return f"__fj_b['dict'].{method}({self.base.expr()}, {self.key!r})"
-
-    def name(self):
-        return f"{self.base.name()}[{self.key!r}]" if self.lookup else f"{self.key!r} in {self.base.name()}"
-
-    def root(self):
-        return self.base.root()
 
 
 def _real_dict(args, what):

@@ -362,7 +362,7 @@ def _hasattr(tx, args, kwargs):
 
 def _presence(tx, obj, name):
     from ..values.attrs import has_plain_lookup, is_plain_class
-    from ..guards.identity import is_plain_instance
+    from ..values.objects import is_plain_instance
     from ..values.object_attrs import has_python_lookup, instance_has, read_class_attr, real_has
     if isinstance(obj, ObjectValue) and not hasattr(obj, "has_attr"):
         real = obj.obj
@@ -391,7 +391,7 @@ def _presence(tx, obj, name):
 
 @lookaside(delattr)
 def _delattr(tx, args, kwargs):
-    from ..ops.load_store import delete_attribute
+    from ..values.attrs import delete_attribute
     if len(args) != 2 or kwargs:
         raise GraphBreak("bad call", "TypeError: delattr expected 2 arguments")
     delete_attribute(tx, args[0], as_python(args[1]))

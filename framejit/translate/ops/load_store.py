@@ -1,6 +1,6 @@
 """Handlers: loads and stores of locals, globals, cells, attributes; stack shuffling; no-ops."""
 from ...errors import GraphBreak
-from ..values.attrs import get_attribute, store_attr
+from ..values.attrs import delete_attribute, get_attribute, store_attr
 from ..values.cells import CellValue, EMPTY
 from ..dispatch import handler
 from ..source import GlobalSource
@@ -151,17 +151,3 @@ def store_attr_op(tx, inst):
 @handler("DELETE_ATTR")
 def delete_attr(tx, inst):
     delete_attribute(tx, tx.pop(), inst.argval)
-
-
-def delete_attribute(tx, obj, name):
-    """`del obj.name` (values/object_attrs.py: the same model as reads and stores)."""
-    from ..values.attrs import is_plain_class
-    from ..values.object_attrs import delete_class_attr, delete_instance_attr
-    if isinstance(obj, ObjectValue) and is_plain_instance(obj.obj):
-        delete_instance_attr(tx, obj, name)
-    elif isinstance(obj, ObjectValue) and is_plain_class(obj.obj):
-        delete_class_attr(tx, obj, name)
-    elif hasattr(obj, "delete_attr"):
-        obj.delete_attr(tx, name)
-    else:
-        raise GraphBreak("delete attr", f"del of attribute {name!r} of {obj!r} is not supported")

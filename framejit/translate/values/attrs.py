@@ -15,8 +15,8 @@ import torch
 
 from ...errors import GraphBreak
 from ..dispatch import lookaside
-from .object_attrs import has_python_lookup, is_generic, read_class_attr, read_instance_attr, read_real_attr, \
-    read_through_override
+from .object_attrs import PropertyCall, delete_class_attr, delete_instance_attr, has_python_lookup, is_generic, \
+    read_class_attr, read_instance_attr, read_real_attr, read_through_override
 from .base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .namedtuples import namedtuple_attr
 from .objects import NewObject, is_plain_instance, store_input_attr
@@ -122,14 +122,6 @@ def is_plain_class(obj):
     return isinstance(obj, type) and bool(obj.__flags__ & HEAPTYPE) and type(obj) in (type, abc.ABCMeta)
 
 
-class PropertyCall:
-    """Marker: reading this attribute means calling a Python property getter (inlined by the caller)."""
-
-    def __init__(self, owner, prop):
-        self.owner = owner
-        self.prop = prop
-
-
 # ---- LOAD_ATTR / STORE_ATTR ------------------------------------------------------------------------
 
 def get_attribute(tx, obj, name):
@@ -175,3 +167,15 @@ def _object_getattribute(tx, args, kwargs):
         v = read_instance_attr(tx, obj, name, use_getattr=False)
         return call_property(tx, v) if isinstance(v, PropertyCall) else v
     raise GraphBreak("attribute", f"object.__getattribute__ on {obj!r}")
+
+
+def delete_attribute(tx, obj, name):
+    """`del obj.name` (values/object_attrs.py: the same model as reads and stores)."""
+    if isinstance(obj, ObjectValue) and is_plain_instance(obj.obj):
+        delete_instance_attr(tx, obj, name)
+    elif isinstance(obj, ObjectValue) and is_plain_class(obj.obj):
+        delete_class_attr(tx, obj, name)
+    elif hasattr(obj, "delete_attr"):
+        obj.delete_attr(tx, name)
+    else:
+        raise GraphBreak("delete attr", f"del of attribute {name!r} of {obj!r} is not supported")

@@ -37,8 +37,7 @@ import functools
 import types
 
 from ...errors import GraphBreak
-from ..side_effects import DELETED
-from ..source import AttrSource, ItemSource, Source, fixed_source
+from ..source import AttrSource, DictKeySource, ItemSource, Source, fixed_source
 from .base import Const, MethodValue, ObjectValue, Value
 
 HEAPTYPE = 1 << 9
@@ -56,6 +55,90 @@ class _Absent:
 
 
 ABSENT = _Absent()
+
+
+# what a pending attribute write is when the frame deleted the attribute (SideEffects.attrs)
+DELETED = type("Deleted", (), {"__repr__": lambda self: "DELETED", "__slots__": ()})()
+# modules whose attributes are read without guards (the frame may not change them, nor does anyone else)
+TRUSTED_MODULES = {"torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.linalg", "torch.fft",
+                   "torch.special", "torch.nn.modules", "math", "operator", "functools", "itertools",
+                   "collections", "builtins", "typing", "warnings", "numbers", "enum", "dataclasses"}
+BUILTIN_METHOD_TYPES = (types.WrapperDescriptorType, types.MethodDescriptorType)
+
+
+def inline(tx, fn, args, kwargs=None):
+    return tx.inline(fn, None, list(args), kwargs or {})
+
+
+def is_new_object(value):
+    """Is value an instance of a user class made in the frame (objects.py's NewObject)?"""
+    return getattr(type(value), "made_in_frame", False)
+
+
+class PropertyCall:
+    """Marker: reading this attribute means calling a Python property getter (inlined by the caller)."""
+
+    def __init__(self, owner, prop):
+        self.owner = owner
+        self.prop = prop
+
+
+class BoundMethod(Value):
+    """`func` bound to `receiver` (a Value): calling it passes the receiver first."""
+    __slots__ = ("func", "receiver")
+
+    def __init__(self, func, receiver):
+        super().__init__(None)
+        self.func = func
+        self.receiver = receiver
+
+    def python_type(self):
+        return types.MethodType if isinstance(self.func, types.FunctionType) else types.BuiltinMethodType
+
+    def __repr__(self):
+        return f"BoundMethod({getattr(self.func, '__qualname__', self.func)})"
+
+    def call(self, tx, args, kwargs):
+        if isinstance(self.func, types.FunctionType):
+            return inline(tx, self.func, [self.receiver, *args], kwargs)
+        return tx.call(ObjectValue(self.func), [self.receiver, *args], kwargs or {})
+
+    def load_attr(self, tx, name):
+        if name == "__self__":
+            return self.receiver
+        if name == "__func__":
+            return ObjectValue(self.func)
+        if name in ("__name__", "__qualname__", "__doc__", "__module__"):
+            return Const(getattr(self.func, name))
+        raise GraphBreak("attribute", f"attribute {name!r} of a bound method")
+
+    def children(self):
+        return [self.receiver]
+
+    def rebuild(self, rb):
+        return f"{rb.ns.bind(self.func)}.__get__({rb.expr(self.receiver)})"
+
+
+def _hf_config_lookup(obj, attr):
+    """transformers' PreTrainedConfig.__getattribute__: renames `attr` through the `attribute_map` dict."""
+    names = object.__getattribute__(obj, "attribute_map")
+    return (names.get(attr, attr), [names]) if type(names) is dict else None
+
+
+def _hf_heterogeneous_lookup(obj, attr):
+    """transformers' HeterogeneousConfigMixin.__getattribute__: plain unless the config is heterogeneous."""
+    spec = object.__getattribute__(obj, "__dict__").get("_heterogeneity_spec")
+    return (attr, []) if spec is None else None
+
+
+# __getattribute__ overrides whose answer is still a plain lookup decided by dicts: (module, qualname) ->
+# f(obj, attr) -> (the attribute finally looked up, extra dicts the choice reads) or None (not plain now)
+DICT_DETERMINED_LOOKUPS = {
+    ("transformers.configuration_utils", "PreTrainedConfig.__getattribute__"): _hf_config_lookup,
+    ("transformers.integrations.heterogeneity.configuration_utils", "HeterogeneousConfigMixin.__getattribute__"):
+        _hf_heterogeneous_lookup,
+}
+
 
 
 # object's own attribute protocol, and types.SimpleNamespace's (C slot wrappers doing the same thing)
@@ -252,14 +335,12 @@ def has_python_lookup(tx, ov):
     found = mro_lookup(type(ov.obj), "__getattribute__")
     if is_generic(found, "__getattribute__") or not isinstance(found, types.FunctionType):
         return False
-    from ..guards.dict_guards import DICT_DETERMINED_LOOKUPS
     return ov.edited or (found.__module__, found.__qualname__) not in DICT_DETERMINED_LOOKUPS
 
 
 def read_through_override(tx, ov, name):
     """`ov.name` through the class's Python __getattribute__ (inlined: its object.__getattribute__ is
     read_instance_attr), then __getattr__ if that raises AttributeError, as type slots do."""
-    from .objects import inline
     cls = type(ov.obj)
     fn = class_lookup(tx, cls, "__getattribute__")
     try:
@@ -286,13 +367,11 @@ def _wrap(tx, real, source):
 def _call_getattr(tx, receiver, cls, name, fn):
     if not isinstance(fn, types.FunctionType):
         raise GraphBreak("attribute", f"{cls.__name__}.__getattr__ is not Python code")
-    from .objects import inline
     return inline(tx, fn, [receiver, Const(name)])
 
 
 def _data_descriptor(tx, ov, cls, name, found):
     """A data descriptor of the class decides `obj.name` before the instance __dict__."""
-    from .attrs import PropertyCall
     obj, src = ov.obj, ov.source
     class_lookup(tx, cls, name)
     if isinstance(found, property):
@@ -323,7 +402,6 @@ def _data_descriptor(tx, ov, cls, name, found):
         return _wrap(tx, cls, AttrSource(src, "__class__") if src is not None else None)
     getter = getattr(type(found), "__get__", None)
     if isinstance(getter, types.FunctionType):                # a data descriptor written in Python
-        from .objects import inline
         return inline(tx, getter, [descriptor_value(cls, name, found), ov, ObjectValue(cls, class_source(cls))])
     try:                                        # a descriptor written in C (or one framejit does not model)
         real = getattr(obj, name)
@@ -334,7 +412,6 @@ def _data_descriptor(tx, ov, cls, name, found):
 
 def class_value(tx, receiver, cls, name, found):
     """The value of class attribute `found` (raw, non-data) read through instance `receiver`."""
-    from .objects import BUILTIN_METHOD_TYPES, BoundMethod, inline
     if isinstance(found, types.FunctionType):
         return BoundMethod(found, receiver)
     if isinstance(found, staticmethod):
@@ -404,7 +481,6 @@ def instance_has(tx, ov, name):
 
 def _answers_without_code(found):
     """Does looking `found` (a class attribute) up through an instance run no Python code?"""
-    from .objects import BUILTIN_METHOD_TYPES
     return not hasattr(type(found), "__get__") or isinstance(found, (
         types.FunctionType, staticmethod, classmethod, types.MemberDescriptorType, types.BuiltinFunctionType,
         types.GetSetDescriptorType) + BUILTIN_METHOD_TYPES)
@@ -412,8 +488,7 @@ def _answers_without_code(found):
 
 def delete_instance_attr(tx, ov, name, through_object=False):
     """`del ov.name` on a plain object from outside the frame (or made in it: NewObject)."""
-    from .objects import NewObject, inline
-    is_new = isinstance(ov, NewObject)
+    is_new = is_new_object(ov)
     cls = ov.cls if is_new else type(ov.obj)
     if not is_new and ov.source is None:
         raise GraphBreak("delete attr", f"deleting .{name} of an object framejit cannot reach")
@@ -513,7 +588,6 @@ def read_real_attr(tx, ov, name):
 
 def _guarded(tx, obj):
     """Are attributes of obj guarded at all (not a trusted module's)?"""
-    from ..context import TRUSTED_MODULES
     return not (isinstance(obj, types.ModuleType) and obj.__name__ in TRUSTED_MODULES)
 
 
@@ -616,8 +690,7 @@ class InstanceDictValue(Value):
 
     @property
     def _new(self):
-        from .objects import NewObject
-        return isinstance(self.owner, NewObject)
+        return is_new_object(self.owner)
 
     def _cls(self):
         return self.owner.cls if self._new else type(self.owner.obj)
@@ -751,7 +824,6 @@ def _wrap_unsourced(real):
 
 
 def _dict_key_source(src, key):
-    from ..lookasides.builtin_methods import DictKeySource
     return DictKeySource(AttrSource(src, "__dict__"), key, lookup=False)
 
 

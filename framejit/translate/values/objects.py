@@ -26,7 +26,7 @@ import torch
 
 from ...errors import GraphBreak
 from ..dispatch import lookaside
-from .object_attrs import ABSENT, class_lookup, delete_instance_attr, descriptor_value, instance_dict_value, \
+from .object_attrs import ABSENT, BUILTIN_METHOD_TYPES, BoundMethod, class_lookup, delete_instance_attr, descriptor_value, instance_dict_value, \
     is_generic, mro_lookup
 from ..source import AttrSource
 from .base import Const, IteratorValue, ObjectValue, Value
@@ -35,7 +35,6 @@ from .protocol import as_python, python_type_of, truth, unpack_iterable, wrap_un
 HEAPTYPE = 1 << 9
 MISSING = ABSENT                 # what a class lookup finds when no class has the name
 SLOT_TYPES = (types.MemberDescriptorType,)
-BUILTIN_METHOD_TYPES = (types.WrapperDescriptorType, types.MethodDescriptorType)
 BINARY_DUNDERS = {"+": "__add__", "-": "__sub__", "*": "__mul__", "/": "__truediv__", "//": "__floordiv__",
                   "%": "__mod__", "**": "__pow__", "@": "__matmul__", "&": "__and__", "|": "__or__",
                   "^": "__xor__", "<<": "__lshift__", ">>": "__rshift__"}
@@ -116,6 +115,7 @@ def call(tx, fn_value, args, kwargs=None):
 class NewObject(Value):
     """An instance of a user class created in the frame (see the module docstring)."""
     __slots__ = ("cls", "cls_value", "attrs")
+    made_in_frame = True                      # (object_attrs.is_new_object)
 
     def __init__(self, cls, cls_value=None):
         super().__init__(None)
@@ -279,42 +279,6 @@ def _dict_holds_all(cls, attrs):
     if not _has_instance_dict(cls) or type(lookup_type(cls, "__dict__")) is not types.GetSetDescriptorType:
         return False
     return all(not _is_data_descriptor(lookup_type(cls, k)) for k in attrs)
-
-
-class BoundMethod(Value):
-    """`func` bound to `receiver` (a Value): calling it passes the receiver first."""
-    __slots__ = ("func", "receiver")
-
-    def __init__(self, func, receiver):
-        super().__init__(None)
-        self.func = func
-        self.receiver = receiver
-
-    def python_type(self):
-        return types.MethodType if isinstance(self.func, types.FunctionType) else types.BuiltinMethodType
-
-    def __repr__(self):
-        return f"BoundMethod({getattr(self.func, '__qualname__', self.func)})"
-
-    def call(self, tx, args, kwargs):
-        if isinstance(self.func, types.FunctionType):
-            return inline(tx, self.func, [self.receiver, *args], kwargs)
-        return call(tx, ObjectValue(self.func), [self.receiver, *args], kwargs)
-
-    def load_attr(self, tx, name):
-        if name == "__self__":
-            return self.receiver
-        if name == "__func__":
-            return ObjectValue(self.func)
-        if name in ("__name__", "__qualname__", "__doc__", "__module__"):
-            return Const(getattr(self.func, name))
-        raise GraphBreak("attribute", f"attribute {name!r} of a bound method")
-
-    def children(self):
-        return [self.receiver]
-
-    def rebuild(self, rb):
-        return f"{rb.ns.bind(self.func)}.__get__({rb.expr(self.receiver)})"
 
 
 class SuperValue(Value):
