@@ -221,7 +221,7 @@ def test_compiled_module_records_its_original_module_and_replays(tmp_path):
 
 PATCHES = """
 import torch
-from framejit import resume
+from framejit.convert import resume
 from framejit.translate import dispatch
 
 ORIGINAL = dispatch.HANDLERS["BINARY_OP"]
