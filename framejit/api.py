@@ -8,6 +8,7 @@ state_dict keys, train/eval), whose forward is the compiled forward, run on the 
 `type(self)` inside it is the user's class).
 """
 import copyreg
+import dataclasses
 import functools
 import inspect
 import types
@@ -19,7 +20,7 @@ import torch
 from . import cache
 from .backends import lookup_backend
 from .codegen import MISS
-from .config import Config
+from .config import Config, check_settings
 from .convert import Options, convert_frame
 from .dispatcher import build_dispatcher, build_module_call, module_call_fits
 
@@ -33,15 +34,17 @@ def compile(fn=None, *, backend="eager", fullgraph=False, config=None, **config_
         def f(x, y): ...
         model = framejit.compile(model)         # an nn.Module that behaves like the original
     """
+    check_settings("framejit.compile", config_overrides, also=("backend", "fullgraph", "config"))
     backend_fn = lookup_backend(backend)
     if not isinstance(fullgraph, bool):
         raise TypeError(f"fullgraph must be a bool, got {type(fullgraph).__name__}")
+    if fn is not None:
+        check_compilable(fn, "framejit.compile")
     if config is None:
         config = Config.from_env(**config_overrides)
     elif not isinstance(config, Config):
         raise TypeError(f"config must be a framejit.Config, got {type(config).__name__}")
     elif config_overrides:
-        import dataclasses
         config = dataclasses.replace(config, **config_overrides)
     if fn is None:
         return lambda f: compile(f, backend=backend, fullgraph=fullgraph, config=config)
@@ -56,43 +59,82 @@ def _compile(fn, backend_fn, fullgraph, config, observer):
     if isinstance(fn, types.MethodType):
         inner = _compile(fn.__func__, backend_fn, fullgraph, config, observer)
         return types.MethodType(inner, fn.__self__)
-    if not isinstance(fn, types.FunctionType):
-        if callable(fn):
-            raise TypeError(f"framejit.compile expects a Python function, method or nn.Module; "
-                            f"{type(fn).__name__} objects are not supported")
-        raise TypeError(f"framejit.compile expects a callable, got {type(fn).__name__}")
+    check_compilable(fn, "framejit.compile")
     if fn in _DISABLED:
         return fn
     return _compile_function(fn, backend_fn, fullgraph, config, observer)
 
 
-def _compile_function(fn, backend_fn, fullgraph, config, observer, self_object=None):
+def check_compilable(fn, caller):
+    """Raise TypeError, saying what to do instead, unless `caller` (framejit.compile, framejit.explain)
+    can compile `fn`: a Python function, a method of one, an nn.Module, or a framejit-compiled one."""
+    target = getattr(fn, "_framejit_fn", None) or fn
+    if isinstance(target, types.MethodType):
+        target = target.__func__
+    if isinstance(target, (types.FunctionType, torch.nn.Module)):
+        return
+    what = f"{caller}({_short_repr(fn)})"
+    if isinstance(target, type):
+        instead = (f"compile an instance instead: {caller}({target.__name__}(...))"
+                   if issubclass(target, torch.nn.Module) else
+                   "compile a function that uses it, or a method: MyClass.method")
+        raise TypeError(f"{what}: {target.__name__} is a class; {instead}")
+    if isinstance(target, (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
+                           types.WrapperDescriptorType, types.MethodDescriptorType)):
+        raise TypeError(f"{what}: a builtin (C) function has no Python bytecode to compile; call it from a "
+                        "Python function and compile that")
+    if isinstance(target, functools.partial):
+        raise TypeError(f"{what}: compile the function it wraps ({caller}(p.func)), or a function that calls "
+                        "the partial")
+    if isinstance(target, (staticmethod, classmethod)):
+        raise TypeError(f"{what}: compile the function it wraps ({caller}(m.__func__)) or get it from the class "
+                        "first")
+    if callable(target):
+        raise TypeError(f"{what}: expected a Python function, method or nn.Module, got a callable "
+                        f"{type(target).__name__} object; compile its __call__ method or a function that calls it")
+    raise TypeError(f"{what}: expected a Python function, method or nn.Module to compile, got "
+                    f"{type(target).__name__}")
+
+
+def _short_repr(obj):
+    try:
+        text = repr(obj)
+    except Exception:
+        text = f"<{type(obj).__name__} object>"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _compile_function(fn, backend_fn, fullgraph, config, observer, self_object=None, closure_arg=False):
+    """The compiled wrapper of `fn`. With `self_object` (a compiled module's original), forward runs on
+    that module and the entries are that module's own. With `closure_arg` (a resume function of a code
+    with free variables), the wrapper takes the closure as its first argument (`__fj_cl`): one wrapper
+    serves every function sharing the code, each call running with the caller's cells (resume.py)."""
     code = fn.__code__
-    state = cache.state_for(code, (backend_fn, fullgraph, config, observer))
-    entries = state.entries
+    state = cache.state_for(code, fn.__globals__, (backend_fn, fullgraph, config, observer), owner=self_object)
     signature = inspect.signature(fn, follow_wrapped=False)   # the code that runs, not __wrapped__
 
-    def wrap(resume_fn):
-        return _compile_function(resume_fn, backend_fn, fullgraph, config, observer)
+    def wrap(resume_fn, closure_arg=False):
+        return _compile_function(resume_fn, backend_fn, fullgraph, config, observer, closure_arg=closure_arg)
 
     opts = Options(backend_fn, config, fullgraph, wrap, observer)
+    local = cache.WrapperState(fn)       # per wrapper, not per code object (cache.WrapperState)
 
-    # Per wrapper, not per code object: functions made by one decorator share a code object (HF's
-    # forward wrappers), and one of them running eagerly or hitting the limit must not stop the others.
-    local = types.SimpleNamespace(eager_reason=None, conversions={}, eager_fn=fn)
+    if closure_arg:
+        def on_miss(closure, args, kwargs):
+            return _on_miss(with_closure(fn, closure), signature, state, local, opts, args, kwargs, closure)
+    else:
+        def on_miss(args, kwargs):
+            return _on_miss(fn, signature, state, local, opts, args, kwargs)
 
-    def on_miss(args, kwargs):
-        return _on_miss(fn, signature, state, local, opts, args, kwargs)
-
-    framejit_wrapper = build_dispatcher(fn, entries, on_miss, self_object=self_object)
+    framejit_wrapper = build_dispatcher(fn, state.entries, on_miss, self_object=self_object, closure_arg=closure_arg)
     dispatchers = [framejit_wrapper]
     if self_object is not None and module_call_fits(code):   # the module's __call__ can dispatch too
-        framejit_wrapper._framejit_module_call = build_dispatcher(fn, entries, on_miss, module_call=True,
+        framejit_wrapper._framejit_module_call = build_dispatcher(fn, state.entries, on_miss, module_call=True,
                                                                   self_object=self_object)
         dispatchers.append(framejit_wrapper._framejit_module_call)
     for dispatcher in dispatchers:
-        state.listeners.append(weakref.ref(dispatcher))
-        if entries:
+        state.listeners.add(dispatcher)
+        if state.entries:
             dispatcher._framejit_refresh()
     functools.update_wrapper(framejit_wrapper, fn)
     framejit_wrapper._framejit_fn = fn
@@ -100,9 +142,18 @@ def _compile_function(fn, backend_fn, fullgraph, config, observer, self_object=N
     return framejit_wrapper
 
 
-# Entries of all functions sharing one code object (each guarded on its own closure), and entries of
-# one function over all the module instances it is called with, at most this many times the recompile
-# limit.
+def with_closure(fn, closure):
+    """`fn`'s code, globals, name and defaults over another closure of the same code."""
+    if closure is fn.__closure__:
+        return fn
+    out = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, closure)
+    out.__kwdefaults__ = fn.__kwdefaults__
+    return out
+
+
+# Entries of all functions sharing one state (closures of one code object, each guarded on its own
+# cells; one function called with many nn.Module instances) are kept to at most this many times the
+# recompile limit: beyond it the oldest entry is forgotten, never the function sent to plain Python.
 SHARED_CODE_LIMIT = 8
 
 
@@ -110,7 +161,7 @@ def _instances(args, kwargs):
     """The nn.Module instances a call passes: a forward's `self` (each of a model's layers runs the same
     compiled forward, and each needs entries of its own), a module handed to a helper. The recompile
     limit counts conversions per such combination, so the twelfth layer of a model gets its graph too."""
-    return tuple(id(v) for v in (*args, *kwargs.values()) if isinstance(v, torch.nn.Module))
+    return tuple(v for v in (*args, *kwargs.values()) if isinstance(v, torch.nn.Module))
 
 
 def _call_entry(fn, entry, args, kwargs):
@@ -119,19 +170,22 @@ def _call_entry(fn, entry, args, kwargs):
     return entry(*args, **kwargs)
 
 
-def _on_miss(fn, signature, state, local, opts, args, kwargs):
+def _on_miss(fn, signature, state, local, opts, args, kwargs, closure=None):
+    """`closure`: the caller's closure, for a wrapper shared by closures (a resume function); the
+    recompile limit then counts per closure, as it does per compiled function."""
     if local.eager_reason is not None:       # settled: plain Python (or its routed copy), no lock needed
-        return local.eager_fn(*args, **kwargs)
+        return _eager(local, closure)(*args, **kwargs)
     limit = opts.config.recompile_limit
     with cache.LOCK:
         for entry in state.entries:          # another thread may have converted meanwhile
             out = _call_entry(fn, entry, args, kwargs)
             if out is not MISS:
                 return out
+        modules = _instances(args, kwargs)
+        key = tuple(map(id, modules)) + (tuple(map(id, closure)) if closure is not None else ())
         if local.eager_reason is not None:
             result = None
-        elif local.conversions.get(_instances(args, kwargs), 0) >= limit or \
-                len(state.entries) >= SHARED_CODE_LIMIT * limit:
+        elif local.conversions.get(key, 0) >= limit:
             _hit_limit(fn, state, opts, args, kwargs)
             local.eager_reason = state.eager_reason
             result = None
@@ -139,20 +193,25 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs):
             if state.entries:
                 reason = _recompile_reason(fn, state, signature, args, kwargs)
                 state.recompile_reasons.append(reason)
+            while len(state.entries) >= max(SHARED_CODE_LIMIT * limit, 1):
+                state.evict_oldest()
             result = _convert(fn, signature, state, opts, args, kwargs)
             if result.kind == "entry":
-                instances = _instances(args, kwargs)
-                local.conversions[instances] = local.conversions.get(instances, 0) + 1
+                local.count(key, modules)
             elif result.kind == "eager":
                 local.eager_reason = result.reason
-                local.eager_fn = result.replacement or fn
+                local.eager_fn = result.replacement or local.fn
     if result is not None and result.kind == "entry":
         out = _call_entry(fn, result.entry, args, kwargs)
         if out is not MISS:
             return out
     if local.eager_reason is not None:
-        return local.eager_fn(*args, **kwargs)
+        return _eager(local, closure)(*args, **kwargs)
     return fn(*args, **kwargs)
+
+
+def _eager(local, closure):
+    return local.eager_fn if closure is None else with_closure(local.eager_fn, closure)
 
 
 def _convert(fn, signature, state, opts, args, kwargs):
@@ -162,9 +221,7 @@ def _convert(fn, signature, state, opts, args, kwargs):
     result, elapsed = observed_conversion(fn, state, opts, args, kwargs,
                                           lambda: convert_frame(fn, signature, args, kwargs, opts))
     if result.kind == "entry":
-        state.entries.append(result.entry)
-        state.changed()
-        state.results.append(result)
+        state.add(result)
     elif result.kind == "eager":
         state.eager_reason = result.reason
         state.results.append(result)
@@ -225,7 +282,7 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
     members = {}
     if cls.__call__ is _MODULE_CALL:
         members["__call__"] = getattr(compiled_forward, "_framejit_module_call", None) or \
-            build_module_call(compiled_forward)
+            build_module_call(compiled_forward, mod)
     sub = type(cls.__name__, (cls,), {
         **members,
         "forward": compiled_forward, "__module__": cls.__module__, "__qualname__": cls.__qualname__,
@@ -234,7 +291,20 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
     })
     new = object.__new__(sub)
     object.__setattr__(new, "__dict__", mod.__dict__)
+    release = weakref.finalize(new, _release_compiled_class, sub, tuple(members) + ("forward", "_framejit_original"))
+    release.atexit = False               # only when it dies: a program's exit handlers may still call it
     return new
+
+
+def _release_compiled_class(sub, names):
+    """The compiled module died: its class (a class is always in a reference cycle, freed only by the
+    cyclic GC) lets go of the dispatchers, the entries and the original module now, so the module, its
+    parameters and its graphs are freed at once, as the module alone would be."""
+    for name in names:
+        try:
+            delattr(sub, name)
+        except AttributeError:
+            pass
 
 
 _MODULE_CALL = torch.nn.Module.__call__

@@ -6,24 +6,40 @@ the plain callee it gets `CompiledCallee(callee)`, which rebuilds as `wrappers(c
 compiled wrapper (made once per function object, with the caller's options). So one unsupported line
 deep in a helper costs the helper one graph break, not the whole helper its graphs.
 """
+import functools
 import types
 import weakref
 
 import torch
 from torch.nn.modules import module as _module_impl
 
+from .identity_keys import WeakIdentityMap
 from .translate.values import Value
 
 
 class CalleeWrappers:
     """callable -> what to call instead: a compiled wrapper for Python functions and bound methods of
-    Python functions, the callable itself for anything else. Cached per function object (weakly)."""
+    Python functions, the callable itself for anything else. Cached per function object (weakly); for a
+    closure without defaults (a helper defined in the caller, made anew on every call; a decorator's
+    wrapper), one wrapper per code object and globals taking the closure first (api: `closure_arg`),
+    bound to the callee's cells: a closure made per call neither builds a wrapper per call nor stays in
+    this cache after it dies."""
 
     def __init__(self, wrap):
         self._wrap = wrap
         self._cache = weakref.WeakKeyDictionary()
+        self._by_code = WeakIdentityMap()      # code -> {id(globals): wrapper taking the closure first}
 
     def _wrapped(self, fn):
+        if fn.__closure__ is not None and fn.__defaults__ is None and fn.__kwdefaults__ is None:
+            per_globals = self._by_code.setdefault(fn.__code__, {})
+            w = per_globals.get(id(fn.__globals__))
+            if w is None:        # (the wrapper holds the globals: the id stays theirs while it is here)
+                template = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, None,
+                                              tuple(types.CellType() for _ in fn.__closure__))
+                template.__qualname__ = fn.__qualname__
+                w = per_globals[id(fn.__globals__)] = self._wrap(template, closure_arg=True)
+            return functools.partial(w, fn.__closure__)
         try:
             w = self._cache.get(fn)
         except TypeError:

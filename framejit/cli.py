@@ -3,8 +3,11 @@
 Why this exists: a record written when a conversion failed should be
 reproducible with one command, by someone who does not have the original
 program. Exit codes of `replay`: 0 the replay ended like the recorded
-conversion, 1 it did not (or could not be attempted), 2 the file is not a
-loadable record (missing, not a record, corrupt, wrong version, not yours).
+conversion, 1 it did not (or could not be attempted), 2 the path is not a
+loadable record (empty, missing, a directory, a pipe or device, unreadable, not
+a record, corrupt or truncated, another format or Python version, not yours,
+or contents that do not rebuild): one line on stderr, `error: ...`, nothing
+read from a pipe or device, nothing written anywhere.
 """
 
 from __future__ import annotations
@@ -48,30 +51,40 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from framejit.record import RecordError, load_record, read_record_header
+    from framejit.record import RecordError, check_record_file, load_record
     from framejit.record_replay import replay_record
 
-    print(PICKLE_WARNING, file=sys.stderr)
     try:
-        header = read_record_header(args.path)
-        print(
-            f"record: {header.get('function', '?')} ({header.get('filename', '?')}:{header.get('firstlineno', '?')}), "
-            f"recorded {header.get('created', '?')} with framejit {header.get('framejit_version', '?')}, "
-            f"torch {header.get('torch_version', '?')}, Python {header.get('python_version', '?')}"
-        )
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
+            header = check_record_file(args.path, trust=args.trust)     # unpickles nothing
+    except RecordError as exc:
+        return _bad_file(exc)
+    for warning in caught:
+        print(f"warning: {warning.message}", file=sys.stderr)
+    print(PICKLE_WARNING, file=sys.stderr)
+    print(
+        f"record: {header.get('function', '?')} ({header.get('filename', '?')}:{header.get('firstlineno', '?')}), "
+        f"recorded {header.get('created', '?')} with framejit {header.get('framejit_version', '?')}, "
+        f"torch {header.get('torch_version', '?')}, Python {header.get('python_version', '?')}"
+    )
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")             # the version warnings were printed above
             record = load_record(args.path, trust=args.trust)
-        for warning in caught:
-            print(f"warning: {warning.message}", file=sys.stderr)
         result = replay_record(record, run=args.run)
     except RecordError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_FILE
+        return _bad_file(exc)
     print(result.summary())
     if args.traceback and result.replay_traceback:
         print(result.replay_traceback, end="")
     return EXIT_REPRODUCED if result.reproduced else EXIT_NOT_REPRODUCED
+
+
+def _bad_file(exc: Exception) -> int:
+    message = str(exc).replace("\r", "\\r").replace("\n", "\\n")     # one line, whatever it holds
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_BAD_FILE
 
 
 def _demo(_: argparse.Namespace) -> int:

@@ -39,7 +39,8 @@ class Namespace:
         b = f_globals.get("__builtins__", builtins)
         self.env = {"__fj_g": f_globals, "__fj_b": b if isinstance(b, dict) else b.__dict__,
                     "__fj_MISS": MISS, "__fj_grad_enabled": torch.is_grad_enabled,
-                    "getattr": getattr, "type": type, "len": len, "tuple": tuple, "Exception": Exception}
+                    "getattr": getattr, "type": type, "len": len, "tuple": tuple, "Exception": Exception,
+                    "__fj_id": id}
         self._ids = {}
 
     def bind(self, obj, by_name=False):
@@ -121,7 +122,7 @@ class Rebuilder:
             if v.node.op == "placeholder" and v.source is not None:
                 return self.reload(v.source)
             return f"__fj_o{self.output_index[v.node]}"
-        if v.source is not None and isinstance(v, (SeqValue, DictValue, ObjectValue)):
+        if v.source is not None and isinstance(v, (SeqValue, DictValue, SetValue, ObjectValue)):
             return self.reload(v.source)
         if isinstance(v, SeqValue):
             items = [self.expr(i) for i in v.items]
@@ -185,10 +186,11 @@ def _last_raw_stores(effects):
     for e in effects:
         if e.kind == "raw_attr":
             j = len(out) - 1
-            while j >= 0 and (out[j].kind == "raw_attr" or out[j].kind == "attr" and out[j].plain_module):
-                if out[j].kind == "raw_attr" and out[j].target == e.target and out[j].key == e.key:
-                    del out[j]
-                    break
+            while j >= 0 and (out[j].kind in ("raw_attr", "raw_delattr") or out[j].kind == "attr" and out[j].plain_module):
+                if out[j].target == e.target and out[j].key == e.key:
+                    if out[j].kind == "raw_attr":
+                        del out[j]
+                    break                  # a delete in between: the store before it must happen
                 j -= 1
         out.append(e)
     return out
@@ -210,6 +212,10 @@ def side_effect_lines(effects, rb):
             lines.append(f"setattr({rb.reload(e.target)}, {e.key!r}, {rb.expr(e.value)})")
         elif e.kind == "raw_attr":        # the store itself (a Python __setattr__/property already ran)
             lines.append(f"{rb.ns.bind(object.__setattr__)}({rb.reload(e.target)}, {e.key!r}, {rb.expr(e.value)})")
+        elif e.kind == "delattr":
+            lines.append(f"delattr({rb.reload(e.target)}, {e.key!r})")
+        elif e.kind == "raw_delattr":     # the delete itself (a Python __delattr__/property deleter already ran)
+            lines.append(f"{rb.ns.bind(object.__delattr__)}({rb.reload(e.target)}, {e.key!r})")
         elif e.kind == "cell":
             lines.append(f"{e.target.expr()} = {rb.expr(e.value)}")
         elif e.kind == "list":
@@ -218,6 +224,9 @@ def side_effect_lines(effects, rb):
         elif e.kind == "dict":
             body = ", ".join(f"{rb.ns.bind(k)}: {rb.expr(x)}" for k, x in e.value.items.items())
             lines.append(f"__fj_d = {rb.reload(e.target)}; __fj_d.clear(); __fj_d.update({{{body}}})")
+        elif e.kind == "set":
+            items = "".join(f"{rb.expr(i)}, " for i in e.value.items)
+            lines.append(f"__fj_d = {rb.reload(e.target)}; __fj_d.clear(); __fj_d.update(({items}))")
     return lines
 
 
@@ -242,6 +251,18 @@ def signature_source(code, with_closure):
     return ", ".join(params)
 
 
+def call_arguments_source(code):
+    """The arguments that call a function of `code`'s signature with the entry's own parameters
+    (`x, y, *args, scale=scale, **kwargs`)."""
+    names = code.co_varnames
+    nargs, nkwonly = code.co_argcount, code.co_kwonlyargcount
+    i = nargs + nkwonly
+    star = names[i] if code.co_flags & 0x04 else None
+    dstar = names[i + bool(star)] if code.co_flags & 0x08 else None
+    return ", ".join(list(names[:nargs]) + ([f"*{star}"] if star else []) +
+                     [f"{k}={k}" for k in names[nargs:nargs + nkwonly]] + ([f"**{dstar}"] if dstar else []))
+
+
 def graph_call_source(input_sources, n_outputs, param_tuple=None):
     """The graph call, its outputs unpacked into __fj_o0, __fj_o1, ... (a tuple unpack is cheaper than
     indexing on the fast path). `param_tuple` ((start, stop), k) says member k of the module member cache
@@ -262,8 +283,10 @@ def graph_call_source(input_sources, n_outputs, param_tuple=None):
     return "".join(f"__fj_o{i}, " for i in range(n_outputs)) + "= " + call
 
 
-def build_entry(fn_code, f_globals, defaults, kwdefaults, with_closure, guard_expr_fn, body_fn):
-    """Assemble and exec the entry function. `guard_expr_fn(ns)` and `body_fn(ns)` give source text."""
+def build_entry(fn_code, f_globals, with_closure, guard_expr_fn, body_fn):
+    """Assemble and exec the entry function. `guard_expr_fn(ns)` and `body_fn(ns)` give source text.
+    An entry has no defaults: functions sharing a code object share its entries, and their callers
+    (dispatcher.py, api._on_miss) pass every argument, bound by the function actually called."""
     ns = Namespace(f_globals)
     guard_expr = guard_expr_fn(ns)
     body = body_fn(ns)
@@ -277,12 +300,10 @@ def build_entry(fn_code, f_globals, defaults, kwdefaults, with_closure, guard_ex
         ns.env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[int(key)]
     filename = f"<framejit entry {fn_code.co_name}>"
     exec(compile(text, filename, "exec"), ns.env)
-    plain = ns.env["__fj_entry"]
+    plain = ns.env.pop("__fj_entry")         # its globals must not hold it (a cycle)
     entry = apply_bytecode_hooks(fn_code, plain)     # framejit.register_bytecode_hook
     if entry is plain and entry.__code__ is plain.__code__:
         # the dispatcher may inline this entry's text (dispatcher.py); not when a hook replaced its code
         entry._framejit_parts = (guard_expr, body, ns)
-    entry.__defaults__ = defaults
-    entry.__kwdefaults__ = kwdefaults
     return entry, text, ns
 

@@ -24,6 +24,7 @@ wrong value raises ValueError, both naming the field and what was given.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,10 +40,35 @@ _FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
 
 
 def _default_debug_dir() -> Path:
-    configured = os.environ.get(DEBUG_DIR_ENV)
+    configured = _env_path(DEBUG_DIR_ENV)
     if configured:
         return Path(configured).expanduser()
     return Path("~/.cache/framejit").expanduser()
+
+
+def _env_path(name: str) -> str | None:
+    """A path from the environment: None when unset or empty; a value of blanks is an error naming it."""
+    raw = os.environ.get(name)
+    if not raw:
+        return None
+    if not raw.strip() or "\0" in raw:
+        raise ValueError(f"environment variable {name} must be a path (got {raw!r}); unset it for the default")
+    return raw
+
+
+def check_settings(caller: str, settings: dict[str, Any], also: tuple[str, ...] = ()) -> None:
+    """Raise TypeError naming the keyword arguments of `caller` that are neither Config fields nor in
+    `also` (the caller's own keywords), with the closest known name when one is close."""
+    known = sorted({f.name for f in dataclasses.fields(Config)})
+    unknown = [name for name in settings if name not in known]
+    if not unknown:
+        return
+    name = unknown[0]
+    close = difflib.get_close_matches(name, [*also, *known], n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    takes = f"{', '.join(also)} and the Config settings" if also else "the Config settings"
+    raise TypeError(f"{caller}() got an unexpected keyword argument {name!r}{hint}; it takes {takes}: "
+                    f"{', '.join(known)}")
 
 
 @dataclass(frozen=True)
@@ -82,15 +108,9 @@ class Config:
     @classmethod
     def from_env(cls, **overrides: Any) -> "Config":
         """The defaults, overlaid with the FRAMEJIT_* environment variables, then with `overrides`."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise TypeError(
-                f"Config.from_env() got unknown setting(s) {', '.join(unknown)}; "
-                f"known settings are: {', '.join(sorted(known))}"
-            )
+        check_settings("Config.from_env", overrides)
         values: dict[str, Any] = {}
-        debug_dir = os.environ.get(DEBUG_DIR_ENV)
+        debug_dir = _env_path(DEBUG_DIR_ENV)
         if debug_dir:
             values["debug_dir"] = debug_dir
         record = _env_flag(RECORD_ENV)
@@ -99,7 +119,7 @@ class Config:
         debug = _env_flag(DEBUG_ENV)
         if debug is not None:
             values["debug"] = debug
-        report = os.environ.get(REPORT_ENV)
+        report = _env_path(REPORT_ENV)
         if report:
             values["report_path"] = report
         values.update(overrides)
@@ -120,7 +140,7 @@ def _env_flag(name: str) -> bool | None:
         return True
     if word in _FALSE_WORDS:
         return False
-    raise ValueError(f"environment variable {name} must be 0 or 1 (got {raw!r})")
+    raise ValueError(f"environment variable {name} must be 0 or 1 (or false/true, no/yes, off/on; got {raw!r})")
 
 
 def _check_int(config: Config, name: str, *, minimum: int) -> None:

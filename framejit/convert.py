@@ -17,12 +17,18 @@ eager with a warning; they never reach the user's program as framejit's exceptio
 """
 import dis
 import inspect
+import logging
+import os
+import warnings
+import weakref
 
 import torch
 
-from . import codegen, resume
+from . import codegen, raising_graphs, resume
+from .backends.registry import BACKEND_SIGNATURE
 from .callees import CalleeWrappers, CompiledCallee, callee_position
 from .errors import BackendError, GraphBreak, Unsupported
+from .guards import is_instance_guard
 from .metrics import phase
 from .observe import current_recorder, note_restart
 from .translate import module_guards
@@ -33,6 +39,8 @@ from .translate.cells import EMPTY
 from .translate.source import ClosureSource, LocalSource
 from .translate.translator import Translator, format_position
 from .translate.values import NULL, Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+
+log = logging.getLogger("framejit")
 
 NON_FRAME_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE
 USER_ERROR_KINDS = {"constant op raised", "bad call", "key error", "index error", "value error", "name error",
@@ -83,8 +91,9 @@ class BreakInfo:
 
 class ConvertResult:
     def __init__(self, kind, entry=None, reason=None, guards=None, graph=None, source_text=None, breaks=(),
-                 ns=None, op_count=0, replacement=None):
+                 ns=None, op_count=0, replacement=None, dies_with=()):
         self.kind = kind              # "entry" | "eager" | "once"
+        self.dies_with = dies_with    # weak refs to the modules whose death ends the entry (guards.WeakIdentity)
         self.replacement = replacement  # "eager": what to run instead of fn (same semantics), or None
         self.entry = entry
         self.reason = reason
@@ -188,7 +197,13 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
         if compiled is not None:
             ns.env["__fj_graph"] = compiled
             plan = module_guards.plan_for(ctx)
-            lines.append(codegen.graph_call_source(plan.input_sources, len(outputs), plan.param_tuple))
+            call = codegen.graph_call_source(plan.input_sources, len(outputs), plan.param_tuple)
+            if raising_graphs.needs_handler(effects, len(ctx.graph.created)):
+                # effects happened before graph ops: a raising op must leave them visible (raising_graphs.py)
+                lines += raising_graphs.wrap_graph_call(call, gm, [s.expr() for s in plan.input_sources], fn,
+                                                        codegen.call_arguments_source(fn.__code__), ns)
+            else:
+                lines.append(call)
         effect_lines = codegen.side_effect_lines(effects, rb)
         last = last_line(rb)
         return lines + rb.prelude + effect_lines + [last]
@@ -200,6 +215,7 @@ def _compile_graph(ctx, outputs, opts):
     if ctx.graph.op_count() == 0 and not outputs:
         return None, None
     ctx.guard_state(torch.is_grad_enabled)         # grad mode at entry shapes every graph
+    ctx.guard_state(torch.get_default_dtype)       # and the default dtype: factories, int / int, int + 0.5
     gm, example_inputs = ctx.graph.finish(outputs)
     if autocast_sensitive(gm.graph, STATE_NODE_TARGETS):
         ctx.guard_state(is_cpu_autocast_enabled)
@@ -207,10 +223,16 @@ def _compile_graph(ctx, outputs, opts):
     sets_grad_mode = any(n.op == "call_function" and n.target is torch._C._set_grad_enabled for n in gm.graph.nodes)
     try:
         with phase("backend_compile"):
-            compiled = opts.backend(gm, example_inputs)
+            compiled = _call_backend(opts.backend, gm, example_inputs)
+        if not callable(compiled):
+            got = "None" if compiled is None else f"{type(compiled).__name__} {compiled!r:.60}"
+            raise BackendError(f"backend {_backend_name(opts.backend)!r} returned {got}, not a callable: a backend "
+                               f"is {BACKEND_SIGNATURE}, and framejit calls what it returns with the graph's "
+                               "inputs", gm)
+    except BackendError:
+        raise
     except Exception as e:
-        err = BackendError(f"backend {getattr(opts.backend, '__name__', opts.backend)!r} failed: "
-                           f"{type(e).__name__}: {e}", gm)
+        err = BackendError(f"backend {_backend_name(opts.backend)!r} failed: {type(e).__name__}: {e}", gm)
         raise err from e
     finally:
         # a backend that traces the graph (aot_eager, inductor) runs its grad-mode nodes for real, and a
@@ -221,21 +243,47 @@ def _compile_graph(ctx, outputs, opts):
     return compiled, gm
 
 
+def _backend_name(backend):
+    return getattr(backend, "__name__", None) or type(backend).__name__
+
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+
+
+def _call_backend(backend, gm, example_inputs):
+    """backend(gm, example_inputs), keeping the warnings torch itself emits while compiling (anomaly-mode
+    reports of a backward traced at compile time, deprecations inside torch) from the user: they are
+    logged; warnings from the backend's own code are passed on."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = backend(gm, example_inputs)
+    for w in caught:
+        if w.filename.startswith(_TORCH_DIR):
+            log.debug("warning while compiling a graph: %s: %s", w.category.__name__, w.message)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    return compiled
+
+
 def _make_entry(fn, ctx, compiled, gm, body, opts, breaks):
     code = fn.__code__
+    # the modules the frame receives are matched by id and held weakly: the entry goes when one dies
+    instances = [g for g in ctx.guards.guards if is_instance_guard(g, ctx.frame_params)]
     try:
         with phase("codegen"):
-            entry, text, ns = codegen.build_entry(code, fn.__globals__, fn.__defaults__, fn.__kwdefaults__,
-                                                  bool(code.co_freevars), lambda ns: _render_guards(ctx, ns), body)
+            entry, text, ns = codegen.build_entry(code, fn.__globals__, bool(code.co_freevars),
+                                                  lambda ns: _render_guards(ctx, ns, instances), body)
     except GraphBreak as gb:
         return ConvertResult("eager", reason=f"the result cannot be rebuilt: {gb.reason}", breaks=breaks)
+    dies_with = tuple(weakref.ref(g.expected) for g in instances)
+    ctx.guards.weaken(instances)
     return ConvertResult("entry", entry=entry, guards=ctx.guards, graph=gm, source_text=text, breaks=breaks,
-                         ns=ns, op_count=ctx.graph.op_count())
+                         ns=ns, op_count=ctx.graph.op_count(), dies_with=dies_with)
 
 
 @phase("guard_build")
-def _render_guards(ctx, ns):
-    return module_guards.render(ctx, ns)       # module state behind one counter (module_guards.py)
+def _render_guards(ctx, ns, instances=()):
+    return module_guards.render(ctx, ns, instances)       # module state behind one counter (module_guards.py)
 
 
 # ---- a frame that breaks ------------------------------------------------------------------------
@@ -299,23 +347,24 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
             return ConvertResult("eager", reason=f"{gb.reason}; the break is in the middle of a nested call, so the "
                                  "function runs as plain Python", breaks=[info])
         with phase("codegen"):
-            fn_resume = resume.make_resume_function(orig_code, fn.__globals__, fn.__closure__, orig_index(idx),
+            fn_resume = resume.make_resume_function(orig_code, fn.__globals__, orig_index(idx),
                                                     nulls_after, live, opts.wrap, opts.key)
         resume_tails.append((jump, fn_resume, nulls_after))
 
     with phase("codegen"):
         if inst.exn is not None:         # a call inside a try block: its handlers stay in force
-            break_fn = resume.make_break_in_try_function(orig_code, fn.__globals__, fn.__closure__,
-                                                         orig_index(snap.index), nulls, live, resume_tails[0])
+            break_fn = resume.make_break_in_try_function(orig_code, fn.__globals__, orig_index(snap.index),
+                                                         nulls, live, resume_tails[0])
         else:
-            break_fn = resume.make_break_function(orig_code, fn.__globals__, fn.__closure__,
-                                                  _break_instructions(tx, snap), nulls, live, resume_tails)
+            break_fn = resume.make_break_function(orig_code, fn.__globals__, _break_instructions(tx, snap),
+                                                  nulls, live, resume_tails)
 
     values = [v for v in stack if v is not NULL] + [v for v in local_values if v is not None]
 
     def call_break(rb):
         rb.ns.env["__fj_break"] = break_fn
-        args = [rb.expr(v) for v in stack if v is not NULL]
+        args = ["__fj_cl"] if code.co_freevars else []      # the break function runs over the caller's cells
+        args += [rb.expr(v) for v in stack if v is not NULL]
         args += [rb.expr(v) if v is not None else n for n, v in zip(live, local_values)]
         return f"return __fj_break({', '.join(args)})"
 
@@ -430,25 +479,38 @@ def _break_instructions(tx, snap):
 
 # ---- replaying a record --------------------------------------------------------------------------
 
-def replay_conversion(fn, args, kwargs, backend="eager", fullgraph=False):
+# Config fields that say where and whether to write files, not how to convert: a replay keeps its own.
+_REPLAY_KEEPS = frozenset({"debug_dir", "report_path", "record_all", "record_on_failure", "debug",
+                           "profile_conversion", "metrics_size"})
+
+
+def replay_conversion(fn, args, kwargs, backend="eager", fullgraph=False, config=None):
     """Convert fn's frame for (args, kwargs) as a cache miss would, except that internal failures raise
-    instead of falling back (framejit.replay compares them with the recorded failure). Returns a callable
-    running the converted code (plain fn when the frame would run as plain Python)."""
+    instead of falling back (framejit.replay compares them with the recorded failure). `config`: the
+    recorded Config fields (those about conversion are used). Returns a callable running the converted
+    code (plain fn when the frame would run as plain Python)."""
     from . import api
     from .backends import lookup_backend
     from .config import Config
+    import dataclasses
     backend_fn = lookup_backend(backend)
-    config = Config.from_env(record_all=False, record_on_failure=False)
+    known = {f.name for f in dataclasses.fields(Config)}
+    overrides = {k: v for k, v in (config or {}).items() if k in known and k not in _REPLAY_KEEPS}
+    config = Config.from_env(**overrides, record_all=False, record_on_failure=False)
 
-    def wrap(resume_fn):
-        return api._compile_function(resume_fn, backend_fn, fullgraph, config, None)
+    def wrap(resume_fn, closure_arg=False):
+        return api._compile_function(resume_fn, backend_fn, fullgraph, config, None, closure_arg=closure_arg)
 
     opts = Options(backend_fn, config, fullgraph, wrap)
-    result = convert_frame(fn, inspect.signature(fn), args, kwargs, opts)
+    result = convert_frame(fn, inspect.signature(fn, follow_wrapped=False), args, kwargs, opts)
     if result.kind != "entry":
         return fn
 
+    signature = inspect.signature(fn)
+
     def converted(*a, **k):
-        out = api._call_entry(fn, result.entry, a, k)
+        bound = signature.bind(*a, **k)          # entries take every argument (codegen.build_entry)
+        bound.apply_defaults()
+        out = api._call_entry(fn, result.entry, bound.args, bound.kwargs)
         return fn(*a, **k) if out is codegen.MISS else out
     return converted

@@ -31,6 +31,7 @@ module's own answers are remembered until the module watch's counter moves (`nee
 the inlined guards drop the global-hooks term, which that first test has just checked.
 """
 import re
+import weakref
 
 import torch
 
@@ -85,16 +86,18 @@ def _module_call_env():
     return env
 
 
-def build_module_call(forward):
+def build_module_call(forward, original):
     """The compiled module's __call__ when its forward takes other arguments than (self, *args,
     **kwargs): nn.Module.__call__'s questions, then the compiled forward directly (saving its two
-    extra frames), or nn.Module.__call__ itself when it has anything to do."""
-    env = dict(_module_call_env(), __fj_forward=forward)
+    extra frames), or nn.Module.__call__ itself when it has anything to do. The questions are asked of
+    the `original` module, whose __dict__ (hook tables, forward, _compiled_call_impl) the compiled one
+    shares: remembering the compiled module itself would make it part of a cycle through its class."""
+    env = dict(_module_call_env(), __fj_forward=forward, __fj_original=original)
     exec(compile(f"def __call__(self, *args, **kwargs):\n"
-                 f"    if {_module_call_test('self')}:\n"
+                 f"    if {_module_call_test('__fj_original')}:\n"
                  f"        return __fj_module_call(self, *args, **kwargs)\n"
                  f"    return __fj_forward(self, *args, **kwargs)\n", "<framejit module call>", "exec"), env)
-    return env["__call__"]
+    return env.pop("__call__")           # its globals must not hold it (a cycle)
 
 
 def needs_module_call(checked, module):
@@ -121,21 +124,28 @@ def _without_global_hooks_term(guard_expr):
 
 
 def _without_self_term(guard_expr, me, env, self_object):
-    """The entry's leading `self is <module>` term holds by construction once `self` is set to that
-    module (`self_object`): dropped. Kept when the entry was made for another module of the class."""
+    """The entry's leading `self is <module>` term (by id: guards.WeakIdentity) holds by construction
+    once `self` is set to that module (`self_object`): dropped. Kept when the entry was made for
+    another module of the class."""
+    found = re.match(rf"__fj_id\({re.escape(me)}\) == (\d+) and ", guard_expr)
+    if found is not None and int(found.group(1)) == id(self_object):
+        return guard_expr[found.end():]
     found = re.match(rf"{re.escape(me)} is (__fj_c\d+) and ", guard_expr)
     if found is not None and env.get(found.group(1)) is self_object:
         return guard_expr[found.end():]
     return guard_expr
 
 
-def _source(code, name, first_parts, module_call=False, self_object=None):
+def _source(code, name, first_parts, module_call=False, self_object=None, closure_arg=False):
     call, miss_args, miss_kwargs = _call_parts(code)
     head = "__fj_cl, " if code.co_freevars else ""
     me = code.co_varnames[0] if code.co_varnames else None
-    lines = [f"def {name}({signature_source(code, False)}):"]
+    lines = [f"def {name}({signature_source(code, closure_arg)}):"]
     if module_call:
-        lines += [f"    if {_module_call_test(me)}:", f"        return __fj_module_call({call})"]
+        # asked of the original module when there is one (build_module_call says why); it shares the
+        # compiled module's __dict__
+        asked = "__fj_self" if self_object is not None else me
+        lines += [f"    if {_module_call_test(asked)}:", f"        return __fj_module_call({call})"]
     if self_object is not None:
         lines += [f"    {me} = __fj_self"]
     if first_parts is not None:
@@ -152,39 +162,57 @@ def _source(code, name, first_parts, module_call=False, self_object=None):
               f"            __fj_r = __fj_e({head}{call})",
               "            if __fj_r is not __fj_MISS:",
               "                return __fj_r",
-              f"    return __fj_on_miss({miss_args}, {miss_kwargs})"]
+              f"    return __fj_on_miss({head if closure_arg else ''}{miss_args}, {miss_kwargs})"]
     return "\n".join(lines) + "\n"
 
 
-def build_dispatcher(fn, entries, on_miss, module_call=False, self_object=None):
+def build_dispatcher(fn, entries, on_miss, module_call=False, self_object=None, closure_arg=False):
     """The dispatcher of `fn` over `entries`; with `module_call`, the one for its module's __call__.
     With `self_object` (a compiled module's original), the first argument is replaced by it: forward
     runs on the module the user compiled, so `type(self)` inside it is the user's class, not the
-    subclass framejit.compile(module) made."""
+    subclass framejit.compile(module) made. With `closure_arg`, the closure is the first parameter
+    (`__fj_cl`) instead of fn's own, and a miss passes it on: `on_miss(closure, args, kwargs)`."""
     code = fn.__code__
     name = "__call__" if module_call else _safe_name(code.co_name)
-    env = {"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS, "__fj_cl": fn.__closure__,
-           "__fj_first": None, "__builtins__": __builtins__, "__fj_self": self_object}
+    fixed = {"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS, "__fj_self": self_object}
+    if not closure_arg:
+        fixed["__fj_cl"] = fn.__closure__
+    env = dict(fixed, __fj_first=None, __builtins__=__builtins__)
     if module_call:
         env.update(_module_call_env())
     filename = f"<framejit {'module call' if module_call else 'dispatcher'} {code.co_qualname}>"
-    exec(compile(_source(code, name, None, module_call, self_object), filename, "exec"), env)
-    dispatcher = env[name]
+    exec(compile(_source(code, name, None, module_call, self_object, closure_arg), filename, "exec"), env)
+    dispatcher = env.pop(name)           # its globals must not hold it (a cycle)
     dispatcher.__defaults__ = fn.__defaults__
     dispatcher.__kwdefaults__ = fn.__kwdefaults__
+    base = dict(env)
+    dispatcher_ref = weakref.ref(dispatcher)
 
     def refresh():
-        first = entries[0] if entries else None
-        parts = getattr(first, "_framejit_parts", None)
-        scratch = dict(env)
-        if parts is not None:
-            scratch.update(parts[2].env)
-        scratch.update({"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS,
-                        "__fj_cl": fn.__closure__, "__fj_first": first if parts is not None else None,
-                        "__fj_self": self_object})
-        exec(compile(_source(code, name, parts, module_call, self_object), filename, "exec"), scratch)
-        env.update(scratch)              # the dispatcher's globals now hold the inlined entry's names
-        dispatcher.__code__ = scratch[name].__code__
+        # the dispatcher is reached weakly: it holds this function (an attribute), and a cycle would
+        # keep a dead compiled function's graphs until the cyclic GC ran
+        target = dispatcher_ref()
+        if target is None:
+            return
+        while True:
+            first = entries[0] if entries else None
+            parts = getattr(first, "_framejit_parts", None)
+            scratch = dict(base)
+            if parts is not None:
+                scratch.update(parts[2].env)
+            scratch.update(fixed)
+            scratch["__fj_first"] = first if parts is not None else None
+            exec(compile(_source(code, name, parts, module_call, self_object, closure_arg), filename, "exec"),
+                 scratch)
+            new_code = scratch.pop(name).__code__
+            env.update(scratch)          # the dispatcher's globals now hold the inlined entry's names,
+            for stale in [key for key in env if key not in scratch]:
+                del env[stale]           # and no longer those of an entry that was forgotten
+            target.__code__ = new_code
+            # dropping those names may free a module whose death forgets an entry (a nested refresh):
+            # never leave an entry that is gone inlined
+            if (entries[0] if entries else None) is first:
+                return
 
     dispatcher._framejit_refresh = refresh
     return dispatcher

@@ -5,7 +5,7 @@ each graph break) and reports graphs, ops per graph, graph breaks with the user'
 caret, guards as readable strings, frames that run as plain Python and why, and the compile time.
 """
 from .backends import lookup_backend
-from .config import Config
+from .config import Config, check_settings
 
 
 class ExplainOutput:
@@ -56,7 +56,9 @@ class ExplainOutput:
 
 def explain(fn, *, backend="eager", **config_overrides):
     """Return a callable that runs `fn` once compiled and returns an ExplainOutput."""
-    from .api import _compile
+    from .api import _compile, check_compilable
+    check_settings("framejit.explain", config_overrides, also=("backend",))
+    check_compilable(fn, "framejit.explain")
     backend_fn = lookup_backend(backend)
     config = Config.from_env(**config_overrides)
 

@@ -6,25 +6,33 @@ a fresh process with `python -m framejit replay PATH` (or `framejit.replay(PATH)
 
 The record holds what the translator reported reading while it converted the frame (globals,
 builtins, module attributes: ctx.recorder), plus every global the frame's code names, so that a
-replay with --run can also execute it.
+replay with --run can also execute it; the options, Config and global torch state the conversion
+ran under (observe.py records the state before converting); and for a resume function, the code it
+continues.
 """
 import traceback
 import warnings
 
 from .convert import ConvertResult
+from .global_state import translation_state
 from .record import ExecutionRecorder, try_write_record
+from .record_values import global_names
 
 
 def build_record(fn, args, kwargs, exc=None, recorder=None, opts=None):
     """The Record of converting `fn` on (args, kwargs); `recorder` is the one the translator filled."""
-    rec = recorder if recorder is not None else ExecutionRecorder()
+    rec = recorder
+    if rec is None:
+        rec = ExecutionRecorder()
+        rec.record_torch_state(translation_state())
     rec.record_function(fn)
-    for name in fn.__code__.co_names:
+    for name in global_names(fn.__code__):
         if name in fn.__globals__:
             rec.record_global(name, fn.__globals__[name])
     rec.record_args(args, kwargs)
     if opts is not None:
         rec.record_options(opts.backend, opts.fullgraph)
+        rec.record_config(opts.config)
     return rec.to_record(exc)
 
 

@@ -6,9 +6,10 @@ constants bound by name, never spliced in as text), which codegen puts at the to
 entry function. The same list gives readable strings for explain() and names the failing guard when
 an entry keeps missing ("x.shape changed (8, 4) -> (16, 4)").
 """
-from dataclasses import dataclass
-
+import dataclasses
 import re
+import weakref
+from dataclasses import dataclass
 
 import torch
 
@@ -25,6 +26,34 @@ class TensorMeta:
     @staticmethod
     def of(t):
         return TensorMeta(type(t), t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad)
+
+
+class WeakIdentity:
+    """The expected object of an ID_MATCH guard on an nn.Module instance the frame receives (an
+    argument, a closure cell), kept by a weak reference once the entry exists: the guard compares ids
+    (`instance_guard_text`) and the entry is forgotten when the object dies (cache.CodeState), so a
+    dead module's entries go with it instead of keeping it, its parameters and its graphs alive."""
+
+    __slots__ = ("ref", "id", "label")
+
+    def __init__(self, obj):
+        self.ref = weakref.ref(obj)
+        self.id = id(obj)
+        self.label = _short(obj)
+
+
+def instance_guard_text(g):
+    """`source is <object>` by id (WeakIdentity): no reference to the object in the entry."""
+    obj = g.expected
+    return f"__fj_id({_operand(g.source.expr())}) == {obj.id if isinstance(obj, WeakIdentity) else id(obj)}"
+
+
+def is_instance_guard(g, frame_params):
+    """Is `g` the identity guard of an nn.Module the frame receives (a parameter, a closure cell)?"""
+    from .translate.source import ClosureSource, LocalSource
+    return g.kind == "ID_MATCH" and isinstance(g.expected, torch.nn.Module) and (
+        isinstance(g.source, ClosureSource) or
+        isinstance(g.source, LocalSource) and g.source.local in frame_params)
 
 
 FUSED = ("NATIVE_STATE", "ATOMS_MATCH")     # expected = (what the native call checks, the guards it stands for)
@@ -51,7 +80,8 @@ class Guard:
         if self.kind == "CONST_MATCH":
             return f"{name} == {self.expected!r}"
         if self.kind == "ID_MATCH":
-            return f"{name} is {_short(self.expected)}"
+            expected = self.expected
+            return f"{name} is {expected.label if isinstance(expected, WeakIdentity) else _short(expected)}"
         if self.kind == "TYPE_MATCH":
             return f"type({name}) is {self.expected.__name__}"
         if self.kind == "LEN_MATCH":
@@ -96,7 +126,8 @@ class Guard:
             ok = type(actual) is type(self.expected) and actual == self.expected
             return None if ok else f"{name} changed {self.expected!r} -> {actual!r}"
         if self.kind == "ID_MATCH":
-            return None if actual is self.expected else f"{name} is a different object now ({_short(actual)})"
+            expected = self.expected.ref() if isinstance(self.expected, WeakIdentity) else self.expected
+            return None if actual is expected else f"{name} is a different object now ({_short(actual)})"
         if self.kind == "TYPE_MATCH":
             return None if type(actual) is self.expected else f"type of {name} changed {self.expected.__name__} -> {type(actual).__name__}"
         if self.kind == "LEN_MATCH":
@@ -131,6 +162,12 @@ class GuardSet:
 
     def __len__(self):
         return len(self.guards)
+
+    def weaken(self, guards):
+        """Hold the expected objects of these ID_MATCH guards weakly (WeakIdentity)."""
+        ids = {id(g) for g in guards}
+        self.guards = [dataclasses.replace(g, expected=WeakIdentity(g.expected)) if id(g) in ids else g
+                       for g in self.guards]
 
     def describe(self):
         return [g.describe() for g in self.guards]
@@ -293,5 +330,8 @@ def _render(g, bind):
         call = f"{bind(fn)}()"
         if fn.__name__ == "is_cpu_autocast_enabled":       # skip the Python wrapper on the fast path
             call = f"{bind(torch.is_autocast_enabled)}('cpu')"
+        if fn.__name__ == "default_device" and value == torch.device("cpu"):
+            # no torch function mode active (one C call) already means the CPU
+            return f"(not {bind(torch._C._len_torch_function_stack)}() or {call} == {bind(value)})"
         return f"{call} is {value!r}" if isinstance(value, bool) else f"{call} == {bind(value)}"
     raise ValueError(g.kind)

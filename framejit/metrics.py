@@ -161,7 +161,12 @@ def _check_size(size: int) -> int:
 
 
 class CompileTimes:
-    """Per-function phase times: frame_key -> phase -> one time per conversion of that frame."""
+    """Per-function phase times: frame_key -> phase -> one time per conversion of that frame. Bounded, as
+    a process may convert without end (functions made and compiled in a loop): the last
+    `MAX_FUNCTIONS` functions converted, the last `MAX_TIMES` conversions of each."""
+
+    MAX_FUNCTIONS = 256
+    MAX_TIMES = 256
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -169,9 +174,15 @@ class CompileTimes:
 
     def add(self, frame_key: str, times: dict[str, float]) -> None:
         with self._lock:
-            phases = self._per_function.setdefault(frame_key, {})
+            phases = self._per_function.pop(frame_key, None) or {}
+            self._per_function[frame_key] = phases          # the most recent last
+            while len(self._per_function) > self.MAX_FUNCTIONS:
+                del self._per_function[next(iter(self._per_function))]
             for name, seconds in times.items():
-                phases.setdefault(name, []).append(seconds)
+                kept = phases.setdefault(name, [])
+                kept.append(seconds)
+                if len(kept) > self.MAX_TIMES:
+                    del kept[0]
 
     def per_function(self) -> dict[str, dict[str, list[float]]]:
         with self._lock:
@@ -193,6 +204,9 @@ class CompileTimes:
         """Text ('str') or CSV ('csv') of per-conversion times, or of totals with aggregate=True."""
         if repr not in ("str", "csv"):
             raise ValueError(f"compile_times repr must be 'str' or 'csv', got {repr!r}")
+        if not isinstance(aggregate, bool):
+            raise TypeError(f"compile_times aggregate must be True or False, got {type(aggregate).__name__} "
+                            f"{aggregate!r}")
         data = {key: _in_phase_order(phases) for key, phases in self.per_function().items()}
         if repr == "csv":
             return _csv_report(data, aggregate)

@@ -19,7 +19,7 @@ import warnings
 from . import debug_log
 from .break_warnings import warn_breaks
 from .errors import Unsupported
-from .global_state import check_global_state, global_state_snapshot, restore_global_state
+from .global_state import check_global_state, global_state_snapshot, restore_global_state, translation_state
 from .metrics import DEFAULT_METRICS_SIZE, CompilationMetrics, PhaseTimer, metrics_store
 from .record import ExecutionRecorder
 
@@ -45,6 +45,7 @@ class Observation:
         if opts.config.record_all or opts.config.record_on_failure:
             self.recorder = ExecutionRecorder()
             self.recorder.record_function(fn)
+            self.recorder.record_torch_state(translation_state())   # what the conversion starts from
 
 
 def current_recorder():

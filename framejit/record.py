@@ -85,6 +85,7 @@ from framejit.record_values import (
     RecordedModule,
     RecordedStorage,
     UnpicklableValue,
+    main_globals_needed,
     rebuild_value,
     snapshot_value,
 )
@@ -94,6 +95,8 @@ if TYPE_CHECKING:
 
 MAGIC = b"FRAMEJIT-RECORD\n"
 FORMAT_VERSION = 1
+"""Fields added to Record since (config, torch_state, resume_of, main_globals) load with their defaults
+from a record that lacks them (Record.__setstate__), so they did not need a new version."""
 RECORD_SUFFIX = ".rec"
 _MAX_NAME_SUFFIXES = 10_000
 _HEADER_MESSAGE_LIMIT = 500
@@ -160,20 +163,41 @@ class Record:
     """The backend callable itself (pickled like any value: by reference when importable, by value when
     defined in __main__), used when backend_name is not registered in the replaying process."""
     fullgraph: bool = False
+    config: dict[str, Any] = field(default_factory=dict)
+    """The Config fields the frame was compiled with (framejit.config.Config), by name."""
+    torch_state: dict[str, Any] = field(default_factory=dict)
+    """The global torch state when the conversion started (global_state.translation_state()): grad
+    mode, inference mode, autocast, default dtype... replay converts under the same state."""
+    resume_of: tuple[types.CodeType, int] | None = None
+    """For a generated resume function: the code of the function it continues and the number of
+    instructions its prologue puts before the copy of that code (resume.RESUME_ORIGIN), so a replay
+    maps its instructions back to the original as the recorded conversion did."""
+    main_globals: dict[str, Any] = field(default_factory=dict)
+    """The globals of the recording program's __main__ that functions and classes defined there name
+    (record_values.main_globals_needed). dill pickles those by value with "the loading process's
+    __main__" as their globals; load_record gives them a __main__ of their own holding these (and, when
+    the recorded function itself is from __main__, its recorded globals: one namespace, as it was)."""
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for f in dataclasses.fields(self):          # a record of an older format lacks newer fields
+            if f.name not in state:
+                state[f.name] = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        self.__dict__.update(state)
 
     @property
     def failed(self) -> bool:
         return self.exception_type is not None
 
     def build_function(self) -> types.FunctionType:
-        """The recorded function, rebuilt over the recorded globals, builtins and closure."""
+        """The recorded function, rebuilt over the recorded globals, builtins and closure. Its globals
+        are `self.globals` itself: the recorded functions of the same module share it."""
         freevars = self.code.co_freevars
         if len(self.closure) != len(freevars):
             raise RecordError(
                 f"record of {self.qualname} is inconsistent: the code has {len(freevars)} free variable(s) "
                 f"{freevars} but {len(self.closure)} closure value(s) were recorded"
             )
-        function_globals: dict[str, Any] = dict(self.globals)
+        function_globals = self.globals
         function_globals.setdefault("__name__", self.module_name)
         function_builtins = dict(builtins.__dict__)
         function_builtins.update(self.builtins)
@@ -187,9 +211,10 @@ class Record:
     def rebuild_args(self) -> tuple[tuple, dict[str, Any]]:
         """Fresh copies of the recorded arguments (new tensors, deep-copied modules) for one run."""
         storages: dict[int, torch.UntypedStorage] = {}
-        args = tuple(_fresh(rebuild_value(a, storages)) for a in self.args)
-        kwargs = {k: _fresh(rebuild_value(v, storages)) for k, v in self.kwargs.items()}
-        return args, kwargs
+        memo: dict[int, Any] = {}
+        args = tuple(rebuild_value(a, storages, memo) for a in self.args)
+        kwargs = {k: rebuild_value(v, storages, memo) for k, v in self.kwargs.items()}
+        return _fresh((args, kwargs))
 
     def outcome(self) -> str:
         if not self.failed:
@@ -204,9 +229,15 @@ class Record:
             f"recorded {self.created} with framejit {self.framejit_version}, torch {self.torch_version}, "
             f"Python {self.python_version}",
             f"backend: {self.backend_name or self.backend!r}{' (fullgraph)' if self.fullgraph else ''}",
-            f"globals: {', '.join(sorted(self.globals)) or '-'}",
+            f"globals: {', '.join(sorted(k for k in self.globals if not k.startswith('__'))) or '-'}",
             f"arguments: {len(self.args)} positional, {len(self.kwargs)} keyword",
         ]
+        if self.resume_of is not None:
+            lines.append(f"resume function of {self.resume_of[0].co_qualname} "
+                         f"({self.resume_of[0].co_filename}:{self.resume_of[0].co_firstlineno})")
+        changed = {k: v for k, v in self.torch_state.items() if _DEFAULT_TORCH_STATE.get(k, v) != v}
+        if changed:
+            lines.append("torch state: " + ", ".join(f"{k}={v!r}" for k, v in changed.items()))
         lines.extend(f"note: {n}" for n in self.notes)
         return "\n".join(lines)
 
@@ -228,13 +259,37 @@ class Record:
         }
 
 
-def _fresh(value: Any) -> Any:
-    if isinstance(value, torch.nn.Module):
-        try:
-            return copy.deepcopy(value)
-        except Exception:  # a module that cannot be copied is reused as is
-            return value
-    return value
+# torch's own defaults: describe() names only the parts of a recorded state that differ from them
+_DEFAULT_TORCH_STATE = {
+    "grad_enabled": True,
+    "inference_mode": False,
+    "autocast_cpu_enabled": False,
+    "default_dtype": torch.float32,
+    "deterministic_algorithms": False,
+    "float32_matmul_precision": "highest",
+}
+
+
+def _fresh(args_and_kwargs: tuple[tuple, dict[str, Any]]) -> tuple[tuple, dict[str, Any]]:
+    """Deep copies of the nn.Module arguments (one copy per module, however often it is passed)."""
+    memo: dict[int, Any] = {}
+
+    def fresh(value: Any) -> Any:
+        if isinstance(value, torch.nn.Module):
+            try:
+                return copy.deepcopy(value, memo)
+            except Exception:  # a module that cannot be copied is reused as is
+                return value
+        if type(value) is tuple:
+            return tuple(fresh(v) for v in value)
+        if type(value) is list:
+            value[:] = [fresh(v) for v in value]      # rebuilt for this run: changed in place (aliasing)
+        elif type(value) is dict:
+            value.update((k, fresh(v)) for k, v in value.items())
+        return value
+
+    args, kwargs = args_and_kwargs
+    return tuple(fresh(a) for a in args), {k: fresh(v) for k, v in kwargs.items()}
 
 
 def _truncate(text: str | None, limit: int) -> str | None:
@@ -263,6 +318,9 @@ class ExecutionRecorder:
         self._backend_name: str | None = None
         self._backend: Any = None
         self._fullgraph = False
+        self._config: dict[str, Any] = {}
+        self._torch_state: dict[str, Any] = {}
+        self._resume_of: tuple[types.CodeType, int] | None = None
 
     def record_function(self, fn: types.FunctionType) -> None:
         """Record a plain Python function's code, closure, defaults and module name."""
@@ -278,6 +336,19 @@ class ExecutionRecorder:
         module_name = fn.__globals__.get("__name__")
         if isinstance(module_name, str):
             self._module_name = module_name
+        from framejit.resume import RESUME_ORIGIN     # framejit.resume does not import this module
+
+        origin = RESUME_ORIGIN.get(fn.__code__)
+        original = origin[0]() if origin is not None else None
+        self._resume_of = (original, origin[1]) if original is not None else None
+
+    def record_config(self, config: Any) -> None:
+        """Record the framejit.Config the frame was compiled with (its fields, by name)."""
+        self._config = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
+
+    def record_torch_state(self, state: dict[str, Any]) -> None:
+        """Record the global torch state the conversion starts from (global_state.translation_state())."""
+        self._torch_state = dict(state)
 
     def record_code(self, code: types.CodeType) -> None:
         """The first code recorded is the frame's own; later ones are the inlined callees' (kept by name)."""
@@ -328,8 +399,9 @@ class ExecutionRecorder:
 
     def record_args(self, args: tuple, kwargs: dict[str, Any] | None = None) -> None:
         """Record the call's arguments; tensors are copied now, so later mutation does not leak in."""
-        self._args = tuple(snapshot_value(a, self._storages) for a in args)
-        self._kwargs = {k: snapshot_value(v, self._storages) for k, v in (kwargs or {}).items()}
+        memo: dict[int, tuple] = {}
+        self._args = tuple(snapshot_value(a, self._storages, memo) for a in args)
+        self._kwargs = {k: snapshot_value(v, self._storages, memo) for k, v in (kwargs or {}).items()}
 
     def to_record(self, exception: BaseException | None = None) -> Record:
         """The Record of everything recorded so far, with `exception` as the outcome (None: success)."""
@@ -363,7 +435,21 @@ class ExecutionRecorder:
             backend_name=self._backend_name,
             backend=self._backend,
             fullgraph=self._fullgraph,
+            config=dict(self._config),
+            torch_state=dict(self._torch_state),
+            resume_of=self._resume_of,
+            main_globals=self._main_globals(standins),
         )
+
+    def _main_globals(self, standins: dict[int, RecordedModule]) -> dict[str, Any]:
+        main = sys.modules.get("__main__")
+        main_dict = getattr(main, "__dict__", None)
+        if not isinstance(main_dict, dict):
+            return {}
+        reachable = [*self._globals.values(), *self._closure, *(self._defaults or ()),
+                     *(self._kwdefaults or {}).values(), *self._args, *self._kwargs.values(), self._backend]
+        needed = main_globals_needed(reachable, main_dict)
+        return {k: self._standin_or_value(v, standins) for k, v in needed.items()}
 
     def _standin_or_value(self, value: Any, standins: dict[int, RecordedModule]) -> Any:
         if not isinstance(value, types.ModuleType):
@@ -403,6 +489,33 @@ def _dumps(obj: Any) -> bytes:
     buffer = io.BytesIO()
     _RecordPickler(buffer).dump(obj)
     return buffer.getvalue()
+
+
+class _RecordUnpickler(dill.Unpickler):
+    """dill's loader over a __main__ of the record's own: dill writes the globals of a function
+    defined in __main__ as "the __main__ of the loading process" (there: framejit's command line), so
+    they resolve to `main`, which load_record fills with the recorded names (Record.main_globals)."""
+
+    def __init__(self, file: io.BytesIO, main: types.ModuleType) -> None:
+        super().__init__(file)
+        self._main = main
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "__main__":
+            if name == "__dict__":             # how dill writes the globals of __main__'s functions
+                return self._main.__dict__
+            try:
+                return self._main.__dict__[name]
+            except KeyError:
+                raise RecordError(
+                    f"the record refers to {name!r} of the recording program's __main__, which it does not hold"
+                ) from None
+        return super().find_class(module, name)
+
+
+def _loads(payload: bytes) -> tuple[Any, types.ModuleType]:
+    main = types.ModuleType("__main__")
+    return _RecordUnpickler(io.BytesIO(payload), main).load(), main
 
 
 # ---------------------------------------------------------------------------------------------
@@ -485,6 +598,7 @@ def _picklable_record(record: Record) -> Record:
         args=fix_sequence(record.args, "argument") or (),
         kwargs=fix_mapping(record.kwargs, "keyword argument") or {},
         backend=_picklable_copy(record.backend, "backend", notes, memo),
+        main_globals=fix_mapping(record.main_globals, "__main__ global") or {},
         notes=notes,
     )
 
@@ -548,18 +662,73 @@ def try_write_record(record: Record, debug_dir: str | os.PathLike) -> Path | Non
 # Reading
 
 
-def _read_file(path: Path) -> tuple[bytes, os.stat_result]:
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _record_path(path: str | os.PathLike) -> Path:
+    """`path` as a Path, refusing what cannot name a record file before anything is opened."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        text = os.fspath(path)
+    except TypeError:
+        raise RecordError(f"a record path must be a str or os.PathLike, not {type(path).__name__}") from None
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if not text.strip():
+        raise RecordError("no record file given (the path is empty); records are the .rec files in "
+                          "<debug dir>/records/")
+    if "\0" in text:
+        raise RecordError(f"{text!r} is not a valid path (it contains a NUL character)")
+    return Path(text)
+
+
+def _read_file(path: Path) -> tuple[bytes, os.stat_result]:
+    """The bytes of a record file. Anything but a regular file is refused before a byte is read (a named
+    pipe is opened without waiting for a writer and never read from), and a file that does not start
+    with the record marker is refused after reading just the marker's length."""
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise RecordError(f"no such record file: {path}") from None
     except OSError as exc:
         raise RecordError(f"cannot open record file {path}: {exc.strerror or exc}") from None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
+    try:
+        st = os.fstat(fd)
+        for is_kind, kind in _FILE_KINDS:
+            if is_kind(st.st_mode):
+                hint = " (records are the .rec files in <debug dir>/records/)" if kind == "a directory" else ""
+                raise RecordError(f"{path} is {kind}, not a record file{hint}")
         if not stat.S_ISREG(st.st_mode):
             raise RecordError(f"{path} is not a regular file, so it is not a framejit record")
-        return f.read(), st
+        chunks = [_read_exactly(fd, len(MAGIC), path)]
+        if chunks[0] != MAGIC:
+            raise RecordError(f"{path} is not a framejit record (it does not start with the framejit record marker)")
+        while True:
+            chunk = _read_some(fd, 1 << 20, path)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks), st
+    finally:
+        os.close(fd)
+
+
+def _read_some(fd: int, size: int, path: Path) -> bytes:
+    try:
+        return os.read(fd, size)
+    except OSError as exc:
+        raise RecordError(f"cannot read record file {path}: {exc.strerror or exc}") from None
+
+
+def _read_exactly(fd: int, size: int, path: Path) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = _read_some(fd, size - len(data), path)
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 def _split(data: bytes, path: Path) -> tuple[dict[str, Any], bytes]:
@@ -570,7 +739,7 @@ def _split(data: bytes, path: Path) -> tuple[dict[str, Any], bytes]:
         raise RecordError(f"{path} is a corrupt framejit record: its header line is incomplete")
     try:
         header = json.loads(data[len(MAGIC):end].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (ValueError, RecursionError):          # not UTF-8, not JSON, or absurdly nested
         raise RecordError(f"{path} is a corrupt framejit record: its header is not valid JSON") from None
     required = ("format_version", "python_version", "torch_version", "payload_sha256")
     if not isinstance(header, dict) or any(k not in header for k in required):
@@ -580,7 +749,7 @@ def _split(data: bytes, path: Path) -> tuple[dict[str, Any], bytes]:
 
 def read_record_header(path: str | os.PathLike) -> dict[str, Any]:
     """The JSON header of a record file, read without unpickling anything (so safe on any file)."""
-    path = Path(path)
+    path = _record_path(path)
     data, _ = _read_file(path)
     return _split(data, path)[0]
 
@@ -631,7 +800,9 @@ def _check_versions(header: dict[str, Any], path: Path) -> None:
 
 def _unpickle(payload: bytes, path: Path) -> Any:
     try:
-        return dill.loads(payload)
+        record, main = _loads(payload)
+    except RecordError as exc:
+        raise RecordError(f"could not load the contents of {path}: {exc}") from None
     except ModuleNotFoundError as exc:
         raise RecordError(
             f"{path} refers to the module {exc.name!r}, which cannot be imported here. Records store "
@@ -643,11 +814,29 @@ def _unpickle(payload: bytes, path: Path) -> Any:
             f"could not load the contents of {path} ({type(exc).__name__}: {_truncate(str(exc), 300)}); "
             "the file may be damaged or refer to code that changed since it was recorded"
         ) from None
+    if isinstance(record, Record):
+        _fill_main(record, main)
+    return record
 
 
-def load_record(path: str | os.PathLike, *, trust: bool = False) -> Record:
-    """Read and check a record file, then unpickle it. Raises RecordError for anything wrong."""
-    path = Path(path)
+def _fill_main(record: Record, main: types.ModuleType) -> None:
+    """Give the functions of the recording program's __main__ their recorded globals; a recorded
+    function from __main__ shares that namespace with them, as it did when recorded."""
+    namespace = main.__dict__
+    for name, value in record.main_globals.items():
+        namespace.setdefault(name, value)
+    if record.module_name == "__main__":
+        namespace.update(record.globals)
+        record.globals = namespace
+
+
+def check_record_file(path: str | os.PathLike, *, trust: bool = False) -> dict[str, Any]:
+    """Everything load_record checks before it unpickles anything (the file, its owner and mode, the
+    header, the versions, the digest); returns the header. Raises RecordError for anything wrong."""
+    return _checked(_record_path(path), trust)[0]
+
+
+def _checked(path: Path, trust: bool) -> tuple[dict[str, Any], bytes]:
     data, st = _read_file(path)
     if not trust:
         _check_trusted(path, st)
@@ -660,6 +849,13 @@ def load_record(path: str | os.PathLike, *, trust: bool = False) -> Record:
             f"{path} is a corrupt framejit record: its contents do not match the digest in its header "
             "(truncated or modified)"
         )
+    return header, payload
+
+
+def load_record(path: str | os.PathLike, *, trust: bool = False) -> Record:
+    """Read and check a record file, then unpickle it. Raises RecordError for anything wrong."""
+    path = _record_path(path)
+    _, payload = _checked(path, trust)
     record = _unpickle(payload, path)
     if not isinstance(record, Record):
         raise RecordError(f"{path} is a corrupt framejit record: it holds a {type(record).__name__}, not a Record")
@@ -671,6 +867,9 @@ def replay(path_or_record: "Record | str | os.PathLike", *, run: bool = False, t
     process -- convert the recorded frame again and compare the outcome (see framejit.record_replay)."""
     from framejit.record_replay import replay_record  # framejit.record_replay imports this module
 
+    for name, value in (("run", run), ("trust", trust)):
+        if not isinstance(value, bool):
+            raise TypeError(f"framejit.replay({name}=...) must be True or False, got {type(value).__name__} {value!r}")
     if isinstance(path_or_record, Record):
         record = path_or_record
     else:
@@ -685,6 +884,7 @@ __all__ = [
     "MAGIC",
     "Record",
     "RecordError",
+    "check_record_file",
     "RecordVersionWarning",
     "RecordedModule",
     "UnpicklableValue",

@@ -31,12 +31,14 @@ import random
 import re
 import traceback
 import types
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
 
-from framejit.record import Record, exception_type_name
+from framejit.global_state import applied_translation_state
+from framejit.record import Record, RecordError, exception_type_name
 from framejit.record_values import UnpicklableValue
 
 HOOK_NAME = "framejit.convert.replay_conversion"
@@ -78,6 +80,9 @@ class ReplayResult:
     outputs_match: bool | None = None
     mismatches: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    eager_run: str | None = None
+    """With run=True after a conversion that failed: how the frame ran as plain Python (what the
+    program did after the failure), in words."""
 
     @property
     def recorded_exception(self) -> tuple[str, str | None] | None:
@@ -123,15 +128,32 @@ class ReplayResult:
         if self.ran:
             lines.append("run:      converted output matches eager" if self.outputs_match else "run:      converted output differs from eager")
             lines.extend(f"  - {m}" for m in self.mismatches)
+        if self.eager_run is not None:
+            lines.append(f"run:      {self.eager_run}")
         lines.extend(f"note: {n}" for n in record.notes + self.notes)
-        if self.reproduced:
-            verdict = "reproduced the recorded outcome"
-        elif self.harness_error is None and record.failed and self.same_type:
-            verdict = "NOT reproduced: same exception type, different message"
-        else:
-            verdict = "NOT reproduced"
-        lines.append(f"result: {verdict}")
+        lines.append(f"result: {self.verdict()}")
         return "\n".join(lines)
+
+    def verdict(self) -> str:
+        """One line: reproduced, or NOT reproduced and in which way."""
+        record = self.record
+        if self.reproduced:
+            return "reproduced the recorded outcome"
+        if self.harness_error is not None:
+            return "NOT reproduced: the replay could not be attempted"
+        if record.failed and self.replay_exception_type is None:
+            return (f"NOT reproduced: the recorded conversion failed with {record.exception_type}, but the "
+                    "replayed conversion succeeded (the failure depended on something the record does not "
+                    "hold, such as a patch the program applied, or it has been fixed)")
+        if record.failed and not self.same_type:
+            return (f"NOT reproduced: the replayed conversion failed with {self.replay_exception_type} instead "
+                    f"of {record.exception_type}")
+        if record.failed:
+            return "NOT reproduced: same exception type, different message"
+        if self.replay_exception_type is not None:
+            return (f"NOT reproduced: the recorded conversion succeeded, but the replayed one failed with "
+                    f"{self.replay_exception_type}")
+        return "NOT reproduced: the converted function does not behave like the plain function"
 
 
 Converter = Callable[[types.FunctionType, tuple, dict], "tuple[Callable | None, Any]"]
@@ -166,7 +188,10 @@ def _hook_options(hook: Callable, record: Record, notes: list[str]) -> dict[str,
         return {}
     if "backend" not in parameters:
         return {}
-    return {"backend": _backend_for(record, notes), "fullgraph": record.fullgraph}
+    options = {"backend": _backend_for(record, notes), "fullgraph": record.fullgraph}
+    if "config" in parameters:
+        options["config"] = record.config
+    return options
 
 
 def _find_converter(record: Record, notes: list[str]) -> tuple[str, Converter]:
@@ -217,26 +242,68 @@ def _set_rng_state(state: tuple[Any, torch.Tensor]) -> None:
 def replay_record(record: Record, *, run: bool = False) -> ReplayResult:
     """Convert the recorded function again on the recorded arguments and compare (see module doc)."""
     result = ReplayResult(record=record)
-    fn = record.build_function()
-    args, kwargs = record.rebuild_args()
+    try:
+        fn = record.build_function()
+        _register_resume_origin(record, fn)
+        args, kwargs = record.rebuild_args()
+    except RecordError:
+        raise
+    except Exception as exc:                  # a record whose parts do not fit together
+        raise RecordError(f"the record of {getattr(record, 'qualname', '?')} cannot be rebuilt "
+                          f"({type(exc).__name__}: {exc}); the file may be damaged") from None
     try:
         result.converter, convert = _find_converter(record, result.notes)
     except _HarnessError as exc:
         result.harness_error = str(exc)
         return result
     rng = _rng_state()
-    try:
-        converted, outputs = convert(fn, args, kwargs)
-    except Exception as exc:
-        result.replay_exception_type = exception_type_name(type(exc))
-        result.replay_exception_message = str(exc)
-        result.replay_traceback = "".join(traceback.format_exception(exc))
-        return result
-    if result.converter == FALLBACK_NAME:
-        result.notes.append("the fallback converter converts on the first call, so the function also ran once")
-    if run:
-        _run_and_compare(result, fn, converted, outputs, (args, kwargs), rng)
+    with applied_translation_state(record.torch_state):
+        try:
+            converted, outputs = convert(fn, args, kwargs)
+        except Exception as exc:
+            result.replay_exception_type = exception_type_name(type(exc))
+            result.replay_exception_message = str(exc)
+            result.replay_traceback = "".join(traceback.format_exception(exc))
+            if run:
+                _set_rng_state(rng)
+                result.eager_run = _run_plainly(record, fn)
+            return result
+        if result.converter == FALLBACK_NAME:
+            result.notes.append("the fallback converter converts on the first call, so the function also ran once")
+        if run:
+            _run_and_compare(result, fn, converted, outputs, (args, kwargs), rng)
     return result
+
+
+def _run_plainly(record: Record, fn: types.FunctionType) -> str:
+    """Run the recorded frame as plain Python on fresh arguments (as framejit's fallback did after the
+    failure); what happened, in words."""
+    args, kwargs = record.rebuild_args()
+    try:
+        out = fn(*args, **kwargs)
+    except Exception as exc:
+        return (f"as plain Python the frame raised {exception_type_name(type(exc))}: {exc} (if the program "
+                "did not, the record lacks something the frame needs)")
+    return f"as plain Python the frame ran and returned {_describe_value(out)}"
+
+
+def _describe_value(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"a tensor {value.dtype}{list(value.shape)}"
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)}"
+    return f"a {type(value).__name__}"
+
+
+def _register_resume_origin(record: Record, fn: types.FunctionType) -> None:
+    """A recorded resume function maps back to the code it continues, as it did when recorded (a break
+    in it is placed in the original code, and it is never routed as a plain copy: framejit.resume)."""
+    if record.resume_of is None:
+        return
+    from framejit.resume import RESUME_ORIGIN
+
+    original, prologue_length = record.resume_of
+    RESUME_ORIGIN[fn.__code__] = (weakref.ref(original), prologue_length)
 
 
 def _run_and_compare(

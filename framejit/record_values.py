@@ -24,10 +24,15 @@ objects for each replay. The pieces here are that form:
   and pickled whole by dill).
 * `UnpicklableValue`: what a value that dill cannot pickle is replaced with when
   a record is written, so one odd global does not lose the whole record.
+* `main_globals_needed`: the globals of __main__ that functions and classes
+  defined there (pickled by value, over the replaying process's stand-in for
+  __main__) name, so a record can carry them.
 """
 
 from __future__ import annotations
 
+import dis
+import functools
 import importlib
 import types
 from dataclasses import dataclass
@@ -184,27 +189,134 @@ def snapshot_tensor(tensor: torch.Tensor, storages: dict[int, RecordedStorage]) 
     )
 
 
-def snapshot_value(value: Any, storages: dict[int, RecordedStorage]) -> Any:
-    """Replace dense tensors (also inside tuples, lists, dicts) by RecordedTensors; keep the rest."""
+def snapshot_value(value: Any, storages: dict[int, RecordedStorage], memo: dict[int, tuple] | None = None) -> Any:
+    """Replace dense tensors (also inside tuples, lists, dicts) by RecordedTensors; keep the rest.
+    `memo` (one per recording) keeps identity: a tensor or list passed twice is one object on replay,
+    as the conversion's aliasing guards saw it."""
+    memo = {} if memo is None else memo
+    known = memo.get(id(value))
+    if known is not None:
+        return known[1]
     if _is_plain_dense_tensor(value):
-        return snapshot_tensor(value, storages)
-    if type(value) in (tuple, list):
-        return type(value)(snapshot_value(v, storages) for v in value)
-    if type(value) is dict:
-        return {k: snapshot_value(v, storages) for k, v in value.items()}
-    if getattr(type(value), "_framejit_compiled", False):
+        out: Any = snapshot_tensor(value, storages)
+    elif type(value) is tuple:
+        out = tuple(snapshot_value(v, storages, memo) for v in value)
+    elif type(value) is list:
+        out = []
+        memo[id(value)] = (value, out)        # before the items: a list that holds itself
+        out.extend(snapshot_value(v, storages, memo) for v in value)
+    elif type(value) is dict:
+        out = {}
+        memo[id(value)] = (value, out)
+        out.update((k, snapshot_value(v, storages, memo)) for k, v in value.items())
+    elif getattr(type(value), "_framejit_compiled", False):
         # a framejit.compile(module) result (as `self` of its forward): record the module it wraps,
         # which shares its state and pickles like any module
-        return type(value)._framejit_original
-    return value
+        out = type(value)._framejit_original
+    else:
+        out = value
+    memo[id(value)] = (value, out)
+    return out
 
 
-def rebuild_value(value: Any, storages: dict[int, torch.UntypedStorage]) -> Any:
-    """Inverse of snapshot_value, giving fresh tensors (pass one `storages` dict per rebuild)."""
+def rebuild_value(value: Any, storages: dict[int, torch.UntypedStorage], memo: dict[int, Any] | None = None) -> Any:
+    """Inverse of snapshot_value, giving fresh tensors (pass one `storages` and one `memo` per rebuild:
+    what was one object is one object again)."""
+    memo = {} if memo is None else memo
+    if id(value) in memo:
+        return memo[id(value)]
     if isinstance(value, RecordedTensor):
-        return value.rebuild(storages)
-    if type(value) in (tuple, list):
-        return type(value)(rebuild_value(v, storages) for v in value)
-    if type(value) is dict:
-        return {k: rebuild_value(v, storages) for k, v in value.items()}
-    return value
+        out: Any = value.rebuild(storages)
+    elif type(value) is tuple:
+        out = tuple(rebuild_value(v, storages, memo) for v in value)
+    elif type(value) is list:
+        out = memo[id(value)] = []
+        out.extend(rebuild_value(v, storages, memo) for v in value)
+    elif type(value) is dict:
+        out = memo[id(value)] = {}
+        out.update((k, rebuild_value(v, storages, memo)) for k, v in value.items())
+    else:
+        out = value
+    memo[id(value)] = out
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Functions that cannot be imported back by name
+
+
+def global_names(code: types.CodeType) -> list[str]:
+    """Names `code` (and the code of functions and classes defined in it) reads or writes as globals."""
+    names: list[str] = []
+    seen: set[str] = set()
+    pending = [code]
+    while pending:
+        current = pending.pop()
+        for inst in dis.get_instructions(current):
+            if inst.opname in ("LOAD_GLOBAL", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_NAME", "STORE_NAME",
+                               "DELETE_NAME") and inst.argval not in seen:
+                seen.add(inst.argval)
+                names.append(inst.argval)
+        pending.extend(c for c in current.co_consts if isinstance(c, types.CodeType))
+    return names
+
+
+_MAX_VISITED = 100_000
+
+
+def main_globals_needed(values: Any, main_globals: dict[str, Any]) -> dict[str, Any]:
+    """The globals of __main__ that the functions and classes defined there, reachable from `values`,
+    name (transitively: a helper's helper). dill pickles such a function by value with "the __main__
+    of the loading process" as its globals; a record carries these names so that the replaying
+    process can fill in a __main__ of its own (framejit.record's loader), where `torch` and the
+    user's helpers are defined again."""
+    needed: dict[str, Any] = {}
+    seen: set[int] = set()
+    pending = list(values)
+    while pending and len(seen) < _MAX_VISITED:      # bounded: an argument may hold a whole dataset
+        value = pending.pop()
+        if id(value) in seen or isinstance(value, (torch.Tensor, str, bytes, int, float, type(None))):
+            continue
+        seen.add(id(value))
+        if isinstance(value, types.FunctionType):
+            if value.__globals__ is main_globals:
+                for name in global_names(value.__code__):
+                    if name in main_globals and name not in needed:
+                        needed[name] = main_globals[name]
+                        pending.append(main_globals[name])
+            pending.extend(value.__defaults__ or ())
+            pending.extend((value.__kwdefaults__ or {}).values())
+            pending.extend(value.__dict__.values())
+            for cell in value.__closure__ or ():
+                try:
+                    pending.append(cell.cell_contents)
+                except ValueError:
+                    pass
+        elif isinstance(value, type):
+            if value.__module__ == "__main__":
+                pending.extend(vars(value).values())
+                pending.extend(value.__bases__)
+        elif isinstance(value, (staticmethod, classmethod)):
+            pending.append(value.__func__)
+        elif isinstance(value, property):
+            pending.extend((value.fget, value.fset, value.fdel))
+        elif isinstance(value, types.MethodType):
+            pending.extend((value.__func__, value.__self__))
+        elif isinstance(value, functools.partial):
+            pending.extend((value.func, *value.args, *value.keywords.values()))
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, RecordedModule):
+            pending.extend(value.recorded_attributes().values())
+        elif not isinstance(value, types.ModuleType):
+            if type(value).__module__ == "__main__":
+                pending.append(type(value))
+            try:
+                state = getattr(value, "__dict__", None)
+            except Exception:
+                state = None
+            if isinstance(state, dict):
+                pending.extend(state.values())
+    return needed

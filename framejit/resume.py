@@ -11,20 +11,54 @@ At a graph break before original instruction N (stack S, live locals L):
                       break gets its own graphs through the same cache and guards.
 
 Resume functions are made from the *original* code (a break inside a resume function maps back to the
-original instruction), so a chain of breaks never nests copies. They are cached per original code.
+original instruction), so a chain of breaks never nests copies. They are cached per original code,
+weakly: the entries whose break functions call them hold them.
+
+Closures: functions sharing a code object share its entries, so neither a break function nor a resume
+function may hold one function's cells. For a code with free variables the entry passes its `__fj_cl`
+to the break function (`ClosureTaking`: the break code made into a function over those cells at the
+call), and the break function passes its cells on (LOAD_CLOSURE..., BUILD_TUPLE) to a resume wrapper
+that takes the closure as its first argument (api: `closure_arg`).
 """
 import dis
 import types
 import weakref
 
 from .bytecode import assemble, copy_instructions, decode, make
+from .identity_keys import WeakIdentityMap
 
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 
 # resume code -> (weak ref to the original code, number of prologue instructions)
-RESUME_ORIGIN = weakref.WeakKeyDictionary()
-# original code -> {(K, null layout, locals): compiled resume wrapper}
-_RESUME_CACHE = weakref.WeakKeyDictionary()
+RESUME_ORIGIN = WeakIdentityMap()
+# original code -> {(K, null layout, locals, globals, options): weak ref to the compiled resume wrapper}
+_RESUME_CACHE = WeakIdentityMap()
+
+
+class ClosureTaking:
+    """A break function of a code with free variables, called as `(closure, *stack, *locals)`: its code
+    runs as a function over the caller's closure."""
+
+    __slots__ = ("code", "f_globals", "name")
+
+    def __init__(self, code, f_globals, name):
+        self.code, self.f_globals, self.name = code, f_globals, name
+
+    def __call__(self, closure, *args):
+        return types.FunctionType(self.code, self.f_globals, self.name, None, closure)(*args)
+
+
+def _function(code, f_globals, name):
+    """The break function for `code`: a plain function, or a ClosureTaking one for free variables."""
+    if code.co_freevars:
+        return ClosureTaking(code, f_globals, name)
+    return types.FunctionType(code, f_globals, name)
+
+
+def empty_closure(code):
+    """Cells holding nothing, one per free variable: a template function's closure that keeps no
+    caller's objects alive."""
+    return tuple(types.CellType() for _ in code.co_freevars) if code.co_freevars else None
 
 
 def original_position(code, index):
@@ -38,7 +72,9 @@ def original_position(code, index):
 
 def _prologue(code, stack_nulls, positions, cells=True):
     """Frame setup, then the stack pushed back. A copy of the original code makes the original's cells
-    (those holding a value arrive as arguments of the same name; MAKE_CELL wraps them)."""
+    (those holding a value arrive as arguments of the same name; MAKE_CELL wraps them). A stack slot's
+    argument is deleted once pushed: as in the original frame, the value is on the stack only (a local
+    would keep it alive longer, and an exception raised from it would hold its own frame: a cycle)."""
     out = [make("MAKE_CELL", name) for name in code.co_cellvars] if cells else []
     if code.co_freevars:
         out.append(make("COPY_FREE_VARS", len(code.co_freevars)))
@@ -49,6 +85,7 @@ def _prologue(code, stack_nulls, positions, cells=True):
             out.append(make("PUSH_NULL"))
         else:
             out.append(make("LOAD_FAST", f"__fj_s{k}"))
+            out.append(make("DELETE_FAST", f"__fj_s{k}"))
             k += 1
     for ins in out:
         ins.positions = positions
@@ -65,11 +102,13 @@ def _varnames(code, argnames):
     return tuple(argnames) + tuple(rest)
 
 
-def make_resume_function(orig_code, f_globals, closure, k_index, stack_nulls, live_locals, wrap, options_key):
-    """The compiled resume function continuing `orig_code` at instruction `k_index`."""
+def make_resume_function(orig_code, f_globals, k_index, stack_nulls, live_locals, wrap, options_key):
+    """The compiled resume function continuing `orig_code` at instruction `k_index`. For a code with
+    free variables it takes the caller's closure as its first argument (see the module docstring)."""
     per_code = _RESUME_CACHE.setdefault(orig_code, {})
-    key = (k_index, tuple(stack_nulls), tuple(live_locals), id(f_globals), tuple(map(id, closure or ())), options_key)
-    hit = per_code.get(key)
+    key = (k_index, tuple(stack_nulls), tuple(live_locals), id(f_globals), options_key)
+    ref = per_code.get(key)
+    hit = ref() if ref is not None else None
     if hit is not None:
         return hit
     original = copy_instructions(decode(orig_code))
@@ -77,9 +116,9 @@ def make_resume_function(orig_code, f_globals, closure, k_index, stack_nulls, li
     code, prologue_length = _entered_copy(orig_code, original, k_index, stack_nulls, live_locals, name)
     # weak: the original's cache holds this resume function, so a strong ref here would keep it alive
     RESUME_ORIGIN[code] = (weakref.ref(orig_code), prologue_length)
-    fn = types.FunctionType(code, f_globals, name, None, closure)
-    compiled = wrap(fn)
-    per_code[key] = compiled
+    fn = types.FunctionType(code, f_globals, name, None, empty_closure(code))
+    compiled = wrap(fn, closure_arg=bool(code.co_freevars))
+    per_code[key] = weakref.ref(compiled)
     return compiled
 
 
@@ -107,7 +146,7 @@ def call_group_start(instrs, call_index):
     return start
 
 
-def make_break_function(orig_code, f_globals, closure, break_instrs, stack_nulls, live_locals, successors):
+def make_break_function(orig_code, f_globals, break_instrs, stack_nulls, live_locals, successors):
     """A plain function that pushes the stack back, runs `break_instrs` and calls the resume functions.
 
     successors: list of (jump_taken: bool | None, resume_fn, stack_nulls_after). For a conditional jump
@@ -120,7 +159,8 @@ def make_break_function(orig_code, f_globals, closure, break_instrs, stack_nulls
     prologue = _prologue(orig_code, stack_nulls, positions, cells=False)
     tails = []
     for _, resume_fn, nulls_after in successors:
-        tails.append(_call_resume_tail(resume_fn, nulls_after, live_locals, positions))
+        tails.append(_call_resume_tail(resume_fn, nulls_after, live_locals, positions,
+                                       freevars=orig_code.co_freevars))
     last = body[-1]
     instrs = prologue + body
     if len(successors) == 2:
@@ -136,10 +176,10 @@ def make_break_function(orig_code, f_globals, closure, break_instrs, stack_nulls
     code = assemble(instrs, orig_code, co_varnames=varnames, co_argcount=len(argnames), co_posonlyargcount=0,
                     co_kwonlyargcount=0, co_flags=orig_code.co_flags & ~(CO_VARARGS | CO_VARKEYWORDS),
                     co_cellvars=(), co_name=name, co_qualname=name)
-    return types.FunctionType(code, f_globals, name, None, closure)
+    return _function(code, f_globals, name)
 
 
-def make_break_in_try_function(orig_code, f_globals, closure, call_index, stack_nulls, live_locals, successor):
+def make_break_in_try_function(orig_code, f_globals, call_index, stack_nulls, live_locals, successor):
     """The break function for a call inside a try block: a copy of the whole original code whose
     prologue pushes the stack and jumps to the call (its KW_NAMES/PRECALL first), with the call to the
     compiled resume function inserted right after it. The call keeps its place in the exception table,
@@ -149,12 +189,12 @@ def make_break_in_try_function(orig_code, f_globals, closure, call_index, stack_
     original = copy_instructions(decode(orig_code))
     _, resume_fn, nulls_after = successor
     tail = _call_resume_tail(resume_fn, nulls_after, live_locals, original[call_index].positions,
-                             cells=frozenset(orig_code.co_cellvars))
+                             cells=frozenset(orig_code.co_cellvars), freevars=orig_code.co_freevars)
     name = f"__fj_break_{original[call_index].offset}_{orig_code.co_name}"
     instrs = original[:call_index + 1] + tail + original[call_index + 1:]
     code, _ = _entered_copy(orig_code, instrs, call_group_start(original, call_index), stack_nulls, live_locals,
                             name, extra_varnames=[f"__fj_r{i}" for i in range(len(nulls_after))])
-    return types.FunctionType(code, f_globals, name, None, closure)
+    return _function(code, f_globals, name)
 
 
 def callable_layout(instrs, call_index):
@@ -231,10 +271,12 @@ def make_routed_function(fn, call_index, above, route, layout="null"):
     return out
 
 
-def _call_resume_tail(resume_fn, stack_nulls, live_locals, positions, cells=frozenset()):
+def _call_resume_tail(resume_fn, stack_nulls, live_locals, positions, cells=frozenset(), freevars=()):
     """Pass the stack and the live locals to the resume function and return what it returns. `cells`:
     the live names that are cells in the code this tail ends (a copy of the original, which made them
-    with MAKE_CELL): their contents are passed, as the resume function's own MAKE_CELL expects."""
+    with MAKE_CELL): their contents are passed, as the resume function's own MAKE_CELL expects.
+    `freevars`: the code's free variables, whose cells go first, as one tuple (the closure the resume
+    function runs over)."""
     # A NULL cannot be popped (POP_TOP would decref NULL), so the only NULL allowed here is one at the
     # bottom of the stack, which becomes the NULL under the resume call (convert.py checks this).
     assert not any(stack_nulls[1:]), "NULL above the bottom of the stack at a graph break"
@@ -246,6 +288,10 @@ def _call_resume_tail(resume_fn, stack_nulls, live_locals, positions, cells=froz
         out.append(make("PUSH_NULL"))
     out.append(make("LOAD_CONST", resume_fn))
     n = 0
+    if freevars:
+        out += [make("LOAD_CLOSURE", name) for name in freevars]
+        out.append(make("BUILD_TUPLE", len(freevars)))
+        n += 1
     for i, is_null in enumerate(stack_nulls):
         if not is_null:
             out.append(make("LOAD_FAST", f"__fj_r{i}"))

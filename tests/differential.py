@@ -13,6 +13,10 @@ module is the one helper every translation test uses to hold it to that promise.
   identity     which outputs are the same object as each other / as an input, and which tensors
                share storage with which (views stay views, `return y, y` stays one object)
   grads        with grads=True, the .grad of every input leaf after backward() of the outputs
+  torch state  global torch/Python state after the call (default dtype, deterministic mode, matmul
+               precision, threads, print options, backend flags, ..., and both RNG states: the
+               same random numbers must have been drawn, backward included). Every run starts from
+               the state check() was called in, which is put back afterwards.
 
 It then calls the compiled function again on fresh copies and demands a cache hit (no new
 compile) and the same outcome, and optionally asserts the number of graphs and graph breaks.
@@ -82,6 +86,7 @@ class _Outcome:
         self.stdout = ""
         self.globals_after = {}
         self.grads = None
+        self.torch_state = None
 
 
 # ---------------------------------------------------------------- watched globals and cells
@@ -154,6 +159,27 @@ class _StateWatch:
             self.namespace[name] = _restore(self.global_states[name], memo)
         for cell, state in zip(self.cells, self.cell_states):
             cell.cell_contents = _restore(state, memo)
+
+
+class _TorchState:
+    """Global torch/Python state (framejit.global_state's list): captured when check() starts, put
+    back before and after every run; each run's state after the call is what gets compared."""
+
+    def __init__(self):
+        self.module = None if identity_mode() else __import__("framejit.global_state", fromlist=["STATE"])
+        self.start = self.module.global_state_snapshot() if self.module else None
+
+    def current(self):
+        if self.module is None:
+            return None
+        snap = self.module.global_state_snapshot()
+        rng = snap.torch_rng_state
+        return dict(snap.flags(), **{"Python random state": snap.python_rng_state,
+                                    "torch RNG state": hash(bytes(rng.numpy()))})
+
+    def restore(self):
+        if self.module is not None:
+            self.module.restore_global_state(self.start)
 
 
 def _plain_object(value):
@@ -257,9 +283,10 @@ def _tensors(obj):
     return [(p, t) for p, t in _leaves(obj) if isinstance(t, torch.Tensor)]
 
 
-def _run(fn, args, kwargs, watch, grads):
+def _run(fn, args, kwargs, watch, grads, state):
     out = _Outcome(args, kwargs)
     watch.restore()
+    state.restore()
     buffer = io.StringIO()
     with contextlib.redirect_stdout(buffer):
         try:
@@ -273,6 +300,8 @@ def _run(fn, args, kwargs, watch, grads):
         if outputs:
             sum(t.sum() for t in outputs).backward()
         out.grads = [(p, t.grad) for p, t in _tensors((args, kwargs)) if t.requires_grad]
+    out.torch_state = state.current()
+    state.restore()
     watch.restore()
     return out
 
@@ -370,6 +399,12 @@ def _compare_outcomes(eager, compiled, atol, label):
     compare(eager.globals_after, compiled.globals_after, f"{label}globals after call", "", atol)
     if eager.grads is not None:
         compare(eager.grads, compiled.grads, f"{label}grads", "", max(atol, 1e-5))
+    if eager.torch_state is not None:
+        for name, value in eager.torch_state.items():
+            if compiled.torch_state[name] != value:
+                shown = "differs" if "random" in name or "RNG" in name else \
+                    f"{value!r} (eager) != {compiled.torch_state[name]!r} (compiled)"
+                _fail(f"{label}torch state", f" {name}", shown)
 
 
 # ---------------------------------------------------------------- the helper
@@ -404,12 +439,13 @@ def check(fn, *args, backend=None, fullgraph=False, graphs=None, breaks=None, gr
         counter = _CountingBackend(backend)
     compiled_fn = fj.compile(fn, backend=counter, fullgraph=fullgraph)
     watch = _StateWatch(fn)
+    state = _TorchState()
 
     def fresh():
         return copy.deepcopy((args, kwargs))
 
-    eager = _run(fn, *fresh(), watch, grads)
-    first = _run(compiled_fn, *fresh(), watch, grads)
+    eager = _run(fn, *fresh(), watch, grads, state)
+    first = _run(compiled_fn, *fresh(), watch, grads, state)
     if fullgraph and isinstance(first.exc, fj.Unsupported) and not isinstance(eager.exc, fj.Unsupported):
         raise DifferentialMismatch(f"fullgraph: framejit raised Unsupported: {first.exc}") from first.exc
     _compare_outcomes(eager, first, atol, "")
@@ -419,7 +455,7 @@ def check(fn, *args, backend=None, fullgraph=False, graphs=None, breaks=None, gr
     if graphs is not None and not identity_mode() and frames != graphs:
         raise DifferentialMismatch(f"graph count: expected {graphs}, framejit compiled {frames}")
 
-    second = _run(compiled_fn, *fresh(), watch, grads)
+    second = _run(compiled_fn, *fresh(), watch, grads, state)
     if counter.frame_count != frames:
         raise DifferentialMismatch(f"cache: the second call compiled {counter.frame_count - frames} "
                                    f"new graph(s) instead of hitting the cache")
@@ -428,15 +464,37 @@ def check(fn, *args, backend=None, fullgraph=False, graphs=None, breaks=None, gr
     if breaks is not None and not identity_mode():
         fj.reset()
         watch.restore()
+        state.restore()
         explain_args, explain_kwargs = fresh()
         with contextlib.redirect_stdout(io.StringIO()):
             report = fj.explain(fn)(*explain_args, **explain_kwargs)
         watch.restore()
+        state.restore()
         if report.graph_break_count != breaks:
             reasons = [f"line {r.line}: {r.reason}" for r in report.break_reasons]
             raise DifferentialMismatch(f"graph breaks: expected {breaks}, explain() reported "
                                        f"{report.graph_break_count}: {reasons}")
     return first.result
+
+
+def check_together(fns, *args, backend=None, atol=1e-6, **kwargs):
+    """check() for several functions compiled into one cache, without a reset between them (closures
+    of one code object, equal code objects exec'd into different globals, functions of one decorator):
+    each compiled function must behave exactly as its own eager call, on a first and on a second round
+    of calls (the second hitting the cache). Returns the compiled functions."""
+    fj = _framejit()
+    fj.reset()
+    if backend is None:
+        backend = fj.backends.CompileCounter()
+    compiled = [fj.compile(fn, backend=backend) for fn in fns]
+    for label in ("", "second round: "):
+        for i, (fn, compiled_fn) in enumerate(zip(fns, compiled)):
+            watch = _StateWatch(fn)
+            state = _TorchState()
+            eager = _run(fn, *copy.deepcopy((args, kwargs)), watch, False, state)
+            outcome = _run(compiled_fn, *copy.deepcopy((args, kwargs)), watch, False, state)
+            _compare_outcomes(eager, outcome, atol, f"{label}function {i} ({getattr(fn, '__qualname__', fn)}): ")
+    return compiled
 
 
 def case(fn, *args, kwargs=None, name=None, xfail=None, **check_options):
@@ -457,3 +515,44 @@ CASE_FIELDS = "fn,args,kwargs,options"
 def run_case(fn, args, kwargs, options):
     """The body of every parametrized differential test."""
     return check(fn, *args, **options, **kwargs)
+
+
+# ---------------------------------------------------------------- several calls with changes in between
+
+
+def outcome(fn, *args, **kwargs):
+    """What one call did, as a comparable value: ("returned", result) or ("raised", type name, message)."""
+    try:
+        return ("returned", fn(*args, **kwargs))
+    except Exception as exc:  # the exception itself is what we compare
+        return ("raised", type(exc).__name__, str(exc))
+
+
+def check_script(fn, script, backend=None, fullgraph=False, atol=1e-6):
+    """Demand that a sequence of calls behaves as eagerly, with state changed between calls.
+
+    `script(f)` makes its own objects, calls `f` (eager `fn`, then `framejit.compile(fn)`) any number
+    of times, changes what it likes in between (an attribute appears, a dict loses a key, a class
+    gains a method...) and returns a list of what it saw (`outcome(f, ...)`, objects' attributes...).
+    The two lists and everything printed are compared; the script runs on fresh objects each time,
+    so a cache entry compiled for one state must notice the next.
+    """
+    fj = _framejit()
+    fj.reset()
+    counter = fj.backends.CompileCounter() if backend is None else fj.backends.CompileCounter(backend)
+    compiled_fn = fj.compile(fn, backend=counter, fullgraph=fullgraph)
+    watch = _StateWatch(fn)
+    seen = []
+    for f in (fn, compiled_fn):
+        watch.restore()
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            log = script(f)
+        seen.append((_snapshot(log), buffer.getvalue(), watch.current()))
+        watch.restore()
+    (eager_log, eager_out, eager_globals), (comp_log, comp_out, comp_globals) = seen
+    compare(eager_log, comp_log, "script log", "", atol)
+    if eager_out != comp_out:
+        _fail("script stdout", "", f"{eager_out!r} (eager) != {comp_out!r} (compiled)")
+    compare(eager_globals, comp_globals, "globals after script", "", atol)
+    return comp_log

@@ -288,3 +288,111 @@ def test_a_module_whose_forward_takes_star_args_dispatches_in_its_own_call_and_k
         del compiled.forward
     torch.testing.assert_close(compiled(x), m(x))
     assert framejit.explain(m)(x).graph_count == 1
+
+
+# --- bad arguments fail where they are given, saying what is expected -----------------------------
+
+SIGNATURE = "backend(gm: torch.fx.GraphModule, example_inputs: list) -> callable"
+
+
+def one_argument_backend(gm):
+    return gm.forward
+
+
+def three_argument_backend(gm, example_inputs, extra):
+    return gm.forward
+
+
+@pytest.mark.parametrize("backend", [one_argument_backend, three_argument_backend, lambda: None,
+                                     lambda gm, *, example_inputs: gm.forward])
+def test_a_backend_with_the_wrong_signature_fails_at_compile_and_register(backend):
+    with pytest.raises(TypeError, match=r"backend must be callable as " + SIGNATURE.replace("(", r"\(")
+                       .replace(")", r"\)") + "; .* cannot take those two arguments"):
+        framejit.compile(add_relu, backend=backend)
+    with pytest.raises(TypeError, match="backend 'wrong' must be callable as backend\\(gm"):
+        framejit.register_backend("wrong", backend)
+    with pytest.raises(TypeError, match="backend must be callable as"):
+        framejit.explain(add_relu, backend=backend)
+    with pytest.raises(TypeError, match="backend must be callable as"):
+        framejit.CompileCounter(backend)
+    assert "wrong" not in framejit.backends.BACKENDS
+
+
+def test_backends_of_every_right_shape_are_accepted():
+    class Callable:
+        def __call__(self, gm, example_inputs, options=None):
+            return gm.forward
+
+    for backend in (lambda gm, example_inputs: gm.forward, lambda *args: args[0].forward, Callable(),
+                    functools.partial(three_argument_backend, extra=1), framejit.CompileCounter()):
+        x, y = torch.randn(2), torch.randn(2)
+        assert torch.equal(framejit.compile(add_relu, backend=backend)(x, y), add_relu(x, y))
+
+
+@pytest.mark.parametrize("returned", [None, 42, "forward"])
+def test_a_backend_returning_a_non_callable_is_named_not_a_name_error(returned, tmp_path):
+    def backend(gm, example_inputs):
+        return returned
+
+    compiled = framejit.compile(add_relu, backend=backend, debug_dir=tmp_path)
+    x, y = torch.randn(2), torch.randn(2)
+    with pytest.warns(RuntimeWarning, match=r"backend 'backend' returned .*not a callable: a backend is "
+                      r"backend\(gm: torch.fx.GraphModule, example_inputs: list\) -> callable") as caught:
+        assert torch.equal(compiled(x, y), add_relu(x, y))     # falls back to plain Python, with the reason
+    assert not any("__fj_" in str(w.message) for w in caught)
+
+
+def test_framejit_own_backend_names_cannot_be_replaced():
+    with pytest.raises(ValueError, match="'eager' is one of framejit's own backends"):
+        framejit.register_backend("eager", lambda gm, example_inputs: gm.forward)
+    assert framejit.backends.BACKENDS["eager"] is framejit.backends.registry.eager
+
+
+def test_unknown_names_suggest_the_close_one():
+    with pytest.raises(TypeError, match=r"framejit.compile\(\) got an unexpected keyword argument 'fullgrph' "
+                                        r"\(did you mean 'fullgraph'\?\); it takes backend, fullgraph, config"):
+        framejit.compile(add_relu, fullgrph=True)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'recompile_limt' \(did you mean "
+                                        r"'recompile_limit'\?\)"):
+        framejit.compile(add_relu, config=framejit.Config(), recompile_limt=2)
+    with pytest.raises(TypeError, match=r"framejit.explain\(\) got an unexpected keyword argument 'backedn'"):
+        framejit.explain(add_relu, backedn="eager")
+    with pytest.raises(ValueError, match=r"unknown backend 'inductr' \(did you mean 'inductor'\?\)"):
+        framejit.compile(add_relu, backend="inductr")
+
+
+@pytest.mark.parametrize("target, pattern", [
+    (torch.nn.Linear, r"Linear is a class; compile an instance instead: framejit.compile\(Linear\(...\)\)"),
+    (dict, "dict is a class"),
+    (len, r"a builtin \(C\) function has no Python bytecode"),
+    (torch.sin, r"a builtin \(C\) function"),
+    ([].append, r"a builtin \(C\) function"),
+    (functools.partial(add_relu, 1), r"compile the function it wraps"),
+    (staticmethod(add_relu), r"compile the function it wraps"),
+    (framejit.CompileCounter(), "expected a Python function, method or nn.Module, got a callable CompileCounter"),
+    (3, "expected a Python function, method or nn.Module to compile, got int"),
+    ("add_relu", "expected a Python function, method or nn.Module to compile, got str"),
+])
+def test_what_cannot_be_compiled_is_refused_at_compile_saying_what_to_do(target, pattern):
+    with pytest.raises(TypeError, match=r"framejit.compile\(.*\): " + pattern):
+        framejit.compile(target)
+    with pytest.raises(TypeError, match=r"framejit.compile\(.*\): " + pattern):
+        framejit.compile(backend="eager")(target)
+    with pytest.raises(TypeError, match=r"framejit.explain\(.*\): " + pattern.replace("framejit.compile", "framejit.explain")):
+        framejit.explain(target)
+
+
+def test_compiling_twice_is_compiling_once():
+    x, y = torch.randn(2), torch.randn(2)
+    counter = framejit.CompileCounter()
+    twice = framejit.compile(framejit.compile(add_relu), backend=counter)
+    assert torch.equal(twice(x, y), add_relu(x, y)) and counter.frame_count == 1
+    assert twice.__wrapped__ is add_relu
+    model = MLP()
+    twice_model = framejit.compile(framejit.compile(model))
+    assert torch.equal(twice_model(torch.ones(2, 32)), model(torch.ones(2, 32)))
+
+
+def test_replay_flags_are_checked(tmp_path):
+    with pytest.raises(TypeError, match=r"framejit.replay\(run=...\) must be True or False"):
+        framejit.replay(tmp_path / "x.rec", run="yes")

@@ -106,3 +106,33 @@ def test_paths_are_normalised(tmp_path):
     config = Config(debug_dir="~/fj", report_path=str(tmp_path / "r.jsonl"))
     assert config.debug_dir == Path.home() / "fj"
     assert config.report_path == tmp_path / "r.jsonl"
+
+
+@pytest.mark.parametrize("variable, value", [("FRAMEJIT_DEBUG_DIR", "   "), ("FRAMEJIT_REPORT", " \t")])
+def test_a_blank_path_variable_is_named(monkeypatch, variable, value):
+    monkeypatch.setenv(variable, value)
+    with pytest.raises(ValueError, match=f"environment variable {variable} must be a path"):
+        Config.from_env()
+
+
+def test_a_blank_debug_dir_variable_is_named_by_the_default_too(monkeypatch):
+    monkeypatch.setenv("FRAMEJIT_DEBUG_DIR", " ")
+    with pytest.raises(ValueError, match="environment variable FRAMEJIT_DEBUG_DIR must be a path"):
+        Config()
+
+
+def test_empty_path_variables_mean_unset(monkeypatch):
+    monkeypatch.setenv("FRAMEJIT_REPORT", "")
+    assert Config.from_env().report_path is None
+
+
+def test_bad_flag_value_lists_the_accepted_words(monkeypatch):
+    monkeypatch.setenv("FRAMEJIT_DEBUG", "2")
+    with pytest.raises(ValueError, match=r"FRAMEJIT_DEBUG must be 0 or 1 \(or false/true, no/yes, off/on; got '2'\)"):
+        Config.from_env()
+
+
+def test_unknown_setting_suggests_the_close_one():
+    with pytest.raises(TypeError, match=r"Config.from_env\(\) got an unexpected keyword argument 'inline_dept' "
+                                        r"\(did you mean 'inline_depth'\?\)"):
+        Config.from_env(inline_dept=3)

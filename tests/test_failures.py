@@ -3,6 +3,7 @@ translator read, and the record replays the failure in a fresh process (`python 
 and in this one (`framejit.replay`); FRAMEJIT_RECORD=1 records every conversion."""
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -209,3 +210,165 @@ def test_compiled_module_records_its_original_module_and_replays(tmp_path):
     assert type(record.args[0]) is Scaled and not record.notes       # the module itself, pickled whole
     result = framejit.replay(record)
     assert result.reproduced, result.summary()
+
+
+# --- records of real failures replay them, in a fresh process ------------------------------------
+# One program run as __main__ provokes internal failures of several kinds; each record must replay
+# the same exception (type and message) in another process started elsewhere, and `--run` must run
+# the frame. Translator "bugs" are a BINARY_OP handler (patches.py, installed in both processes) that
+# raises only in one situation each: inside a resume function, under no_grad, with one Config value,
+# inside an inlined callee.
+
+PATCHES = """
+import torch
+from framejit import resume
+from framejit.translate import dispatch
+
+ORIGINAL = dispatch.HANDLERS["BINARY_OP"]
+
+
+def patched(tx, inst):
+    root = tx
+    while root.parent is not None:
+        root = root.parent
+    original_code = resume.original_position(root.code, 0)[0]
+    in_resume = original_code is not root.code
+    name = original_code.co_name
+    if name == "resumes" and in_resume:
+        raise AssertionError("injected: BINARY_OP inside a resume function of resumes")
+    if name == "under_no_grad" and in_resume and not torch.is_grad_enabled():
+        raise AssertionError("injected: BINARY_OP under no_grad")
+    if name == "with_config" and tx.ctx.config.inline_depth == 3:
+        raise AssertionError("injected: BINARY_OP with inline_depth=3")
+    if name == "calls_inner_helper" and tx.code.co_name == "inner_helper":
+        raise AssertionError("injected: BINARY_OP inside the inlined inner_helper")
+    return ORIGINAL(tx, inst)
+
+
+def install():
+    dispatch.HANDLERS["BINARY_OP"] = patched
+"""
+
+MAIN_PROGRAM = """
+import torch, framejit, patches
+patches.install()
+SCALE = 3.0
+MESSAGE = "injected backend failure"
+
+
+def boom(gm, example_inputs):
+    raise RuntimeError(MESSAGE)          # a __main__ global, read by a backend pickled by value
+
+
+def inner_helper(x):
+    return torch.relu(x) * SCALE
+
+
+def outer_helper(x):
+    return inner_helper(x) + torch.ones(1)
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        return outer_helper(self.lin(x))
+
+
+def helpers_from_main(x):
+    return torch.sigmoid(x) * 2
+
+
+def resumes(x):
+    y = torch.sin(x)
+    print("break")
+    return y * 2 + 1
+
+
+def under_no_grad(x):
+    with torch.no_grad():
+        y = x.sin()
+        print("break")
+        z = y + 1
+    return z
+
+
+def with_config(x):
+    return x * 2
+
+
+def calls_inner_helper(x):
+    return inner_helper(x).sum()
+
+
+def boom_helpers(x):
+    return outer_helper(x) - SCALE
+
+
+x = torch.randn(3)
+framejit.compile(boom_helpers, backend=boom)(x)
+framejit.compile(Net(), backend=boom)(torch.randn(2, 3))
+framejit.compile(resumes)(x)
+framejit.compile(under_no_grad)(torch.randn(3, requires_grad=True))
+framejit.compile(with_config, inline_depth=3)(x)
+framejit.compile(calls_inner_helper)(x)
+"""
+
+REPLAY_PROGRAM = """
+import sys, patches
+if sys.argv[1] == "patched":
+    patches.install()
+from framejit.cli import main
+for path in sys.argv[2:]:
+    print("=== " + path, flush=True)
+    print("exit", main(["replay", path, "--run"]), flush=True)
+"""
+
+
+def _replays(output):
+    """{record file name: (exit code, replay output)} from REPLAY_PROGRAM's output."""
+    out = {}
+    for chunk in output.split("=== ")[1:]:
+        path, _, rest = chunk.partition("\n")
+        body, _, code = rest.rpartition("exit ")
+        out[Path(path).name] = (int(code), body)
+    return out
+
+
+def test_records_of_real_failures_replay_in_a_fresh_process(tmp_path):
+    (tmp_path / "patches.py").write_text(PATCHES)
+    debug = tmp_path / "debug"
+    env = {"FRAMEJIT_DEBUG_DIR": str(debug), "PYTHONPATH": f"{REPO}{os.pathsep}{tmp_path}"}
+    made = subprocess.run([sys.executable, "-c", MAIN_PROGRAM], cwd=tmp_path, env=dict(os.environ, **env),
+                          capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    paths = sorted(str(p) for p in (debug / "records").glob("*.rec"))
+    names = sorted(re.sub(r"-at-\d+", "", Path(p).name.split("_")[0]) for p in paths)
+    assert names == ["boom-helpers", "calls-inner-helper", "fj-resume-resumes", "fj-resume-under-no-grad",
+                     "forward", "with-config"], names
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    replayed = subprocess.run([sys.executable, "-c", REPLAY_PROGRAM, "patched", *paths], cwd=elsewhere,
+                              env=dict(os.environ, PYTHONPATH=f"{REPO}{os.pathsep}{tmp_path}"),
+                              capture_output=True, text=True, timeout=300)
+    assert replayed.returncode == 0, replayed.stderr
+    results = _replays(replayed.stdout)
+    assert len(results) == len(paths), replayed.stdout + replayed.stderr
+    for name, (code, output) in results.items():
+        assert ("BackendError" in name) == name.startswith(("boom-helpers", "forward")), name
+        assert code == 0 and "result: reproduced the recorded outcome" in output, f"{name}:\n{output}"
+        recorded = next(line for line in output.splitlines() if line.startswith("recorded:"))
+        replay = next(line for line in output.splitlines() if line.startswith("replay:"))
+        assert recorded.split(":", 1)[1].strip() == replay.split(":", 1)[1].strip(), output
+        assert "run:      as plain Python the frame ran and returned a tensor" in output, f"{name}:\n{output}"
+    # without the "bug", the same record does not reproduce, and says so
+    path = next(p for p in paths if "resumes" in p)
+    fixed = subprocess.run([sys.executable, "-m", "framejit", "replay", path, "--run"], cwd=elsewhere,
+                           env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 1, fixed.stdout + fixed.stderr
+    assert "result: NOT reproduced: the recorded conversion failed with AssertionError, but the replayed " \
+           "conversion succeeded" in fixed.stdout
+    assert "run:      converted output matches eager" in fixed.stdout

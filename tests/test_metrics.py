@@ -358,3 +358,12 @@ def test_conversion_profile(tmp_path):
         sum(range(1000))
     assert path.parent == tmp_path / "profiles" and path.suffix == ".prof"
     pstats.Stats(str(path))  # a valid cProfile dump
+
+
+def test_compile_times_arguments_are_checked():
+    import framejit
+
+    with pytest.raises(ValueError, match="repr must be 'str' or 'csv'"):
+        framejit.compile_times("xml")
+    with pytest.raises(TypeError, match="aggregate must be True or False, got str 'yes'"):
+        framejit.compile_times(aggregate="yes")

@@ -8,6 +8,7 @@ import builtins
 import json
 import math
 import os
+import pickle
 import platform
 import stat
 import subprocess
@@ -15,6 +16,7 @@ import sys
 import types
 from pathlib import Path
 
+import dill
 import pytest
 import torch
 import torch.nn.functional as F
@@ -22,6 +24,7 @@ import torch.nn.functional as F
 import framejit
 from framejit.record import (
     EMPTY_CELL,
+    FORMAT_VERSION,
     ExecutionRecorder,
     Record,
     RecordError,
@@ -261,6 +264,23 @@ def test_tensor_layouts_aliasing_and_parameters(debug_dir):
     # each rebuild is independent
     (a2, *_), _ = loaded.rebuild_args()
     assert a2[1, 1] == 5
+
+
+def test_arguments_passed_twice_are_one_object_again(debug_dir):
+    """The conversion guarded `a is b`-style aliasing among its inputs: a replay must see it too."""
+    x = torch.randn(3)
+    items = [x, 1]
+    model = Scale()
+
+    def fn(a, b, c, d, e, f):
+        return a
+
+    record = simulate_translation(fn, (x, x, items, items, model, model))
+    loaded = load_record(write_record(record, debug_dir))
+    for _ in range(2):                       # every rebuild, not only the first
+        (a, b, c, d, e, f), _ = loaded.rebuild_args()
+        assert a is b and c is d and e is f and c[0] is a
+        assert e is not model
 
 
 def test_arguments_are_copied_when_recorded():
@@ -511,6 +531,57 @@ def test_replay_reproduces_a_recorded_failure(monkeypatch, debug_dir):
     assert torch.equal(args[0], torch.ones(2))
 
 
+def test_record_keeps_options_config_and_torch_state(monkeypatch, debug_dir):
+    """A replay converts under the recorded Config and global torch state (grad mode, default dtype),
+    and leaves the replaying process's state as it found it."""
+    from framejit.config import Config
+    from framejit.global_state import translation_state
+
+    seen = {}
+
+    def hook(fn, args, kwargs, backend="eager", fullgraph=False, config=None):
+        seen.update(grad=torch.is_grad_enabled(), dtype=torch.get_default_dtype(), config=config,
+                    backend=backend, fullgraph=fullgraph)
+        return run_eagerly(fn, args, kwargs)
+
+    install_hook(monkeypatch, hook)
+    recorder = ExecutionRecorder()
+    recorder.record_function(failing)
+    recorder.record_args((torch.ones(2),), {})
+    recorder.record_options("eager", fullgraph=True)
+    recorder.record_config(Config(inline_depth=3, recompile_limit=2))
+    recorder.record_torch_state({**translation_state(), "grad_enabled": False, "default_dtype": torch.float64})
+    loaded = load_record(write_record(recorder.to_record(NotImplementedError("x")), debug_dir))
+    assert loaded.config["inline_depth"] == 3 and loaded.torch_state["grad_enabled"] is False
+    assert "torch state: grad_enabled=False, default_dtype=torch.float64" in loaded.describe()
+    before = translation_state()
+    replay(loaded)
+    assert seen["grad"] is False and seen["dtype"] is torch.float64
+    assert seen["config"]["inline_depth"] == 3 and seen["config"]["recompile_limit"] == 2
+    assert seen["backend"] == "eager" and seen["fullgraph"] is True
+    assert translation_state() == before
+
+
+def test_a_replay_that_does_not_reproduce_says_how(monkeypatch):
+    install_hook(monkeypatch, lambda fn, args, kwargs: None)
+    result = replay(failing_record())
+    assert not result.reproduced
+    assert "result: NOT reproduced: the recorded conversion failed with NotImplementedError, but the replayed " \
+           "conversion succeeded" in result.summary()
+
+    def other(fn, args, kwargs):
+        raise KeyError("something else")
+
+    install_hook(monkeypatch, other)
+    result = replay(failing_record())
+    assert "result: NOT reproduced: the replayed conversion failed with KeyError instead of " \
+           "NotImplementedError" in result.summary()
+    install_hook(monkeypatch, other)
+    _, _, _, record = full_record()            # a recorded success
+    assert "NOT reproduced: the recorded conversion succeeded, but the replayed one failed with KeyError" in \
+        replay(record).summary()
+
+
 def test_replay_reports_a_different_message(monkeypatch):
     install_hook(monkeypatch, run_eagerly)
     result = replay(failing_record("some other reason"))
@@ -646,3 +717,98 @@ def test_cli_torch_version_mismatch_warns(monkeypatch, debug_dir, capsys):
     rewrite_header(path, torch_version="1.0.0")
     assert main(["replay", str(path)]) == 0
     assert "recorded with torch 1.0.0" in capsys.readouterr().err
+
+
+# --- every bad path: one line, exit 2, nothing blocks, nothing changes ---------------------------
+
+
+def _bad_paths(tmp_path, debug_dir):
+    """name -> a path that is not a loadable record (made for real: directories, pipes, devices...)."""
+    good = write_record(failing_record(), debug_dir)
+    data = good.read_bytes()
+    (tmp_path / "a directory").mkdir()
+    fifo = tmp_path / "pipe.rec"
+    os.mkfifo(fifo)
+    truncated = tmp_path / "truncated.rec"
+    truncated.write_bytes(data[: len(data) // 2])
+    future = tmp_path / "future.rec"
+    future.write_bytes(data)
+    rewrite_header(future, format_version=FORMAT_VERSION + 1)
+    random_bytes = tmp_path / "random.bin"
+    random_bytes.write_bytes(bytes((i * 7919 + 13) % 256 for i in range(4096)))
+    foreign = tmp_path / "foreign.pkl"
+    foreign.write_bytes(pickle.dumps({"not": "a record"}))
+    disguised = tmp_path / "disguised.rec"        # a record's header over a pickle of something else
+    disguised.write_bytes(data)
+    _with_payload(disguised, pickle.dumps(["not", "a", "Record"]))
+    parts_missing = tmp_path / "parts-missing.rec"     # unpickles to a Record whose parts do not fit
+    parts_missing.write_bytes(data)
+    _with_payload(parts_missing, dill.dumps(Record(code=None, fn_name="f", qualname="f", module_name="m",
+                                                   filename="f.py", firstlineno=1)))
+    paths = {
+        "directory": tmp_path / "a directory",
+        "empty string": "",
+        "missing file": tmp_path / "missing.rec",
+        "named pipe": fifo,
+        "device /dev/null": "/dev/null",
+        "device /dev/zero": "/dev/zero",
+        "truncated record": truncated,
+        "future format version": future,
+        "random binary": random_bytes,
+        "foreign pickle": foreign,
+        "record header over another pickle": disguised,
+        "record that does not rebuild": parts_missing,
+    }
+    if os.path.exists("/proc/self/mem"):
+        paths["unreadable (read error)"] = "/proc/self/mem"
+    if hasattr(os, "getuid") and os.getuid() != 0:      # root reads a mode-000 file anyway
+        unreadable = tmp_path / "unreadable.rec"
+        unreadable.write_bytes(data)
+        unreadable.chmod(0)
+        paths["unreadable (permissions)"] = unreadable
+    return paths
+
+
+def _state_of(tmp_path):
+    out = {}
+    for p in sorted(tmp_path.rglob("*")):
+        st = os.lstat(p)
+        content = p.read_bytes() if stat.S_ISREG(st.st_mode) and st.st_mode & 0o400 else None
+        out[str(p)] = (stat.S_IFMT(st.st_mode), st.st_mtime_ns, content)
+    return out
+
+
+def test_every_bad_path_is_one_line_and_exit_2(tmp_path, debug_dir, capsys):
+    paths = _bad_paths(tmp_path, debug_dir)
+    before = _state_of(tmp_path)
+    for name, path in paths.items():
+        if name == "named pipe":
+            continue                          # in a child process below, in case it blocked
+        assert main(["replay", str(path), "--run"]) == 2, name
+        captured = capsys.readouterr()
+        lines = captured.err.splitlines()
+        assert "Traceback" not in captured.err
+        assert lines[-1].startswith("error: ") and not any(l.startswith("error: ") for l in lines[:-1])
+        if name in ("record header over another pickle", "record that does not rebuild"):
+            continue          # found out only by unpickling: the pickle warning and the header come first
+        assert captured.out == "" and len(lines) == 1, (name, captured.out, captured.err)
+        with pytest.raises(RecordError):
+            load_record(path)
+    assert _state_of(tmp_path) == before            # nothing the user owns changed
+
+
+def test_a_named_pipe_does_not_block_and_is_not_read(tmp_path, debug_dir):
+    fifo = _bad_paths(tmp_path, debug_dir)["named pipe"]
+    result = run_cli("replay", str(fifo))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.strip() == f"error: {fifo} is a named pipe, not a record file"
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_bad_paths_through_the_python_api(tmp_path):
+    with pytest.raises(RecordError, match="path is empty"):
+        replay("")
+    with pytest.raises(RecordError, match="is a directory"):
+        replay(tmp_path)
+    with pytest.raises(RecordError, match="must be a str or os.PathLike"):
+        load_record(3)

@@ -159,3 +159,23 @@ def test_report_in_a_headless_browser(compiled_program, tmp_path):
     data = shot.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000       # a real, non-blank picture
 
+
+
+def test_bad_report_arguments_are_named_and_nothing_is_left_behind(tmp_path):
+    with pytest.raises(TypeError, match=r"framejit.report\(path=...\) must be a file path"):
+        framejit.report(3)
+    with pytest.raises(IsADirectoryError, match=r"framejit.report\(path=...\): .* is a directory"):
+        framejit.report(tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"the directory .*missing does not exist"):
+        framejit.report(tmp_path / "missing" / "r.html")
+    with pytest.raises(TypeError, match=r"framejit.report\(title=...\) must be a str"):
+        framejit.report(tmp_path / "r.html", title=3)
+    with pytest.raises(ValueError, match="must not be empty"):
+        framejit.report("")
+    assert list(tmp_path.iterdir()) == []
+    # a file the user has next to the report, named like the old temporary file, is not touched
+    (tmp_path / "r.html.tmp").write_text("mine")
+    framejit.report(tmp_path / "r.html")
+    assert (tmp_path / "r.html.tmp").read_text() == "mine"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.html", "r.html.tmp"]
+    assert (tmp_path / "r.html").stat().st_mode & 0o777 == 0o644

@@ -1,7 +1,43 @@
-"""The backend registry and the built-in backends (eager, aot_eager, inductor) plus CompileCounter."""
+"""The backend registry and the built-in backends (eager, aot_eager, inductor) plus CompileCounter.
+
+A backend is checked where it is given (framejit.compile, register_backend, CompileCounter): it must be
+callable with the two arguments framejit passes, so a wrong one fails there, naming the signature,
+instead of on the first call, deep inside a conversion. What it returns is checked when it is called
+(convert.py): a backend returning None or a non-callable is a BackendError naming the backend.
+"""
+import difflib
+import inspect
+
 import torch
 
+BACKEND_SIGNATURE = "backend(gm: torch.fx.GraphModule, example_inputs: list) -> callable"
 BACKENDS = {}
+# framejit's own names: registering another backend under one of them would silently change every
+# framejit.compile(fn) (backend="eager" is the default)
+_OWN_NAMES = frozenset({"eager", "aot_eager", "inductor", "profile"})
+
+
+def _describe(obj):
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    return name if isinstance(name, str) else type(obj).__name__
+
+
+def check_backend(fn, what="backend", by_name=True):
+    """Raise TypeError unless `fn` can be called as BACKEND_SIGNATURE (`what` names the argument;
+    `by_name`: a registered name would have done too)."""
+    if not callable(fn):
+        expected = f"a registered backend name or a callable {BACKEND_SIGNATURE}" if by_name else \
+            f"a callable {BACKEND_SIGNATURE}"
+        raise TypeError(f"{what} must be {expected}; got {type(fn).__name__} {fn!r:.80}")
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):           # a callable Python cannot describe (C code): trust it
+        return
+    try:
+        signature.bind(None, [])
+    except TypeError:
+        raise TypeError(f"{what} must be callable as {BACKEND_SIGNATURE}; {_describe(fn)}{signature} "
+                        "cannot take those two arguments") from None
 
 
 def register_backend(name, fn=None):
@@ -10,8 +46,10 @@ def register_backend(name, fn=None):
         raise TypeError(f"backend name must be a non-empty string, got {name!r}")
 
     def register(f):
-        if not callable(f):
-            raise TypeError(f"backend {name!r} must be callable, got {type(f).__name__}")
+        check_backend(f, f"backend {name!r}", by_name=False)
+        if name in _OWN_NAMES and name in BACKENDS and BACKENDS[name] is not f:
+            raise ValueError(f"backend name {name!r} is one of framejit's own backends; register yours under "
+                             "another name")
         BACKENDS[name] = f
         return f
     return register(fn) if fn is not None else register
@@ -21,12 +59,12 @@ def lookup_backend(backend):
     if isinstance(backend, str):
         fn = BACKENDS.get(backend)
         if fn is None:
-            raise ValueError(f"unknown backend {backend!r}; known backends: {', '.join(sorted(BACKENDS))}")
+            close = difflib.get_close_matches(backend, BACKENDS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"unknown backend {backend!r}{hint}; known backends: {', '.join(sorted(BACKENDS))}")
         return fn
-    if callable(backend):
-        return backend
-    raise TypeError(f"backend must be a registered name or a callable (gm, example_inputs) -> callable, "
-                    f"got {type(backend).__name__}")
+    check_backend(backend)
+    return backend
 
 
 @register_backend("eager")
@@ -37,28 +75,26 @@ def eager(gm, example_inputs):
 
 @register_backend("aot_eager")
 def aot_eager(gm, example_inputs):
-    """AOT autograd (forward and backward traced ahead of time) with the eager compiler."""
-    from functorch.compile import aot_function, make_boxed_compiler
-    from torch._functorch.aot_autograd import aot_module_simplified
-
-    def nop(g, _inputs):
-        return g.forward
-
-    return aot_module_simplified(gm, example_inputs, fw_compiler=make_boxed_compiler(nop),
-                                 bw_compiler=make_boxed_compiler(nop))
+    """AOT autograd (forward and backward traced ahead of time) with the eager compiler, held to eager
+    semantics: random numbers, in-place updates of inputs, None gradients (backends/aot.py)."""
+    from .aot import aot_eager as compile_aot_eager
+    return compile_aot_eager(gm, example_inputs)
 
 
 @register_backend("inductor")
 def inductor(gm, example_inputs):
-    """torch._inductor's compile_fx (generates C++/OpenMP kernels on CPU)."""
+    """torch._inductor's compile_fx (generates C++/OpenMP kernels on CPU); input gradients eager leaves
+    None stay None (backends/aot.py)."""
     from torch._inductor.compile_fx import compile_fx
-    return compile_fx(gm, example_inputs)
+    from .aot import keep_none_grads
+    return keep_none_grads(gm, compile_fx(gm, example_inputs))    # AOT autograd underneath, too
 
 
 class CompileCounter:
     """A backend that counts the graphs it receives and keeps them (for tests and quick checks)."""
 
     def __init__(self, inner="eager"):
+        lookup_backend(inner)             # a name must be registered, a callable must take (gm, inputs)
         self.inner = inner
         self.frame_count = 0
         self.op_count = 0

@@ -10,6 +10,7 @@ Note: `framejit.report` is this function, which hides the package of the same na
 `import framejit.report.x as y`; import its parts with `from framejit.report.html import ...`.
 """
 import os
+import tempfile
 from pathlib import Path
 
 from .collect import collect
@@ -22,12 +23,39 @@ def report_html(title="framejit report"):
 
 
 def write_html_report(path, title="framejit report"):
-    """Write the report page to `path` (UTF-8, replacing the file); returns the Path."""
-    path = Path(os.fspath(path)).expanduser()
+    """Write the report page to `path` (UTF-8, replacing the file); returns the Path. The page is written
+    to a new temporary file next to it first, so an existing report is replaced whole or not at all."""
+    path = _report_path(path)
+    if not isinstance(title, str):
+        raise TypeError(f"framejit.report(title=...) must be a str, got {type(title).__name__}")
     text = report_html(title)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)   # mkstemp made it 0600
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _report_path(path):
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"framejit.report(path=...) must be a file path (str or os.PathLike), got "
+                        f"{type(path).__name__} {path!r:.60}")
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if not text.strip():
+        raise ValueError("framejit.report(path=...) must not be empty")
+    path = Path(text).expanduser()
+    if path.is_dir():
+        raise IsADirectoryError(f"framejit.report(path=...): {path} is a directory; give the file to write, "
+                                f"e.g. {path / 'framejit-report.html'}")
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"framejit.report(path=...): the directory {path.parent} does not exist")
     return path
 
 

@@ -5,6 +5,7 @@ frame -- its source, its cache entries (graph, guards, generated entry source), 
 recompile reasons, where its conversion time went -- is collected here into small dataclasses, so
 the rendering never touches live framejit state.
 """
+import dataclasses
 import inspect
 import linecache
 from dataclasses import dataclass, field
@@ -105,10 +106,12 @@ class ReportData:
 def collect():
     """A ReportData snapshot of every frame framejit has converted in this process."""
     frames = []
+    for dead in list(cache.DEAD_FRAMES):          # compiled functions that died (their source read now)
+        frames.append(dataclasses.replace(dead, source_lines=_source_lines_at(dead.filename, dead.firstlineno)))
     for code, state in cache.all_states():
         if not state.results and not state.recompile_reasons and state.eager_reason is None:
             continue
-        frames.append(_frame(code, state))
+        frames.append(frame_info(code, state))
     frames.sort(key=lambda f: (f.filename, f.firstlineno, f.origin is not None, f.name))
     for i, f in enumerate(frames):
         f.anchor = f"frame-{i}"
@@ -116,11 +119,13 @@ def collect():
     return ReportData(frames, _times(entries), entries)
 
 
-def _frame(code, state):
+def frame_info(code, state, with_source=True):
+    """The report's plain-data view of one cache state (without its source lines: None)."""
     orig_code, _ = resume.original_position(code, 0)
     origin = orig_code.co_qualname if orig_code is not code else None
     info = FrameInfo(anchor="", name=code.co_qualname, filename=orig_code.co_filename,
-                     firstlineno=orig_code.co_firstlineno, source_lines=_source_lines(orig_code), origin=origin,
+                     firstlineno=orig_code.co_firstlineno,
+                     source_lines=_source_lines(orig_code) if with_source else None, origin=origin,
                      eager_reason=state.eager_reason, recompile_reasons=list(state.recompile_reasons),
                      conversions=state.conversions)
     for result in list(state.results):
@@ -131,6 +136,19 @@ def _frame(code, state):
             transformed_source=result.source_text, recompile_reason=getattr(result, "recompile_reason", None),
             record_path=str(getattr(result, "record_path", None) or "") or None))
     return info
+
+
+def _source_lines_at(filename, firstlineno):
+    """The lines of the block starting at `firstlineno` in `filename` (what inspect.getsourcelines reads,
+    without the module search that needs the code object)."""
+    lines = linecache.getlines(filename)
+    if not lines or firstlineno > len(lines):
+        return []
+    try:
+        block = inspect.getblock(lines[firstlineno - 1:])
+    except Exception:
+        block = lines[firstlineno - 1:firstlineno]
+    return [(firstlineno + i, text.rstrip("\n")) for i, text in enumerate(block)]
 
 
 def _source_lines(code):

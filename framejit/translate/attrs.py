@@ -1,10 +1,13 @@
-"""Attribute reads and writes on symbolic values (LOAD_ATTR, LOAD_METHOD, STORE_ATTR).
+"""Attribute reads on symbolic values (LOAD_ATTR, LOAD_METHOD, STORE_ATTR).
 
 Tensor metadata (.shape, .dtype, .device, .ndim, ...) folds to constants: every input tensor is guarded
 on exactly these, and every graph tensor's metadata comes from its fake tensor. Attributes of real
-objects are read for real (modules, classes, nn.Modules, plain objects with a __dict__) and wrapped with
-an AttrSource; data descriptors written in Python (properties) are inlined by the caller.
+objects -- plain Python objects, classes, modules, nn.Modules -- go through object_attrs.py: one model of
+the object's attributes with the frame's own writes and deletes, Python's lookup order, and a guard on
+each outcome (absence included); data descriptors written in Python (properties) are inlined by the
+caller (PropertyCall).
 """
+import abc
 import inspect
 import types
 
@@ -12,7 +15,9 @@ import torch
 
 from ..errors import GraphBreak
 from .context import is_namedtuple_class, is_structseq_class, wrap_unsourced
-from .source import AttrSource
+from .identity import is_plain_instance
+from .object_attrs import has_python_lookup, is_generic, read_class_attr, read_instance_attr, read_real_attr, \
+    read_through_override
 from .values import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 
 TENSOR_CONST_ATTRS = {
@@ -30,6 +35,7 @@ TENSOR_CONST_ATTRS = {
     "itemsize": lambda f: f.itemsize,
 }
 TENSOR_VIEW_ATTRS = {"T", "mT", "H", "mH", "real", "imag"}
+HEAPTYPE = 1 << 9
 
 
 def load_attr(tx, obj, name):
@@ -40,7 +46,7 @@ def load_attr(tx, obj, name):
         try:
             real = getattr(obj.value, name)
         except AttributeError as e:
-            raise GraphBreak("attribute error", str(e))
+            raise GraphBreak("attribute error", f"AttributeError: {e}")
         if callable(real) and not isinstance(real, type):
             return MethodValue(obj, name)
         return wrap_unsourced(real)
@@ -82,10 +88,18 @@ def tensor_attr(tx, t, name):
 
 
 def object_attr(tx, obj, name):
+    """`obj.name` for a real object (object_attrs.py: one model of the object's attributes, the frame's
+    own writes and deletes included, with the absence of an attribute guarded like its presence)."""
     real_obj = obj.obj
-    pending = tx.ctx.side_effects.attrs.get((id(real_obj), name))
+    if has_plain_lookup(real_obj):
+        return read_instance_attr(tx, obj, name)
+    if is_plain_instance(real_obj) and has_python_lookup(tx, obj):
+        return read_through_override(tx, obj, name)
+    if is_plain_class(real_obj):
+        return read_class_attr(tx, obj, name)
+    pending = tx.ctx.side_effects.pending_attr(real_obj, name)
     if pending is not None:
-        return pending
+        return read_real_attr(tx, obj, name)
     try:
         static = inspect.getattr_static(real_obj, name)
     except AttributeError:
@@ -94,13 +108,17 @@ def object_attr(tx, obj, name):
         return PropertyCall(obj, static)
     if isinstance(static, (types.FunctionType, staticmethod, classmethod)) and not isinstance(real_obj, (type, types.ModuleType)):
         return MethodValue(obj, name)
-    try:
-        real = getattr(real_obj, name)
-    except Exception as e:
-        raise GraphBreak("attribute error", f"{type(e).__name__}: {e}")
-    if tx.ctx.recorder is not None and isinstance(real_obj, types.ModuleType):
-        tx.ctx.recorder.record_module_attr(real_obj, name, real)
-    return tx.ctx.wrap_attr(real_obj, obj.source, name, real)
+    return read_real_attr(tx, obj, name)
+
+
+def has_plain_lookup(obj):
+    """A plain Python object (identity.is_plain_instance) whose attribute lookup is object's own."""
+    return is_plain_instance(obj) and is_generic(type(obj).__getattribute__, "__getattribute__")
+
+
+def is_plain_class(obj):
+    """A class written in Python whose metaclass looks attributes up as type does."""
+    return isinstance(obj, type) and bool(obj.__flags__ & HEAPTYPE) and type(obj) in (type, abc.ABCMeta)
 
 
 class PropertyCall:

@@ -40,6 +40,9 @@ def as_python(v):
     if isinstance(v, SetValue):
         return {as_python(i) for i in v.items}
     if isinstance(v, ObjectValue):
+        if v.edited:
+            raise GraphBreak("needs real value", f"{v!r}: the frame changed its attributes, so it is not the real "
+                             "object yet")
         return v.obj
     raise GraphBreak("needs real value", f"{v!r} is not a constant here")
 
@@ -415,38 +418,90 @@ for _f in PURE_FUNCTIONS:
 
 @lookaside(getattr)
 def _getattr(tx, args, kwargs):
-    from .attrs import load_attr, PropertyCall
-    from .calls import call_property
+    from .object_attrs import is_attribute_error
+    from .ops_load_store import get_attribute
     obj, name = args[0], as_python(args[1])
+    if type(name) is not str:
+        raise GraphBreak("bad call", "TypeError: attribute name must be string")
     try:
-        v = load_attr(tx, obj, name)
-    except GraphBreak:
-        if len(args) == 3:
-            if isinstance(obj, ObjectValue) and not hasattr(obj.obj, name):
-                return args[2]
-            if isinstance(obj, Const) and not hasattr(obj.value, name):
-                return args[2]
-            if hasattr(obj, "has_attr") and not obj.has_attr(tx, name):    # e.g. objects made in the frame
-                return args[2]
+        return get_attribute(tx, obj, name)
+    except GraphBreak as gb:
+        if len(args) == 3 and is_attribute_error(gb):     # its absence is guarded where it was found
+            return args[2]
         raise
-    if isinstance(v, PropertyCall):
-        return call_property(tx, v)
-    return v
 
 
 @lookaside(hasattr)
 def _hasattr(tx, args, kwargs):
+    """hasattr(obj, name): the answer with a guard on it, or, where only reading can tell (a property,
+    __getattr__), the read itself, an AttributeError meaning False."""
+    from .object_attrs import is_attribute_error
+    from .ops_load_store import get_attribute
     obj, name = args[0], as_python(args[1])
-    if isinstance(obj, ObjectValue):
-        pending = tx.ctx.side_effects.attrs.get((id(obj.obj), name))
-        return Const(pending is not None or hasattr(obj.obj, name))
+    if type(name) is not str:
+        raise GraphBreak("bad call", "TypeError: attribute name must be string")
+    answer = _presence(tx, obj, name)
+    if answer is not None:
+        return Const(answer)
+    try:
+        get_attribute(tx, obj, name)
+    except GraphBreak as gb:
+        if is_attribute_error(gb):
+            return Const(False)
+        raise
+    return Const(True)
+
+
+def _presence(tx, obj, name):
+    from .attrs import has_plain_lookup, is_plain_class
+    from .identity import is_plain_instance
+    from .object_attrs import has_python_lookup, instance_has, read_class_attr, real_has
+    if isinstance(obj, ObjectValue) and not hasattr(obj, "has_attr"):
+        real = obj.obj
+        if has_plain_lookup(real) and not isinstance(real, torch.nn.Module):
+            return instance_has(tx, obj, name)
+        if is_plain_instance(real) and has_python_lookup(tx, obj):
+            return None                       # only running its __getattribute__ can tell
+        if is_plain_class(real):
+            try:
+                read_class_attr(tx, obj, name)
+                return True
+            except GraphBreak as gb:
+                from .object_attrs import is_attribute_error
+                if is_attribute_error(gb):
+                    return False
+                raise
+        return real_has(tx, obj, name)
     if isinstance(obj, Const):
-        return Const(hasattr(obj.value, name))
+        return hasattr(obj.value, name)
     if isinstance(obj, TensorValue):
-        return Const(hasattr(torch.Tensor, name) or name in ("shape", "dtype", "device"))
+        return hasattr(torch.Tensor, name) or name in ("shape", "dtype", "device")
     if hasattr(obj, "has_attr"):
-        return Const(obj.has_attr(tx, name))
-    return Const(hasattr(python_type_of(obj), name))
+        return obj.has_attr(tx, name)
+    return hasattr(python_type_of(obj), name)
+
+
+@lookaside(delattr)
+def _delattr(tx, args, kwargs):
+    from .ops_load_store import delete_attribute
+    if len(args) != 2 or kwargs:
+        raise GraphBreak("bad call", "TypeError: delattr expected 2 arguments")
+    delete_attribute(tx, args[0], as_python(args[1]))
+    return Const(None)
+
+
+@lookaside(vars)
+def _vars(tx, args, kwargs):
+    from .object_attrs import is_attribute_error
+    from .ops_load_store import get_attribute
+    if len(args) != 1 or kwargs:
+        raise GraphBreak("call", "vars() without an argument")
+    try:
+        return get_attribute(tx, args[0], "__dict__")
+    except GraphBreak as gb:
+        if is_attribute_error(gb):
+            raise GraphBreak("bad call", "TypeError: vars() argument must have __dict__ attribute")
+        raise
 
 
 @lookaside(setattr)

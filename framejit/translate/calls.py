@@ -15,13 +15,14 @@ import types
 import torch
 
 from ..errors import GraphBreak
-from .context import CONST_TYPES
+from .context import CONST_TYPES, default_device
 from .attrs import load_attr
 from .builtins_table import LOOKASIDES, as_python, unpack_iterable
 from .containers import call_container_method
 from .source import AttrSource, ItemSource, fixed_source
-from .torch_table import (compiling_answer, graph_target, CONSTANT_FUNCTIONS, FACTORY_FUNCTIONS, TENSOR_BREAK_METHODS,
-                          TENSOR_CONST_METHODS, is_graph_op, is_tensor_method_descriptor)
+from .torch_table import (compiling_answer, graph_target, CONSTANT_FUNCTIONS, FACTORY_FUNCTIONS, LIKE_FACTORIES,
+                          STATE_QUERIES, TENSOR_BREAK_METHODS, TENSOR_CONST_METHODS, is_graph_op,
+                          is_tensor_method_descriptor)
 from .values import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from . import operators, operator_values  # noqa: F401  (install operator lookasides)
 from . import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
@@ -33,6 +34,7 @@ from .ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_
 from .exception_values import builtin_protocol, instantiate
 from .functions import FunctionValue
 from .generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
+from .state_calls import call_watching_state, is_state_setter, setter_break
 
 # Python modules whose functions are never inlined: calling them is a graph break (an opaque call).
 NEVER_INLINE_PREFIXES = ("torch._", "torch.autograd", "torch.utils", "torch.distributed", "torch.fx",
@@ -64,15 +66,17 @@ def _hashable(obj):
 def call_object(tx, fn_value, obj, args, kwargs):
     hashable = _hashable(obj)
     if hashable:
+        if is_state_setter(obj):              # torch.set_default_dtype, torch.manual_seed, ...
+            raise setter_break(obj)
         impl = LOOKASIDES.get(obj)
         if impl is not None:
             return impl(tx, args, kwargs)
         compiling = compiling_answer(obj)      # torch.compiler.is_compiling() and friends
         if compiling is not None:
             return Const(compiling)
-        if obj in CONSTANT_FUNCTIONS:
-            if obj in tx.ctx.entry_state:
-                tx.ctx.guard_state(obj)
+        if obj in CONSTANT_FUNCTIONS or obj in STATE_QUERIES:
+            if obj in tx.ctx.entry_state or obj in STATE_QUERIES:
+                tx.ctx.guard_state(default_device if obj is torch.get_default_device else obj)
             return _const_call(tx, obj, args, kwargs)
         make_manager = MANAGER_FACTORIES.get(obj)
         if make_manager is not None:
@@ -88,10 +92,10 @@ def call_object(tx, fn_value, obj, args, kwargs):
     if hashable and is_graph_op(obj):
         if any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values()) or \
                 obj in FACTORY_FUNCTIONS:
-            if obj in FACTORY_FUNCTIONS and "dtype" not in kwargs:
-                tx.ctx.guard_state(torch.get_default_dtype)   # the result's dtype may be the default
+            if obj in FACTORY_FUNCTIONS and "device" not in kwargs and obj not in LIKE_FACTORIES:
+                tx.ctx.guard_state(default_device)            # the result's device may be the default
             return tx.ctx.graph.call_function(graph_target(obj), tuple(args), kwargs)
-        return _const_call(tx, obj, args, kwargs)
+        return _const_call(tx, obj, args, kwargs, watch_state=True)
     inner = getattr(obj, "_framejit_fn", None) if isinstance(obj, types.FunctionType) else None
     if inner is not None:                 # a framejit.compile wrapper: inline the function it wraps
         src = AttrSource(fn_value.source, "_framejit_fn") if fn_value.source is not None else None
@@ -143,15 +147,22 @@ def _has_tensor(v):
     return False
 
 
-def _const_call(tx, fn, args, kwargs):
+def _const_call(tx, fn, args, kwargs, watch_state=False):
+    """Call `fn` for real on constants (watch_state: a torch callable not known to be a pure query, which
+    is a graph break if it changes global state: state_calls.py)."""
     if fn in (torch.is_tensor,):
         return Const(isinstance(args[0], TensorValue))
     if fn in (torch.is_floating_point, torch.is_complex, torch.numel) and args and isinstance(args[0], TensorValue):
         return Const(fn(args[0].fake))
     if any(_has_tensor(a) for a in args):
         raise GraphBreak("call", f"{fn.__name__} on a tensor is not supported")
+    real_args = [as_python(a) for a in args]
+    real_kwargs = {k: as_python(v) for k, v in kwargs.items()}
     try:
-        out = fn(*[as_python(a) for a in args], **{k: as_python(v) for k, v in kwargs.items()})
+        if watch_state:
+            out = call_watching_state(fn, lambda: fn(*real_args, **real_kwargs))
+        else:
+            out = fn(*real_args, **real_kwargs)
     except GraphBreak:
         raise
     except Exception as e:

@@ -18,7 +18,7 @@ from ..errors import GraphBreak
 from .builtins_table import as_python, lookaside, unpack_iterable
 from .context import is_namedtuple_class, is_structseq_class
 from .module_values import fresh_module
-from .objects import NewObject, class_attribute, inline, lookup_type
+from .objects import NewObject, class_attribute, inline, lookup, lookup_type
 from .values import Const, DictValue, ObjectValue, SeqValue, Value
 
 HEAPTYPE = 1 << 9
@@ -79,7 +79,7 @@ def why_not_constructible(cls):
 
 def construct_object(tx, cls_value, cls, args, kwargs):
     """cls(*args, **kwargs) for a Python class: __new__ then __init__, as type.__call__ does."""
-    new = lookup_type(cls, "__new__")
+    new = lookup(tx, cls, "__new__")
     if new is object.__new__:
         obj = NewObject(cls, cls_value)
     elif isinstance(new, staticmethod) and isinstance(new.__func__, types.FunctionType):
@@ -88,7 +88,7 @@ def construct_object(tx, cls_value, cls, args, kwargs):
             return obj                       # __new__ returned something else: __init__ is not called
     else:
         raise GraphBreak("construct", f"{cls.__qualname__}.__new__ is not Python code")
-    init = lookup_type(cls, "__init__")
+    init = lookup(tx, cls, "__init__")
     if init is object.__init__:
         if (args or kwargs) and new is object.__new__:
             raise GraphBreak("bad call", f"TypeError: {cls.__name__}() takes no arguments")

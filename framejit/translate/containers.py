@@ -86,6 +86,9 @@ def setitem(tx, obj, index, value):
 
 
 def delitem(tx, obj, index):
+    if hasattr(obj, "delitem"):            # value kinds with their own item deletion (an instance __dict__)
+        obj.delitem(tx, index)
+        return
     if isinstance(obj, (SeqValue, DictValue)) and (isinstance(obj, DictValue) or obj.kind is list):
         key = as_python(index)
         try:

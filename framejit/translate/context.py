@@ -18,7 +18,7 @@ from ..errors import GraphBreak
 from .ctx_managers import AutocastExit, GradModeExit, resumed_autocast_block, resumed_grad_block
 from .identity import IdentityTracker, guard_object
 from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource
-from .values import Const, DictValue, ObjectValue, SeqValue, TensorValue
+from .values import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 
 CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
                torch.dtype, torch.device, torch.layout, torch.memory_format)
@@ -28,8 +28,19 @@ def is_cpu_autocast_enabled():
     return torch.is_autocast_enabled("cpu")
 
 
+_function_modes_active = torch._C._len_torch_function_stack
+_CPU = torch.device("cpu")
+
+
+def default_device():
+    """The device torch factories default to: torch.get_default_device() without its cost in the usual
+    case, where no torch function mode is active (torch.set_default_device and `with torch.device(...)`
+    are such modes) and it is the CPU."""
+    return torch.get_default_device() if _function_modes_active() else _CPU
+
+
 STATE_FUNCTIONS = (torch.is_grad_enabled, torch.get_default_dtype, torch.is_inference_mode_enabled,
-                   torch.are_deterministic_algorithms_enabled, is_cpu_autocast_enabled)
+                   torch.are_deterministic_algorithms_enabled, is_cpu_autocast_enabled, default_device)
 
 # Modules whose attributes are trusted not to be monkey-patched between calls: reading `torch.relu`
 # guards the global `torch` by identity but not the attribute itself (a guard per op would be paid on
@@ -52,7 +63,7 @@ class ConversionContext:
         self.config = config
         self.graph = GraphBuilder()
         self.guards = GuardSet()
-        self.side_effects = SideEffects()
+        self.side_effects = SideEffects(position=self.graph.mark)   # a bound method of the graph: no cycle through self
         self.f_globals = f_globals
         self.break_at = break_at or {}   # root call index -> the callee's own break, in words
         self.wrapped = {}            # Source -> Value (one Value per source: aliasing and mutation)
@@ -71,13 +82,15 @@ class ConversionContext:
         self._local_objects = set()
         self._real_cells = {}        # id(real cell) -> CellValue (every inlined call sees the same cell)
         self.identity = IdentityTracker(self.guards)   # aliasing between mutable inputs (identity.py)
+        self.instance_dicts = {}     # id(object) -> its InstanceDictValue (object_attrs.py): one view each
 
     def guard_state(self, fn):
-        """The frame read global torch state through `fn` (or used it implicitly): guard its entry value."""
+        """The frame read global torch state through `fn` (or used it implicitly): guard its entry value
+        (state that translation never switches is read now)."""
         if fn is torch.is_grad_enabled:
             self.guards.add("GRAD_MODE", None, self.entry_state[fn])
         else:
-            self.guards.add("STATE_MATCH", None, (fn, self.entry_state[fn]))
+            self.guards.add("STATE_MATCH", None, (fn, self.entry_state[fn] if fn in self.entry_state else fn()))
 
     # ---- helpers used by handlers -------------------------------------------------------------
     def decode(self, code):
@@ -116,6 +129,7 @@ class ConversionContext:
     def store_object_attr(self, tx, obj, name, value):
         if isinstance(obj.obj, torch.nn.Module) and isinstance(value, TensorValue):
             raise GraphBreak("store attr", f"assigning a tensor to module attribute .{name}")
+        obj.edited = True
         self.side_effects.store_attr(obj.obj, obj.source, name, value)
 
     def call_module(self, tx, fn_value, args, kwargs):
@@ -175,6 +189,10 @@ class ConversionContext:
                 g.add("TYPE_MATCH", source, t)
                 g.add("DICT_KEYS", source, tuple(obj.keys()))
             return DictValue({k: self.wrap(v, ItemSource(source, k), guard) for k, v in obj.items()}, source)
+        if t is set and all(type(x) in CONST_TYPES for x in obj):
+            if guard:                         # by contents: a set is mutable, and often made per call
+                g.add("CONST_MATCH", source, set(obj))
+            return SetValue([Const(x) for x in obj], source)
         if t is slice or t is range:
             if guard:
                 g.add("CONST_MATCH", source, obj) if t is range else g.add("ID_MATCH", source, obj)

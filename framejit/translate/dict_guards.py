@@ -38,6 +38,7 @@ versioned guards passed and their values were functions of what the words watch.
 would cost as much as the guards (`worth_it`), the guards stay plain.
 """
 import abc
+import builtins
 import types
 
 import torch
@@ -48,13 +49,19 @@ from .dict_versions import ENABLED, as_ints, cell_contents, dict_pointer, dict_v
     type_pointer, type_version
 from .module_values import HookStateSource, ModuleAttrSource
 from .tensor_words import stamp_allowed, tensor_words
-from .source import AttrSource, FixedObjectSource, FIXED_OBJECTS, GlobalSource, ItemSource, Source
+from .object_attrs import ClassLookupSource, InstanceHasSource, PresenceSource, mro_lookup
+from .source import AttrSource, FixedObjectSource, FIXED_OBJECTS, GlobalSource, ItemSource, NamespaceSource, Source
 
 HEAPTYPE = 1 << 9
 _MISSING = object()
 _READONLY_FUNCTION_ATTRS = ("__closure__", "__globals__")
 _IMMUTABLE = (tuple, str, bytes, frozenset, int, float, bool, type(None), torch.Size)
 _PLAIN_CLASS_ATTR_TYPES = (types.FunctionType, staticmethod, property, types.BuiltinFunctionType)
+
+
+def _builtins_dict(f_globals):
+    b = f_globals.get("__builtins__", builtins)
+    return b if isinstance(b, dict) else b.__dict__
 
 
 def _is_heap(t):
@@ -100,6 +107,28 @@ DICT_DETERMINED_LOOKUPS = {
 def plain_lookup_dicts(obj, attr):
     """If `obj.attr` is a function of obj's instance __dict__, its classes' __dict__s and a few more
     dicts, the list of those extra dicts; else None."""
+    resolved = _resolved_name(obj, attr)
+    if resolved is None:
+        return None
+    attr, extra = resolved
+    t = type(obj)
+    try:
+        inst = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return None
+    if type(inst) is not dict:
+        return None
+    found = _class_lookup(t, attr)
+    if found is not _MISSING and is_data_descriptor(found):
+        return None
+    if attr in inst or (found is not _MISSING and not hasattr(type(found), "__get__")):
+        return extra
+    return None
+
+
+def _resolved_name(obj, attr):
+    """(the name object.__getattribute__ finally looks up for `obj.attr`, the extra dicts choosing it)
+    when obj's lookup is object's own or a DICT_DETERMINED_LOOKUPS override; else None."""
     t = type(obj)
     if isinstance(obj, (torch.Tensor, type, types.ModuleType)) or not _is_heap(t):
         return None
@@ -116,18 +145,7 @@ def plain_lookup_dicts(obj, attr):
                 return None
             attr, dicts = answer
             extra += dicts
-    try:
-        inst = object.__getattribute__(obj, "__dict__")
-    except AttributeError:
-        return None
-    if type(inst) is not dict:
-        return None
-    found = _class_lookup(t, attr)
-    if found is not _MISSING and is_data_descriptor(found):
-        return None
-    if attr in inst or (found is not _MISSING and not hasattr(type(found), "__get__")):
-        return extra
-    return None
+    return attr, extra
 
 
 # metaclasses whose class-attribute lookup is type's own (no __getattribute__/__getattr__ of theirs,
@@ -142,6 +160,63 @@ def _class_attr_is_plain(cls, attr):
     found = _class_lookup(cls, attr)
     return found is not _MISSING and (not hasattr(type(found), "__get__") or
                                       isinstance(found, _PLAIN_CLASS_ATTR_TYPES))
+
+
+def presence_dicts(obj, attr):
+    """If hasattr(obj, attr) is a function of obj's instance __dict__, its classes' __dict__s and a few
+    more dicts (object's own lookup or a DICT_DETERMINED_LOOKUPS override, no __getattr__, no data
+    descriptor -- a property could raise -- under that name), the list of those extra dicts; else None."""
+    resolved = _resolved_name(obj, attr)
+    if resolved is None:
+        return None
+    attr, extra = resolved
+    t = type(obj)
+    if _class_lookup(t, "__getattr__") is not _MISSING or not instance_dict_is_plain(obj):
+        return None
+    found = _class_lookup(t, attr)
+    return extra if found is _MISSING or not is_data_descriptor(found) else None
+
+
+def presence_is_plain(obj, attr):
+    return presence_dicts(obj, attr) is not None
+
+
+def instance_dict_is_plain(obj):
+    """Is `obj.__dict__` the instance dict itself (the class's `__dict__` is the usual getset descriptor)?"""
+    t = type(obj)
+    if isinstance(obj, (torch.Tensor, type, types.ModuleType)):
+        return False
+    try:
+        inst = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return False
+    return type(inst) is dict and type(_class_lookup(t, "__dict__")) in (types.GetSetDescriptorType,
+                                                                         types.MemberDescriptorType)
+
+
+def class_presence_is_plain(cls, attr):
+    """Is hasattr(cls, attr) a function of the __dict__s on cls's MRO (type's own lookup, and whatever
+    holds the name answers without running code)?"""
+    meta = type(cls)
+    if meta not in _PLAIN_METACLASSES or any(attr in k.__dict__ for k in meta.__mro__):
+        return False
+    found = _class_lookup(cls, attr)
+    return found is _MISSING or not hasattr(type(found), "__get__") or \
+        isinstance(found, _PLAIN_CLASS_ATTR_TYPES + (classmethod,))
+
+
+_STILL_PLAIN = {
+    "class": _class_attr_is_plain,
+    "instance": lambda obj, attr: plain_lookup_dicts(obj, attr) is not None,
+    "presence": presence_is_plain,
+    "class presence": class_presence_is_plain,
+    "dict": lambda obj, attr: instance_dict_is_plain(obj),
+}
+
+# Guard Sources that make a call each time they are evaluated count as this many steps of a path when
+# deciding whether version words pay off (VersionPlan.worth_it): mro_lookup is a Python function walking
+# an MRO (~10 steps' time), hasattr a builtin (~3)
+_CALL_STEPS = {ClassLookupSource: 10, PresenceSource: 3}
 
 
 def _path_steps(s):
@@ -192,7 +267,8 @@ class VersionPlan:
         steps = set()
         for g in self.covered:
             steps.update(_path_steps(g.source))
-        tensor_checks = 6 * sum(g.kind == "TENSOR_MATCH" for g in self.covered)
+        calls = sum(_CALL_STEPS.get(type(x), 1) - 1 for x in steps)
+        tensor_checks = 6 * sum(g.kind == "TENSOR_MATCH" for g in self.covered) + calls
         words = sum(4 if kind == "tensor" else len(readers)
                     for (kind, _), (_, readers) in self.watched.items() if kind != "plain")
         return len(steps) + tensor_checks > words + 2
@@ -210,6 +286,15 @@ class VersionPlan:
                 v = FIXED_OBJECTS[s.key]
             elif isinstance(s, GlobalSource):
                 v = self.f_globals[s.global_name]
+            elif isinstance(s, NamespaceSource):
+                v = self.f_globals if not s.builtins else _builtins_dict(self.f_globals)
+            elif isinstance(s, ClassLookupSource):
+                after = self.value(s.after) if s.after is not None else None
+                v = mro_lookup(self.value(s.cls), s.attr, after)
+            elif isinstance(s, PresenceSource):
+                v = hasattr(self.value(s.base), s.attr)
+            elif isinstance(s, InstanceHasSource):
+                v = s.attr in self.value(s.base).__dict__
             elif isinstance(s, DictKeySource) and s.lookup:
                 v = dict.__getitem__(self.value(s.base), s.key)
             elif isinstance(s, ItemSource):
@@ -227,7 +312,7 @@ class VersionPlan:
         if s in self._determined:
             return self._determined[s]
         self._determined[s] = None                        # no cycles through a half-built answer
-        if isinstance(s, FixedObjectSource):
+        if isinstance(s, (FixedObjectSource, NamespaceSource)):
             result = frozenset()
         elif s in self.objects:
             structural = self.structural(s)
@@ -248,6 +333,8 @@ class VersionPlan:
         if isinstance(s, GlobalSource):
             ok = type(self.f_globals) is dict and s.global_name in self.f_globals
             return frozenset({self._dict(self.f_globals)}) if ok else None
+        if isinstance(s, (ClassLookupSource, PresenceSource, InstanceHasSource)):
+            return self.lookup_facts(s)
         if isinstance(s, (ModuleAttrSource, HookStateSource)) or not isinstance(s, (AttrSource, ItemSource,
                                                                                     DictKeySource)):
             return None
@@ -282,7 +369,13 @@ class VersionPlan:
             version = self._class(holder)
             if not _class_attr_is_plain(holder, attr) or obj is None or version is None:
                 return None
-            return base | {obj, version, self._plain(holder, attr, True)}
+            return base | {obj, version, self._plain(holder, attr, "class")}
+        if attr == "__dict__":                       # the instance dict itself
+            obj = self._object(holder, with_dict=True)
+            version = self._class(type(holder))
+            if not instance_dict_is_plain(holder) or obj is None or version is None:
+                return None
+            return base | {obj, version, self._plain(holder, attr, "dict")}
         extra = plain_lookup_dicts(holder, attr)
         if extra is None:
             return None
@@ -291,7 +384,44 @@ class VersionPlan:
         if obj is None or version is None:
             return None
         inst = object.__getattribute__(holder, "__dict__")
-        return base | {obj, version, self._plain(holder, attr, False)} | {self._dict(d) for d in [inst] + extra}
+        return base | {obj, version, self._plain(holder, attr, "instance")} | {self._dict(d) for d in [inst] + extra}
+
+    def lookup_facts(self, s):
+        """The watch keys deciding a class lookup, hasattr(), or `attr in obj.__dict__`, or None."""
+        base = self.determined(s.cls if isinstance(s, ClassLookupSource) else s.base)
+        if base is None or self.value(s) is _MISSING:
+            return None
+        if isinstance(s, ClassLookupSource):      # the MRO's dicts: the class's version tag covers them all
+            after = frozenset() if s.after is None else self.determined(s.after)
+            cls = self.value(s.cls)
+            version = self._class(cls) if isinstance(cls, type) else None
+            return None if after is None or version is None else base | after | {version}
+        holder = self.value(s.base)
+        attr = s.attr
+        if type(holder) is types.ModuleType:
+            obj = self._object(holder, with_dict=False)
+            if obj is None or "__getattr__" in holder.__dict__ and isinstance(s, PresenceSource):
+                return None
+            return base | {obj, self._dict(holder.__dict__)}
+        if isinstance(holder, type):
+            obj = self._object(holder, with_dict=False)
+            version = self._class(holder)
+            if obj is None or version is None:
+                return None
+            if isinstance(s, PresenceSource):
+                if not class_presence_is_plain(holder, attr):
+                    return None
+                return base | {obj, version, self._plain(holder, attr, "class presence")}
+            return base | {obj, version} if type(holder) in _PLAIN_METACLASSES else None
+        extra = presence_dicts(holder, attr) if isinstance(s, PresenceSource) else \
+            ([] if instance_dict_is_plain(holder) else None)
+        obj = self._object(holder, with_dict=True)
+        version = self._class(type(holder))
+        if extra is None or obj is None or version is None:
+            return None
+        inst = object.__getattribute__(holder, "__dict__")
+        kind = "presence" if isinstance(s, PresenceSource) else "dict"
+        return base | {obj, version, self._plain(holder, attr, kind)} | {self._dict(d) for d in [inst] + extra}
 
     def _watch(self, key, make):
         """`key` if what it watches can be watched (its entry made once by `make`), else None."""
@@ -319,8 +449,9 @@ class VersionPlan:
             return t, [reader for reader, _ in found]
         return self._watch(("tensor", id(t)), make)
 
-    def _plain(self, obj, attr, is_class):
-        return self._watch(("plain", (id(obj), attr, is_class)), lambda: (obj, (attr, is_class)))
+    def _plain(self, obj, attr, kind):
+        """A lookup re-checked before each restamp: `kind` names the check (_STILL_PLAIN)."""
+        return self._watch(("plain", (id(obj), attr, kind)), lambda: (obj, (attr, kind)))
 
     def _object(self, obj, with_dict):
         """Watch obj's type pointer (and __dict__ pointer): the words that `obj.__class__ = ...` and
@@ -406,9 +537,8 @@ class VersionPlan:
                 for cls in classes:
                     type_version(cls)                     # a lookup gives the class a fresh tag
                 return True
-            for obj, (attr, is_class) in lookups:
-                ok = _class_attr_is_plain(obj, attr) if is_class else plain_lookup_dicts(obj, attr) is not None
-                if not ok:
+            for obj, (attr, kind) in lookups:
+                if not _STILL_PLAIN[kind](obj, attr):
                     return True
             stamp[0] = read
             return True

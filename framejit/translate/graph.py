@@ -9,7 +9,11 @@ them and guards can check them.
 The builder can roll back to a mark (nodes created by an instruction that then graph-breaks are
 erased), and `finish` returns a linted GraphModule whose outputs are the requested values.
 """
+import contextvars
+import linecache
+import logging
 import operator
+import weakref
 
 import torch
 import torch.fx as fx
@@ -17,9 +21,25 @@ from torch._subclasses.fake_tensor import FakeTensorMode
 
 from . import fake_memo
 from .fake_inputs import fake_of_input
+from .overlap import check_overlap, tensors_of, versions_of
 from .values import Const, DictValue, ObjectValue, SeqValue, TensorValue
 from ..errors import GraphBreak
 from ..metrics import phase
+
+
+_RUNNING_FAKE = contextvars.ContextVar("framejit_running_fake", default=False)
+
+
+class _QuietFakeFailures(logging.Filter):
+    """FakeTensorMode logs a traceback at ERROR level when an op's meta kernel raises, before raising;
+    translation turns that exception into a graph break (the op raises as eagerly there), so the log
+    is torch-internal noise on the user's stderr."""
+
+    def filter(self, record):
+        return not _RUNNING_FAKE.get()
+
+
+logging.getLogger("torch._subclasses.fake_tensor").addFilter(_QuietFakeFailures())
 
 
 def _placeholder_name(source_name):
@@ -27,12 +47,26 @@ def _placeholder_name(source_name):
     return ("l_" + out) if not out[0].isalpha() else out
 
 
+# torch's FakeTensorMode keeps one process-wide dispatch cache, never trimmed, whose keys hold the
+# constant arguments of each op (`x * 3`, `x * 4`... one entry each): a process converting without end
+# would grow it without end. Cleared (torch's own cache_clear) when it passes this many entries.
+FAKE_DISPATCH_CACHE_LIMIT = 20_000
+
+
+def _bound_fake_dispatch_cache():
+    cache = getattr(FakeTensorMode, "cache", None)
+    if isinstance(cache, dict) and len(cache) > FAKE_DISPATCH_CACHE_LIMIT:
+        FakeTensorMode.cache_clear()
+
+
 class GraphBuilder:
     def __init__(self):
+        _bound_fake_dispatch_cache()
         self.graph = fx.Graph()
         self.fake_mode = FakeTensorMode(shape_env=None, allow_non_fake_inputs=False)
         self.inputs = []              # [(source, real tensor, placeholder node)]
         self.input_by_id = {}         # id(real tensor) -> TensorValue (aliases share one placeholder)
+        self.input_storages = {}      # real storage -> the fake of the first input on it
         self.created = []             # nodes in creation order, for rollback
         self.current_stack_trace = None
         self.op_memo = fake_memo.SHARED    # fake results by input metadata, shared by conversions
@@ -42,7 +76,7 @@ class GraphBuilder:
         known = self.input_by_id.get(id(tensor))
         if known is not None:
             return known
-        fake = fake_of_input(self.fake_mode, tensor)
+        fake = self._fake_input(tensor)
         if self.inputs:
             with self.graph.inserting_after(self.inputs[-1][2]):
                 node = self.graph.placeholder(_placeholder_name(source.name()))
@@ -58,6 +92,25 @@ class GraphBuilder:
         self.input_by_id[id(tensor)] = value
         return value
 
+    def _fake_input(self, tensor):
+        """The input's fake; inputs on one storage get fakes on one fake storage (`f(w, w.detach().t())`:
+        two tensors that are not views of each other), so ops see their overlap (overlap.py)."""
+        try:
+            storage = tensor.untyped_storage()._cdata
+        except (RuntimeError, NotImplementedError):       # no storage (sparse, some subclasses)
+            return fake_of_input(self.fake_mode, tensor)
+        first = self.input_storages.get(storage)
+        fake = fake_of_input(self.fake_mode, tensor)
+        if first is None:
+            self.input_storages[storage] = fake
+        elif first.untyped_storage()._cdata != fake.untyped_storage()._cdata and fake.layout == torch.strided:
+            with self.fake_mode:
+                shared = torch.empty(0, dtype=fake.dtype, device=fake.device)
+                shared.set_(first.untyped_storage(), tensor.storage_offset(), tensor.shape, tensor.stride())
+                shared.requires_grad_(tensor.requires_grad)
+            fake = shared
+        return fake
+
     # ---- operations ---------------------------------------------------------------------------
     def call_function(self, target, args, kwargs):
         return self._record("call_function", target, args, kwargs)
@@ -70,6 +123,8 @@ class GraphBuilder:
         fx_kwargs = {k: _to_arg(v, False) for k, v in kwargs.items()}
         fake_args = tuple(_to_arg(a, True) for a in args)
         fake_kwargs = {k: _to_arg(v, True) for k, v in kwargs.items()}
+        tensors = tensors_of(fake_args, fake_kwargs)
+        versions = versions_of(tensors)
         try:
             with phase("fake_propagation"):
                 out = self._run_fake(op, target, fake_args, fake_kwargs)
@@ -82,6 +137,7 @@ class GraphBuilder:
             # the op itself fails on these inputs (shape mismatch, bad argument): eagerly it raises too,
             # so it runs as plain Python at a break and raises there, exactly as eagerly
             raise GraphBreak("op raised", f"{_target_name(target)} raises {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        check_overlap(op, target, fake_args, fake_kwargs, tensors, versions)   # what fake kernels do not check
         node = self.graph.create_node(op, target, fx_args, fx_kwargs)
         self.created.append(node)
         if self.current_stack_trace:
@@ -97,11 +153,15 @@ class GraphBuilder:
             out = memo.lookup(key, tensors, self.fake_mode)
             if out is not None:
                 return out
-        with self.fake_mode:
-            if op == "call_method":
-                out = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
-            else:
-                out = target(*fake_args, **fake_kwargs)
+        token = _RUNNING_FAKE.set(True)
+        try:
+            with self.fake_mode:
+                if op == "call_method":
+                    out = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
+                else:
+                    out = target(*fake_args, **fake_kwargs)
+        finally:
+            _RUNNING_FAKE.reset(token)
         if key is not None:
             memo.store(key, tensors, out)
         return out
@@ -139,6 +199,7 @@ class GraphBuilder:
         self.graph.output(tuple(v.node for v in output_values))
         gm = fx.GraphModule(torch.nn.Module(), self.graph)
         gm.graph.lint()
+        forget_source_with(gm)
         return gm, [t for _, t, _ in self.inputs]
 
     def op_count(self):
@@ -168,3 +229,19 @@ def _to_arg(v, fake):
 
 def _graphable_object(obj):
     return isinstance(obj, (torch.dtype, torch.device, torch.memory_format, torch.layout, type(Ellipsis), slice))
+
+
+def forget_source_with(gm):
+    """torch.fx registers each GraphModule's generated source for tracebacks (in linecache and in its
+    loader's cache) and never removes it: a long-running process that keeps converting (recompiles,
+    framejit.reset()) would keep every graph's source. Dropped when the GraphModule dies."""
+    key = type(gm).forward.__code__.co_filename
+    if key.startswith("<eval_with_key>"):
+        weakref.finalize(gm, _forget_source, key).atexit = False
+
+
+def _forget_source(key):
+    linecache.cache.pop(key, None)
+    cache = getattr(getattr(fx.graph_module, "_loader", None), "eval_cache", None)
+    if isinstance(cache, dict):
+        cache.pop(key, None)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import torch
 
 from .source import AttrSource, GlobalSource, ItemSource, LocalSource, Source
-from .values import ObjectValue, SeqValue, DictValue, TensorValue
+from .values import ObjectValue, SeqValue, SetValue, DictValue, TensorValue
 
 HEAPTYPE = 1 << 9
 
@@ -69,9 +69,11 @@ class DistinctObjectsSource(Source):
 
 def is_plain_instance(obj):
     """An instance of a class written in Python whose state lives in __dict__/__slots__ (no builtin
-    base other than object): dataclasses, config objects, user classes. nn.Modules are excluded (their
+    base other than object): dataclasses, config objects, user classes, types.SimpleNamespace. nn.Modules are excluded (their
     hooks and registries are read without guards, so they stay matched by identity)."""
     t = type(obj)
+    if t is types.SimpleNamespace:
+        return True
     if not t.__flags__ & HEAPTYPE or isinstance(obj, (torch.nn.Module, torch.Tensor, BaseException, type)):
         return False
     if dataclasses.is_dataclass(t):        # dataclasses on builtin bases too (HF's ModelOutput is a dict)
@@ -150,8 +152,8 @@ class IdentityTracker:
     def track(self, obj, source, value):
         if isinstance(value, TensorValue):
             checked = not isinstance(obj, torch.nn.Parameter) and _is_input_path(source)
-        elif isinstance(value, (SeqValue, DictValue)):
-            checked = type(obj) in (list, dict)
+        elif isinstance(value, (SeqValue, DictValue, SetValue)):
+            checked = type(obj) in (list, dict, set)
         elif isinstance(value, ObjectValue):
             checked = is_plain_instance(obj)
         else:

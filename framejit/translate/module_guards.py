@@ -13,6 +13,7 @@ whose identity is itself guarded, and the fact cannot change without one of thos
   LEN_MATCH / items of a tuple held on such a path (tuples are immutable)
   TENSOR_MATCH of a Parameter on such a path       (data/requires_grad setters, in-place metadata ops)
   DICT_KEYS of a module's _modules/_parameters/_buffers table, and its hook tables (HookStateSource)
+  hasattr(module, name) (object_attrs.PresenceSource: a getattr default, hasattr on a module)
   facts (identity.py's `a is b`) relating such paths only
 
 Guards on what is read from an immutable object whose identity is guarded (a code object's
@@ -35,6 +36,7 @@ import dataclasses
 import inspect
 import re
 import types
+import weakref
 
 import torch
 
@@ -44,6 +46,7 @@ from .identity import DistinctObjectsSource
 from .builtin_methods import DictKeySource
 from .module_values import HookStateSource, ModuleAttrSource
 from .module_watch import EPOCH, watch
+from .object_attrs import PresenceSource
 from .source import FIXED_OBJECTS, AttrSource, BuiltinSource, DefaultSource, FixedObjectSource, ItemSource, \
     LocalSource, Source, TypeSource
 
@@ -144,11 +147,11 @@ class ModulePlan:
         self.implied = [g for g in self.guards if id(g) not in covered_ids and self.is_implied(g)]
         covered_ids |= {id(g) for g in self.implied}
         pending = [g for g in self.guards if id(g) not in covered_ids and g.source is not None]
-        self.versions = VersionPlan(pending, self.objects, self.identity_covered, f_globals)
+        self.versions = VersionPlan(pending, self.objects, self.weak_identity_covered(), f_globals)
         self.pins = self.word_fixed_prefixes([g for g in pending if g not in self.versions.covered])
         if self.pins:
             checks = {source: Guard("ID_MATCH", source, obj) for source, obj in self.pins.items()}
-            self.versions = VersionPlan(pending + list(checks.values()), self.objects, self.identity_covered,
+            self.versions = VersionPlan(pending + list(checks.values()), self.objects, self.weak_identity_covered(),
                                         f_globals)
             kept = {id(g) for g in self.versions.covered}
             self.pins = {source: self.pins[source] for source, g in checks.items() if id(g) in kept}
@@ -209,7 +212,7 @@ class ModulePlan:
         registries and objects, dict_guards.py) stay the objects they were, hence distinct, while the
         words match: their check is one more versioned guard. The per-call check keeps the others (the
         frame's inputs) and the fixed members whose type one of those could also have."""
-        probe = VersionPlan([], self.objects, self.identity_covered, f_globals)
+        probe = VersionPlan([], self.objects, self.weak_identity_covered(), f_globals)
         known = self.known_types()
         out = []
         for g in guards:
@@ -229,6 +232,13 @@ class ModulePlan:
     # ---- coverage -----------------------------------------------------------------------------
     def is_module_root(self, source):
         return isinstance(self.objects.get(source), torch.nn.Module)
+
+    def weak_identity_covered(self):
+        """identity_covered for the VersionPlans this plan holds, reaching the plan weakly: a bound
+        method would make a cycle, and the plan holds the frame's input tensors (`self.tensors`), which
+        must be freed when the call returns, as in eager, not when the cyclic GC runs."""
+        plan = weakref.ref(self)
+        return lambda source: plan().identity_covered(source)
 
     def identity_covered(self, source):
         """Can the object at `source` only be replaced through a watched entry point?"""
@@ -265,6 +275,10 @@ class ModulePlan:
             return False
         if isinstance(s, HookStateSource):
             return self.identity_covered(s.module) or self.is_module_root(s.module)
+        if isinstance(s, PresenceSource):
+            # hasattr(module, name): names come and go through __setattr__/__delattr__/register_* only
+            return g.kind == "CONST_MATCH" and isinstance(self.objects.get(s.base), torch.nn.Module) and \
+                (self.identity_covered(s.base) or self.is_module_root(s.base))
         parts = getattr(s, "parts", None)
         if g.kind == "CONST_MATCH" and isinstance(parts, tuple) and hasattr(s, "template") and parts:
             # a fact about module paths only (identity.py's `a is b` between two of them)
@@ -458,6 +472,7 @@ class _Aliases:
             if g.source is not None:
                 direct[g.source] = direct.get(g.source, 0) + 1
                 visit(g.source, None)
+        del visit                    # a recursive closure is a cycle (function <-> its cell)
         # how many times each path would be evaluated, given the paths aliased above it
         self.counts, aliased = {}, set()
         for source in sorted(depth, key=depth.get, reverse=True):
@@ -562,10 +577,21 @@ class OutOfLine:
         src = f"def {name}({', '.join(names)}):\n    return ({expr})\n"
         for key in set(re.findall(r"__fj_fixed_(\d+)", src)):
             self.ns.env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[int(key)]
-        exec(compile(src, f"<framejit guard block {name}>", "exec"), self.ns.env)
+        # its own globals (what is bound so far, all its text names): a function in the dict that is its
+        # globals is a cycle, which would keep the entry and its modules until the cyclic GC ran
+        env = dict(self.ns.env)
+        exec(compile(src, f"<framejit guard block {name}>", "exec"), env)
+        self.ns.env[name] = env.pop(name)
         return f"{name}({', '.join(names)})"
 
 
-def render(ctx, ns):
-    from ..guards import _render
-    return plan_for(ctx).render(ns.bind, _render, OutOfLine(ns, ctx.frame_params))
+def render(ctx, ns, instances=()):
+    """The entry's guard expression; `instances`: ID_MATCH guards rendered by id (guards.WeakIdentity)."""
+    from ..guards import _render, instance_guard_text
+    by_id = {id(g.expected) for g in instances}
+
+    def render_guard(g, bind):
+        if g.kind == "ID_MATCH" and id(g.expected) in by_id and g.source in {i.source for i in instances}:
+            return instance_guard_text(g)
+        return _render(g, bind)
+    return plan_for(ctx).render(ns.bind, render_guard, OutOfLine(ns, ctx.frame_params))

@@ -93,8 +93,9 @@ class ModuleValue(ObjectValue):
         other class attributes, then _parameters, _buffers, _modules (Module.__getattr__)."""
         from .attrs import object_attr
         m = self.obj
-        if (id(m), name) in tx.ctx.side_effects.attrs:
-            return tx.ctx.side_effects.attrs[(id(m), name)]
+        pending = tx.ctx.side_effects.pending_attr(m, name)
+        if pending is not None:
+            return object_attr(tx, self, name)        # the frame's own store (or delete: a break)
         try:
             cls_attr = inspect.getattr_static(type(m), name)
         except AttributeError:

@@ -13,19 +13,24 @@ instance attributes, then class attributes (functions bind, staticmethod/classme
 Python __getattr__. Property getters and setters and a Python __setattr__ are inlined; stores they make
 with object.__setattr__ (or super().__setattr__) are the raw stores.
 
-Objects that come from outside (arguments, globals) stay ObjectValues read through their Sources
-(attrs.py); only their attribute stores pass through `store_instance_attr` here, so a property setter
-or a Python __setattr__ runs once, in the frame, and the raw store is replayed after the graph.
+Objects that come from outside (arguments, globals) stay ObjectValues whose attributes object_attrs.py
+models (reads, deletes, their __dict__); their stores pass through `store_instance_attr` here, so a
+property setter or a Python __setattr__ runs once, in the frame, and the raw store is replayed after the
+graph. Every class lookup that decides what the frame does (`lookup`) is guarded: a class can change
+between calls.
 """
 import types
 
 from ..errors import GraphBreak
 from .builtins_table import as_python, lookaside, unpack_iterable
 from .identity import is_plain_instance
+from .object_attrs import ABSENT, class_lookup, delete_instance_attr, descriptor_value, instance_dict_value, \
+    is_generic, mro_lookup, read_instance_attr
 from .source import AttrSource
 from .values import Const, IteratorValue, ObjectValue, Value
 
-MISSING = object()
+HEAPTYPE = 1 << 9
+MISSING = ABSENT                 # what a class lookup finds when no class has the name
 SLOT_TYPES = (types.MemberDescriptorType,)
 BUILTIN_METHOD_TYPES = (types.WrapperDescriptorType, types.MethodDescriptorType)
 BINARY_DUNDERS = {"+": "__add__", "-": "__sub__", "*": "__mul__", "/": "__truediv__", "//": "__floordiv__",
@@ -35,15 +40,21 @@ BINARY_DUNDERS = {"+": "__add__", "-": "__sub__", "*": "__mul__", "/": "__truedi
 
 def lookup_type(cls, name, after=None):
     """The raw attribute `name` from the __dict__ of the first class in cls's MRO (after `after`, for
-    super()) that has it, or MISSING."""
+    super()) that has it, or MISSING. Not guarded: translation decisions use `lookup`."""
+    if after is None:
+        return mro_lookup(cls, name)
     mro = cls.__mro__
-    if after is not None:
-        mro = mro[mro.index(after) + 1:] if after in mro else ()
+    mro = mro[mro.index(after) + 1:] if after in mro else ()
     for klass in mro:
         d = klass.__dict__
         if name in d:
             return d[name]
     return MISSING
+
+
+def lookup(tx, cls, name, after=None):
+    """lookup_type, guarded (object_attrs.class_lookup): translation decisions depend on it."""
+    return class_lookup(tx, cls, name, after)
 
 
 def _is_data_descriptor(attr):
@@ -87,25 +98,28 @@ class NewObject(Value):
     def load_attr(self, tx, name, use_getattr=True):
         if name == "__class__":
             return self.cls_value
-        if name == "__dict__":
-            raise GraphBreak("attribute", f"__dict__ of a {self.cls.__name__} made in the frame")
+        if name == "__dict__" and _has_instance_dict(self.cls) and \
+                type(lookup(tx, self.cls, "__dict__")) is types.GetSetDescriptorType:
+            return instance_dict_value(tx, self)
         cls = self.cls
-        attr = lookup_type(cls, name)
+        attr = lookup(tx, cls, name)
         if attr is not MISSING and _is_data_descriptor(attr):
             if isinstance(attr, property):
                 if attr.fget is None:
                     raise GraphBreak("attribute error", f"AttributeError: property {name!r} has no getter")
                 return inline(tx, attr.fget, [self])
-            if isinstance(attr, SLOT_TYPES):
-                if name in self.attrs:
-                    return self.attrs[name]
-                raise _no_attribute(cls, name)
-            raise GraphBreak("attribute", f"descriptor {type(attr).__name__} {cls.__name__}.{name}")
-        if name in self.attrs:
+            getter = getattr(type(attr), "__get__", None)
+            if not isinstance(attr, SLOT_TYPES) and isinstance(getter, types.FunctionType):
+                return inline(tx, getter, [descriptor_value(cls, name, attr), self, self.cls_value])
+            if not isinstance(attr, SLOT_TYPES):
+                raise GraphBreak("attribute", f"descriptor {type(attr).__name__} {cls.__name__}.{name}")
+            if name in self.attrs:
+                return self.attrs[name]
+        elif name in self.attrs:
             return self.attrs[name]
-        if attr is not MISSING:
+        elif attr is not MISSING:
             return class_attribute(tx, attr, self, False, self.cls_value, name)
-        fallback = lookup_type(cls, "__getattr__") if use_getattr else MISSING
+        fallback = lookup(tx, cls, "__getattr__") if use_getattr else MISSING
         if isinstance(fallback, types.FunctionType):
             return inline(tx, fallback, [self, Const(name)])
         raise _no_attribute(cls, name)
@@ -113,51 +127,59 @@ class NewObject(Value):
     def store_attr(self, tx, name, value):
         store_instance_attr(tx, self, self.cls, name, value, self._raw_store)
 
+    def delete_attr(self, tx, name):
+        delete_instance_attr(tx, self, name)
+
     def _raw_store(self, tx, name, value):
         if name not in self.attrs and not _has_instance_dict(self.cls) and \
-                not isinstance(lookup_type(self.cls, name), SLOT_TYPES):
+                not isinstance(lookup(tx, self.cls, name), SLOT_TYPES):
             raise _no_attribute(self.cls, name)
         self.attrs[name] = value
 
     def has_attr(self, tx, name):
-        if name in self.attrs or name in ("__class__", "__dict__"):
+        """hasattr(self, name), or None when only reading it can tell (a property, __getattr__)."""
+        if name == "__class__":
             return True
-        attr = lookup_type(self.cls, name)
-        if attr is not MISSING:
-            return not isinstance(attr, SLOT_TYPES)
-        if lookup_type(self.cls, "__getattr__") is not MISSING:
-            raise GraphBreak("hasattr", f"hasattr() on a {self.cls.__name__} with __getattr__")
-        return False
+        if name == "__dict__":
+            return _has_instance_dict(self.cls)
+        attr = lookup(tx, self.cls, name)
+        if isinstance(attr, SLOT_TYPES) or attr is MISSING:
+            if name in self.attrs:
+                return True
+            return None if lookup(tx, self.cls, "__getattr__") is not MISSING else False
+        if _is_data_descriptor(attr):
+            return None
+        return True
 
     def call_method(self, tx, name, args, kwargs):
         return call(tx, self.load_attr(tx, name), args, kwargs)
 
     def call(self, tx, args, kwargs):
-        return call(tx, self._special("__call__", "call"), [self, *args], kwargs)
+        return call(tx, self._special(tx, "__call__", "call"), [self, *args], kwargs)
 
     def truth(self, tx):
         from .builtins_table import truth
         for name in ("__bool__", "__len__"):
-            fn = lookup_type(self.cls, name)
+            fn = lookup(tx, self.cls, name)
             if fn is not MISSING:
-                return truth(tx, call(tx, self._special(name, "truth value"), [self]))
+                return truth(tx, call(tx, self._special(tx, name, "truth value"), [self]))
         return True
 
     def length(self, tx):
-        out = call(tx, self._special("__len__", "len()"), [self])
+        out = call(tx, self._special(tx, "__len__", "len()"), [self])
         if not isinstance(out, Const):
             raise GraphBreak("len", f"{self.cls.__name__}.__len__ returned {out!r}")
         return out.value
 
     def getitem(self, tx, index):
-        return call(tx, self._special("__getitem__", "subscript"), [self, index])
+        return call(tx, self._special(tx, "__getitem__", "subscript"), [self, index])
 
     def iterate(self, tx):
         """iter(obj): the class's Python __iter__, inlined (a generator method gives a generator value,
         run lazily by FOR_ITER: collections.abc.Sequence's own __iter__ is one)."""
-        if not isinstance(lookup_type(self.cls, "__iter__"), types.FunctionType):
+        if not isinstance(lookup(tx, self.cls, "__iter__"), types.FunctionType):
             raise GraphBreak("iterate", f"cannot iterate over {self!r}")
-        out = call(tx, self._special("__iter__", "iter()"), [self])
+        out = call(tx, self._special(tx, "__iter__", "iter()"), [self])
         if isinstance(out, IteratorValue) or hasattr(out, "next_value"):
             return out
         raise GraphBreak("iterate", f"{self.cls.__name__}.__iter__ returned {out!r}")
@@ -168,10 +190,10 @@ class NewObject(Value):
     def binary_op(self, tx, sym, other):
         inplace = sym.endswith("=")
         name = BINARY_DUNDERS.get(sym[:-1] if inplace else sym)
-        fn = lookup_type(self.cls, name) if name else MISSING
-        if inplace and isinstance(lookup_type(self.cls, "__i" + name[2:]), types.FunctionType):
+        fn = lookup(tx, self.cls, name) if name else MISSING
+        if inplace and isinstance(lookup(tx, self.cls, "__i" + name[2:]), types.FunctionType):
             name = "__i" + name[2:]
-            fn = lookup_type(self.cls, name)
+            fn = lookup(tx, self.cls, name)
         if not isinstance(fn, types.FunctionType):
             raise GraphBreak("operator", f"{sym} on a {self.cls.__name__} made in the frame")
         out = inline(tx, fn, [self, other])
@@ -182,8 +204,8 @@ class NewObject(Value):
     def rich_compare(self, tx, sym, other):         # (marker for operators.compare_op)
         return rich_compare(tx, sym, self, other)
 
-    def _special(self, name, what):
-        fn = lookup_type(self.cls, name)
+    def _special(self, tx, name, what):
+        fn = lookup(tx, self.cls, name)
         if isinstance(fn, types.FunctionType):
             return ObjectValue(fn)
         if fn is MISSING:
@@ -279,7 +301,7 @@ class SuperValue(Value):
         return super
 
     def load_attr(self, tx, name):
-        attr = lookup_type(self.owner, name, after=self.start)
+        attr = lookup(tx, self.owner, name, after=self.start)
         if attr is MISSING:
             raise GraphBreak("attribute error", f"AttributeError: 'super' object has no attribute '{name}'")
         cls_value = self.receiver if self.receiver_is_class else ObjectValue(self.owner)
@@ -344,7 +366,7 @@ def _compare_with(tx, op, left, right):
         if isinstance(left, Const) and type(left.value).__module__ == "builtins":
             return NotImplemented                 # builtin values do not know user objects
         raise GraphBreak("operator", f"comparison {op} between {left!r} and {right!r}")
-    fn = lookup_type(left.cls, COMPARE_DUNDERS[op])
+    fn = lookup(tx, left.cls, COMPARE_DUNDERS[op])
     if op == "!=" and fn is object.__ne__:     # the default __ne__ inverts __eq__
         eq = _compare_with(tx, "==", left, right)
         if eq is NotImplemented:
@@ -370,18 +392,22 @@ def store_instance_attr(tx, obj, cls, name, value, raw_store, through_object=Fal
     """`obj.name = value` on an instance of Python class `cls`: a property setter or a Python
     __setattr__ is inlined; otherwise `raw_store(tx, name, value)` makes the store itself."""
     if not through_object:
-        setattr_fn = lookup_type(cls, "__setattr__")
-        if setattr_fn is not object.__setattr__:
+        setattr_fn = lookup(tx, cls, "__setattr__")
+        if not is_generic(setattr_fn, "__setattr__"):
             if not isinstance(setattr_fn, types.FunctionType):
                 raise GraphBreak("store attr", f"{cls.__name__}.__setattr__ is not Python code")
             inline(tx, setattr_fn, [obj, Const(name), value])
             return
-    attr = lookup_type(cls, name)
+    attr = lookup(tx, cls, name)
     if attr is not MISSING and _is_data_descriptor(attr) and not isinstance(attr, SLOT_TYPES):
         if isinstance(attr, property):
             if attr.fset is None:
                 raise GraphBreak("attribute error", f"AttributeError: can't set attribute {name!r}")
             inline(tx, attr.fset, [obj, value])
+            return
+        setter = getattr(type(attr), "__set__", None)
+        if isinstance(setter, types.FunctionType):          # a data descriptor written in Python
+            inline(tx, setter, [descriptor_value(cls, name, attr), obj, value])
             return
         raise GraphBreak("store attr", f"setting {cls.__name__}.{name} ({type(attr).__name__} descriptor)")
     raw_store(tx, name, value)
@@ -396,7 +422,11 @@ def store_input_attr(tx, obj, name, value):
 
 def _input_raw_store(obj):
     def raw_store(tx, name, value):
-        tx.ctx.side_effects.store_attr(obj.obj, obj.source, name, value, raw=True)
+        slot = isinstance(mro_lookup(type(obj.obj), name), SLOT_TYPES)
+        if not slot and not _has_instance_dict(type(obj.obj)):
+            raise _no_attribute(type(obj.obj), name)
+        obj.edited = True
+        tx.ctx.side_effects.store_attr(obj.obj, obj.source, name, value, raw=True, in_dict=not slot)
     return raw_store
 
 
@@ -417,6 +447,18 @@ def _object_setattr(tx, args, kwargs):
     return Const(None)
 
 
+@lookaside(object.__delattr__)
+def _object_delattr(tx, args, kwargs):
+    if len(args) != 2 or kwargs:
+        raise GraphBreak("bad call", "TypeError: object.__delattr__ takes exactly 2 arguments")
+    obj, name = args[0], as_python(args[1])
+    if isinstance(obj, NewObject) or isinstance(obj, ObjectValue) and is_plain_instance(obj.obj):
+        delete_instance_attr(tx, obj, name, through_object=True)
+    else:
+        raise GraphBreak("delete attr", f"object.__delattr__ on {obj!r}")
+    return Const(None)
+
+
 @lookaside(object.__getattribute__)
 def _object_getattribute(tx, args, kwargs):
     if len(args) != 2 or kwargs:
@@ -424,17 +466,18 @@ def _object_getattribute(tx, args, kwargs):
     obj, name = args[0], as_python(args[1])
     if isinstance(obj, NewObject):
         return obj.load_attr(tx, name, use_getattr=False)
-    if isinstance(obj, ObjectValue) and is_plain_instance(obj.obj) and \
-            type(obj.obj).__getattribute__ is object.__getattribute__:
-        from .ops_load_store import get_attribute
-        return get_attribute(tx, obj, name)
+    if isinstance(obj, ObjectValue) and is_plain_instance(obj.obj):
+        from .attrs import PropertyCall
+        from .calls import call_property
+        v = read_instance_attr(tx, obj, name, use_getattr=False)
+        return call_property(tx, v) if isinstance(v, PropertyCall) else v
     raise GraphBreak("attribute", f"object.__getattribute__ on {obj!r}")
 
 
 @lookaside(object.__init__)
 def _object_init(tx, args, kwargs):
     if len(args) > 1 or kwargs:
-        overrides_new = isinstance(args[0], NewObject) and lookup_type(args[0].cls, "__new__") is not object.__new__
+        overrides_new = isinstance(args[0], NewObject) and lookup(tx, args[0].cls, "__new__") is not object.__new__
         if not overrides_new:
             raise GraphBreak("bad call", "TypeError: object.__init__() takes exactly one argument")
     return Const(None)
@@ -450,7 +493,7 @@ def _object_new(tx, args, kwargs):
     why = why_not_constructible(cls)
     if why is not None:
         raise GraphBreak("construct", why)
-    if (len(args) > 1 or kwargs) and lookup_type(cls, "__init__") is object.__init__:
+    if (len(args) > 1 or kwargs) and lookup(tx, cls, "__init__") is object.__init__:
         raise GraphBreak("bad call", f"TypeError: {cls.__name__}() takes no arguments")
     return NewObject(cls, cls_value if isinstance(cls_value, ObjectValue) else None)
 

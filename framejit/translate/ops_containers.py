@@ -20,15 +20,19 @@ def build_list(tx, inst):
     tx.push(SeqValue(list, tx.popn(inst.arg)))
 
 
+def _set_items(existing, keys):
+    """The items of a set holding Consts `existing`, then `keys` added in order: equal keys (1, 1.0 and
+    True) are one item and the first one stays, as in a real set (a dict keys them the same way)."""
+    kept = {}
+    for key in [c.value for c in existing] + list(keys):
+        kept.setdefault(key, key)
+    return [Const(k) for k in kept.values()]
+
+
 @handler("BUILD_SET")
 def build_set(tx, inst):
     items = tx.popn(inst.arg)
-    out = []
-    for i in items:
-        key = as_python(i)
-        if all(o.value != key or type(o.value) is not type(key) for o in out):
-            out.append(Const(key))
-    tx.push(SetValue(out))
+    tx.push(SetValue(_set_items([], [as_python(i) for i in items])))
 
 
 @handler("BUILD_MAP")
@@ -68,48 +72,66 @@ def format_value(tx, inst):
     tx.push(Const(format(v, spec.value)))
 
 
+def _under_construction(tx, depth):
+    """The list, set or dict a LIST_APPEND/SET_ADD/MAP_ADD/*_EXTEND/*_UPDATE/DICT_MERGE adds to.
+
+    The frame made it (BUILD_LIST/SET/MAP) and nothing else holds it. In a resume function that starts
+    in the middle of building one (a graph break at `g()` in `f(x, **{"b": g()})` or `[*a, g()]`) it
+    arrives as an argument, with a Source: adding to that Value would change only the symbolic copy,
+    and the object rebuilt from the Source would miss the new items. So it is replaced on the stack by
+    a copy the frame owns, rebuilt from its items like one built here."""
+    v = tx.peek(depth)
+    if v.source is None:
+        return v
+    if isinstance(v, SeqValue) and v.kind is list:
+        own = SeqValue(list, v.items)
+    elif isinstance(v, DictValue) and v.kind is dict:
+        own = DictValue(v.items)
+    elif isinstance(v, SetValue):
+        own = SetValue(v.items)
+    else:
+        raise GraphBreak("container build", f"adding items to {v!r}, which the frame did not build")
+    tx.stack[-depth] = own
+    return own
+
+
 @handler("LIST_APPEND")
 def list_append(tx, inst):
     v = tx.pop()
-    tx.peek(inst.arg).items.append(v)
+    _under_construction(tx, inst.arg).items.append(v)
 
 
 @handler("SET_ADD")
 def set_add(tx, inst):
     v = tx.pop()
-    s = tx.peek(inst.arg)
-    key = as_python(v)
-    if all(o.value != key for o in s.items):
-        s.items.append(Const(key))
+    s = _under_construction(tx, inst.arg)
+    s.items[:] = _set_items(s.items, [as_python(v)])
 
 
 @handler("MAP_ADD")
 def map_add(tx, inst):
     value = tx.pop()
     key = tx.pop()
-    tx.peek(inst.arg).items[as_python(key)] = value
+    _under_construction(tx, inst.arg).items[as_python(key)] = value
 
 
 @handler("LIST_EXTEND")
 def list_extend(tx, inst):
     v = tx.pop()
-    tx.peek(inst.arg).items.extend(unpack_iterable(tx, v))
+    _under_construction(tx, inst.arg).items.extend(unpack_iterable(tx, v))
 
 
 @handler("SET_UPDATE")
 def set_update(tx, inst):
     v = tx.pop()
-    s = tx.peek(inst.arg)
-    for item in unpack_iterable(tx, v):
-        key = as_python(item)
-        if all(o.value != key for o in s.items):
-            s.items.append(Const(key))
+    s = _under_construction(tx, inst.arg)
+    s.items[:] = _set_items(s.items, [as_python(item) for item in unpack_iterable(tx, v)])
 
 
 @handler("DICT_UPDATE", "DICT_MERGE")
 def dict_update(tx, inst):
     v = tx.pop()
-    d = tx.peek(inst.arg)
+    d = _under_construction(tx, inst.arg)
     if not isinstance(v, DictValue):
         if isinstance(v, Const) and isinstance(v.value, dict):
             v = DictValue({k: Const(x) for k, x in v.value.items()})

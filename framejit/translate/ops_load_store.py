@@ -3,10 +3,12 @@ from ..errors import GraphBreak
 from .attrs import PropertyCall, load_attr
 from .cells import CellValue, EMPTY
 from .dispatch import handler
-from .source import GlobalSource, ItemSource
+from .builtin_methods import DictKeySource
+from .source import GlobalSource, ItemSource, NamespaceSource
 from .values import Const, DictValue, MethodValue, NULL, ObjectValue, SeqValue, TensorValue
 from . import classes, objects  # noqa: F401  (install the super / object.* / tuple.__new__ lookasides)
 from .identity import is_plain_instance
+from .state_calls import store_break, store_runs_code
 
 
 @handler("NOP", "RESUME", "PRECALL", "EXTENDED_ARG", "CACHE")
@@ -75,7 +77,7 @@ def load_global_value(tx, name):
             if ctx.recorder is not None:
                 ctx.recorder.record_global(name, obj)
             return ctx.wrap(obj, GlobalSource(name))
-        obj = tx.lookup_builtin(name)
+        obj = _builtin_or_name_error(tx, name, NamespaceSource())
         if ctx.recorder is not None:
             ctx.recorder.record_builtin(name, obj)
         return ctx.builtin_value(name, obj)
@@ -86,8 +88,23 @@ def load_global_value(tx, name):
         # torch's own modules are trusted like TRUSTED_MODULES: their globals are not guarded
         trusted = (tx.f_globals.get("__name__") or "").startswith("torch.")
         return ctx.wrap(obj, ItemSource(tx.globals_source, name), guard=not trusted)
-    obj = tx.lookup_builtin(name)
+    source = None if isinstance(tx.globals_source, tuple) else tx.globals_source
+    obj = _builtin_or_name_error(tx, name, source)
     return ctx.builtin_value(name, obj)
+
+
+def _builtin_or_name_error(tx, name, globals_dict):
+    """A name missing from the globals: the builtin (not guarded: see builtin_value), or a NameError
+    whose cause -- the name in neither dict -- is guarded, so a global defined later is noticed."""
+    try:
+        return tx.lookup_builtin(name)
+    except GraphBreak:
+        if globals_dict is not None:
+            guards = tx.ctx.guards
+            guards.add("CONST_MATCH", DictKeySource(globals_dict, name, lookup=False), False)
+            if isinstance(globals_dict, NamespaceSource):
+                guards.add("CONST_MATCH", DictKeySource(NamespaceSource(builtins=True), name, lookup=False), False)
+        raise
 
 
 @handler("STORE_GLOBAL")
@@ -188,6 +205,8 @@ def store_attr(tx, obj, name, value):
     if isinstance(obj, ObjectValue):
         if obj.source is None and not tx.ctx.is_local_object(obj):
             raise GraphBreak("store attr", f"setting .{name} on an object framejit cannot reach")
+        if store_runs_code(obj.obj, name):          # torch.backends.cudnn.deterministic = True
+            raise store_break(obj.obj, name)
         tx.ctx.store_object_attr(tx, obj, name, value)
         return
     if hasattr(obj, "store_attr"):
@@ -200,4 +219,18 @@ def store_attr(tx, obj, name, value):
 
 @handler("DELETE_ATTR")
 def delete_attr(tx, inst):
-    raise GraphBreak("delete attr", "del of an attribute is not supported")
+    delete_attribute(tx, tx.pop(), inst.argval)
+
+
+def delete_attribute(tx, obj, name):
+    """`del obj.name` (object_attrs.py: the same model as reads and stores)."""
+    from .attrs import is_plain_class
+    from .object_attrs import delete_class_attr, delete_instance_attr
+    if isinstance(obj, ObjectValue) and is_plain_instance(obj.obj):
+        delete_instance_attr(tx, obj, name)
+    elif isinstance(obj, ObjectValue) and is_plain_class(obj.obj):
+        delete_class_attr(tx, obj, name)
+    elif hasattr(obj, "delete_attr"):
+        obj.delete_attr(tx, name)
+    else:
+        raise GraphBreak("delete attr", f"del of attribute {name!r} of {obj!r} is not supported")

@@ -12,60 +12,101 @@ Kinds of Effect:
   attr      setattr(obj, name, value): objects whose own __setattr__ is part of the store (nn.Module)
   raw_attr  object.__setattr__(obj, name, value): plain Python objects, whose Python-level
             __setattr__ / property setter was already inlined (replaying through it would run it twice)
-  list      obj[:] = [final items]       dict   obj.clear(); obj.update(final items)
-Lists and dicts are written back whole, once, at the position of their first mutation: the items are
+  delattr   delattr(obj, name): classes and other objects whose own __delattr__ is part of the delete
+  raw_delattr  object.__delattr__(obj, name): plain Python objects (a Python __delattr__ / property
+            deleter was already inlined)
+  list      obj[:] = [final items]       dict, set   obj.clear(); obj.update(final items)
+Lists, dicts and sets are written back whole, once, at the position of their first mutation: the items are
 the final ones, so later appends are included and nothing is replayed twice.
+
+Attributes of real objects have one model, whatever spelling wrote them (`o.k = v`, setattr,
+object.__setattr__, `o.__dict__[k] = v`, `vars(o).update(...)`, delattr, `del o.__dict__[k]`):
+`attrs[(id(obj), name)]` is the Value the frame last stored, or DELETED, and `attr_log` lists
+the names whose presence in an object's instance __dict__ the frame changed, in order (a key deleted and
+stored again moves to the end of the dict, as in CPython). object_attrs.py reads through both.
 """
+
+DELETED = type("Deleted", (), {"__repr__": lambda self: "DELETED", "__slots__": ()})()
+
+
+from .values import SetValue
 
 
 class Effect:
-    __slots__ = ("kind", "target", "key", "value", "plain_module")
+    __slots__ = ("kind", "target", "key", "value", "plain_module", "at")
 
     def __init__(self, kind, target, key=None, value=None, plain_module=False):
-        self.kind = kind          # "global" | "attr" | "raw_attr" | "cell" | "list" | "dict"
+        self.kind = kind          # "global" | "attr" | "raw_attr" | "delattr" | "raw_delattr" | "cell" | "list" | "dict" | "set"
         self.target = target      # Source of the mutated object (global/cell: the Source of the slot)
         self.key = key            # global name / attribute name
         self.value = value        # the Value written (list/dict: the SeqValue/DictValue whose contents win)
         self.plain_module = plain_module   # attr: an nn.Module with nn.Module's own __setattr__
+        self.at = 0               # how many graph nodes existed when it happened (raising_graphs.py)
 
     def __repr__(self):
         return f"Effect({self.kind}, {self.target}, {self.key!r})"
 
 
 class SideEffects:
-    def __init__(self):
+    def __init__(self, position=lambda: 0):
+        self.position = position   # the graph's node count now: where in the graph an effect happens
         self.effects = []
         self.globals = {}          # name -> Value written in the frame (later loads see it)
-        self.attrs = {}            # (id(obj), name) -> Value written
+        self.attrs = {}            # (id(obj), name) -> Value written, or DELETED
+        self.attr_log = []         # (id(obj), name, present after): the frame's edits of instance __dict__s
         self._mutated = set()      # id(SeqValue/DictValue) already recorded
 
+    def _add(self, effect):
+        effect.at = self.position()
+        self.effects.append(effect)
+
     def mark(self):
-        return (len(self.effects), dict(self.globals), dict(self.attrs), set(self._mutated))
+        return (len(self.effects), dict(self.globals), dict(self.attrs), len(self.attr_log), set(self._mutated))
 
     def rollback(self, mark):
-        n, g, a, m = mark
+        n, g, a, log, m = mark
         del self.effects[n:]
+        del self.attr_log[log:]
         self.globals, self.attrs, self._mutated = g, a, m
 
     def store_global(self, name, source, value):
         self.globals[name] = value
-        self.effects.append(Effect("global", source, name, value))
+        self._add(Effect("global", source, name, value))
 
-    def store_attr(self, obj, obj_source, name, value, raw=False):
+    def store_attr(self, obj, obj_source, name, value, raw=False, in_dict=True):
+        """obj.name = value; `in_dict`: the store lands in obj's instance __dict__ (not a slot)."""
         self.attrs[(id(obj), name)] = value
-        self.effects.append(Effect("raw_attr" if raw else "attr", obj_source, name, value,
+        if in_dict:
+            self.attr_log.append((id(obj), name, True))
+        self._add(Effect("raw_attr" if raw else "attr", obj_source, name, value,
                                    plain_module=not raw and _has_module_setattr(obj)))
 
+    def delete_attr(self, obj, obj_source, name, raw=False, in_dict=True):
+        """del obj.name (the caller checked it exists)."""
+        self.attrs[(id(obj), name)] = DELETED
+        if in_dict:
+            self.attr_log.append((id(obj), name, False))
+        self._add(Effect("raw_delattr" if raw else "delattr", obj_source, name))
+
+    def dict_edits(self, obj):
+        """[(name, present after)]: the frame's edits of obj's instance __dict__, in program order."""
+        key = id(obj)
+        return [(name, present) for k, name, present in self.attr_log if k == key]
+
+    def pending_attr(self, obj, name):
+        """The Value the frame stored at obj.name, DELETED, or None when the frame has not touched it."""
+        return self.attrs.get((id(obj), name))
+
     def store_cell(self, cell_source, value):
-        self.effects.append(Effect("cell", cell_source, None, value))
+        self._add(Effect("cell", cell_source, None, value))
 
     def mutate_container(self, value):
-        """An input list/dict (a value with a Source) changed; its final contents are written back."""
+        """An input list/dict/set (a value with a Source) changed; its final contents are written back."""
         if value.source is None or id(value) in self._mutated:
             return
         self._mutated.add(id(value))
-        kind = "dict" if isinstance(value.items, dict) else "list"
-        self.effects.append(Effect(kind, value.source, None, value))
+        kind = "dict" if isinstance(value.items, dict) else "set" if isinstance(value, SetValue) else "list"
+        self._add(Effect(kind, value.source, None, value))
 
     def __bool__(self):
         return bool(self.effects)

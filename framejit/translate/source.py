@@ -68,6 +68,19 @@ class ClosureSource(Source):
 
 
 @dataclass(frozen=True)
+class NamespaceSource(Source):
+    """The frame's globals dict (`__fj_g`) or its builtins dict (`__fj_b`) itself: what a guard on a
+    name's absence (`'x' in __fj_g` is False) looks into."""
+    builtins: bool = False
+
+    def expr(self):
+        return "__fj_b" if self.builtins else "__fj_g"
+
+    def name(self):
+        return "builtins" if self.builtins else "globals()"
+
+
+@dataclass(frozen=True)
 class AttrSource(Source):
     base: Source
     attr: str

@@ -28,6 +28,9 @@ FACTORY_FUNCTIONS = {torch.zeros, torch.ones, torch.empty, torch.full, torch.ara
                      torch.rand, torch.randint, torch.randperm, torch.zeros_like, torch.ones_like,
                      torch.empty_like, torch.full_like, torch.rand_like, torch.randn_like, torch.scalar_tensor,
                      torch.triu_indices, torch.tril_indices, torch.normal}
+# factories that take their dtype and device from a tensor argument, not from the defaults
+LIKE_FACTORIES = {torch.zeros_like, torch.ones_like, torch.empty_like, torch.full_like, torch.rand_like,
+                  torch.randn_like}
 
 CONSTANT_FUNCTIONS = {torch.is_grad_enabled, torch.get_default_dtype, torch.finfo, torch.iinfo,
                       torch.is_inference_mode_enabled, torch.is_autocast_enabled, torch.device,
@@ -36,6 +39,11 @@ CONSTANT_FUNCTIONS = {torch.is_grad_enabled, torch.get_default_dtype, torch.finf
                       torch.is_nonzero, torch.get_autocast_gpu_dtype if hasattr(torch, "get_autocast_gpu_dtype") else torch.is_tensor,
                       torch.jit.is_scripting, torch.jit.is_tracing, torch._C._get_tracing_state,
                       torch.are_deterministic_algorithms_enabled}
+# Queries of other global state (translation never switches it): folded to their value, guarded by it.
+STATE_QUERIES = {getattr(torch, name) for name in (
+    "is_deterministic_algorithms_warn_only_enabled", "get_deterministic_debug_mode", "get_float32_matmul_precision",
+    "get_num_threads", "get_num_interop_threads", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
+    "is_warn_always_enabled", "get_default_device") if hasattr(torch, name)}
 # Functions that answer "is a compiler tracing me?": True during translation, as under torch.compile,
 # so libraries take their compile-friendly paths. Recognised by identity.
 COMPILING_PREDICATES = set()

@@ -102,11 +102,14 @@ class SetValue(Value):
 
 
 class ObjectValue(Value):
-    __slots__ = ("obj",)
+    """`edited`: the frame changed the object's attributes (side_effects.py), so the real object is not
+    what the frame sees until the changes are replayed: it cannot stand for itself (as_python)."""
+    __slots__ = ("obj", "edited")
 
     def __init__(self, obj, source=None):
         super().__init__(source)
         self.obj = obj
+        self.edited = False
 
     def python_type(self):
         return type(self.obj)

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import framejit
-from framejit.translate import dict_guards, dict_versions
+from framejit.translate import dict_guards, dict_versions, object_attrs
 
 pytestmark = pytest.mark.skipif(not dict_versions.ENABLED, reason="no dict version tags on this Python")
 
@@ -470,3 +470,93 @@ def test_class_attributes_of_an_abc_are_versioned_and_follow_changes(change):
     finally:
         ScaledLayer.scale = 2.0
         AbstractLayer.flag = False
+
+
+# ---- absence and class lookups (object_attrs.py) ------------------------------------------------
+
+LIBRARY_CONFIG = _library(
+    "class Config:\n"
+    "    def adjust(self, x):\n"
+    "        return x + 1.0\n"
+    "CFG = Config()\n"
+    "def run(x):\n"
+    "    y = CFG.adjust(x) * getattr(CFG, 'scale', 1.0)\n"
+    "    return y * 2 if hasattr(CFG, 'flag') else y\n")
+
+
+@pytest.mark.parametrize("change", ["appears", "flag", "method_replaced", "method_shadowed"])
+def test_absence_and_methods_of_a_library_object_are_versioned_and_follow_changes(change):
+    lib = LIBRARY_CONFIG
+    lib.CFG.__dict__.clear()
+
+    def f(x):
+        return lib.run(x)
+
+    cf, counter = _compiled(f)
+    x = torch.randn(3)
+    torch.testing.assert_close(cf(x), f(x))
+    code = "\n".join(framejit.explain(f)(x).transformed_code)
+    lookup = f"__fj_fixed_{id(object_attrs.mro_lookup)}("
+    assert "hasattr" not in code and lookup not in code and "__fj_block" in code, code   # no per-call work
+    original = lib.Config.adjust
+    try:
+        if change == "appears":
+            lib.CFG.scale = 3.0
+        elif change == "flag":
+            lib.CFG.flag = True
+        elif change == "method_replaced":
+            lib.Config.adjust = lambda self, x: x - 1.0
+        else:
+            lib.CFG.adjust = lambda x: x * 10.0
+        torch.testing.assert_close(cf(x), f(x))
+        lib.CFG.__dict__.clear()
+        lib.Config.adjust = original
+        torch.testing.assert_close(cf(x), f(x))
+    finally:
+        lib.Config.adjust = original
+        lib.CFG.__dict__.clear()
+
+
+def absent_on_counted(x):
+    return x * getattr(COUNTED, "missing", 3.0) + hasattr(COUNTED, "factor")
+
+
+def test_an_absence_behind_a_dict_determined_lookup_is_not_checked_per_call(monkeypatch):
+    key = (Counted.__getattribute__.__module__, Counted.__getattribute__.__qualname__)
+    monkeypatch.setitem(dict_guards.DICT_DETERMINED_LOOKUPS, key, lambda obj, attr: (attr, []))
+    cf, _ = _compiled(absent_on_counted)
+    x = torch.randn(3)
+    torch.testing.assert_close(cf(x), x * 3.0 + 1)
+    torch.testing.assert_close(cf(x), x * 3.0 + 1)           # the first call stamps the words
+    reads = len(READS)
+    for _ in range(5):
+        torch.testing.assert_close(cf(x), x * 3.0 + 1)
+    assert len(READS) == reads                               # hasattr(COUNTED, ...) was not evaluated
+    monkeypatch.setattr(COUNTED, "missing", 5.0, raising=False)
+    torch.testing.assert_close(cf(x), x * 5.0 + 1)
+
+
+class Shape:
+    def area(self, x):
+        return x * 2
+
+
+SHAPE = Shape()
+
+
+def method_of_a_global(x):
+    return SHAPE.area(x)
+
+
+def test_class_lookups_are_versioned_where_plain_guards_would_call_python():
+    """The real choice (VersionPlan.worth_it): a guard calling mro_lookup costs more than a word."""
+    cf, _ = _compiled(method_of_a_global)
+    x = torch.randn(3)
+    torch.testing.assert_close(cf(x), x * 2)
+    code = "\n".join(framejit.explain(method_of_a_global)(x).transformed_code)
+    assert "__fj_block" in code and f"__fj_fixed_{id(object_attrs.mro_lookup)}(" not in code, code
+    Shape.area = lambda self, x: x * 3
+    try:
+        torch.testing.assert_close(cf(x), x * 3)
+    finally:
+        Shape.area = lambda self, x: x * 2

@@ -468,9 +468,10 @@ def check_program_on_two_inputs(source):
     framejit.reset()
     compiled = framejit.compile(fn, backend=framejit.backends.CompileCounter())
     watch = differential._StateWatch(fn)
+    state = differential._TorchState()
     for variant in (0, 1):
-        eager = differential._run(fn, make_inputs(variant), {}, watch, False)
-        got = differential._run(compiled, make_inputs(variant), {}, watch, False)
+        eager = differential._run(fn, make_inputs(variant), {}, watch, False, state)
+        got = differential._run(compiled, make_inputs(variant), {}, watch, False, state)
         try:
             differential._compare_outcomes(eager, got, 1e-6, f"inputs variant {variant}: ")
         except Exception as exc:

@@ -1,0 +1,294 @@
+"""AOT autograd (the aot_eager backend) held to eager semantics where it differs from eager.
+
+Why this exists: torch's AOT autograd traces forward and backward ahead of time as one joint graph and
+runs them as one autograd.Function. Three consequences differ from running the ops eagerly:
+
+* Random numbers. The default partitioner puts into the backward every forward op computable from the
+  backward's inputs, and dead random ops survive there (dead-code elimination keeps impure ops): the
+  backward then draws from the global generator, which eager's backward never does, and every later
+  random number differs. `partition` drops them; a random op the backward would use (a recomputed
+  random number, never eager's value) is refused, and the frame runs eagerly.
+* In-place updates of inputs by values that require grad (`buf.add_(w * 2)`, `x.copy_(y)`). The joint
+  trace runs the backward at compile time, so a saved tensor that the update modifies raises then
+  ("one of the variables needed for gradient computation has been modified by an inplace operation"),
+  where eager raises only if that backward runs. When the first compilation fails, the graph is
+  functionalized (`mutations_outside`): it returns the inputs' new values, and they are copied into
+  the inputs after the graph, outside the traced Function, as eager's own in-place op would: a backward
+  that needs the old value then raises at backward time, as eagerly.
+* Gradients of inputs no reached output depends on. One Function computes the backward of all outputs;
+  autograd passes zeros for the outputs backward did not reach, so an input only those outputs depend on
+  gets a zero gradient where eager leaves None. `keep_none_grads` hooks the Function's node when some
+  input does not feed every output: before the backward it sees which outputs received a gradient, after
+  it turns the gradients of inputs none of them depends on back into None.
+"""
+import torch
+import torch.fx as fx
+
+
+def aot_eager(gm, example_inputs):
+    from functorch.compile import make_boxed_compiler
+    from torch._functorch.aot_autograd import aot_module_simplified
+
+    def nop(g, _inputs):
+        return g.forward
+
+    def compile_graph(graph):
+        return aot_module_simplified(graph, example_inputs, fw_compiler=make_boxed_compiler(nop),
+                                     bw_compiler=make_boxed_compiler(nop), partition_fn=partition)
+
+    try:
+        compiled = compile_graph(gm)
+    except Exception as first_error:
+        compiled = mutations_outside(gm, example_inputs, compile_graph, first_error)
+    return keep_none_grads(gm, compiled)
+
+
+# ---- random numbers ----------------------------------------------------------------------------
+
+def _is_random(node):
+    target = node.target
+    return node.op == "call_function" and isinstance(target, torch._ops.OpOverload) and \
+        torch.Tag.nondeterministic_seeded in target.tags
+
+
+def partition(joint_module, joint_inputs, **kwargs):
+    """torch's default partition, with the backward drawing no random numbers (see the module doc)."""
+    from torch._functorch.partitioners import default_partition
+    fw_module, bw_module = default_partition(joint_module, joint_inputs, **kwargs)
+    dropped = False
+    for node in reversed(list(bw_module.graph.nodes)):
+        if _is_random(node):
+            if node.users:
+                raise RuntimeError(f"the backward graph recomputes random op {node.target}: its numbers would "
+                                   "differ from the forward's")
+            bw_module.graph.erase_node(node)
+            dropped = True
+    if dropped:
+        bw_module.recompile()
+    return fw_module, bw_module
+
+
+# ---- in-place updates of inputs ----------------------------------------------------------------
+
+def mutations_outside(gm, example_inputs, compile_graph, first_error):
+    """The graph compiled with its in-place updates of inputs taken out: it returns their new values,
+    copied into the inputs after each call. Raises `first_error` when the graph updates no input, or
+    updates one in a way this cannot reproduce (metadata changes, outputs that alias an updated input,
+    grad-mode or autocast blocks in the graph).
+
+    The graph reads an updated input through a clone, so the Function saves values the copy does not
+    touch, and the backward of the outputs that do not need an overwritten value runs. Eager's backward
+    of an output that needs one raises; so does this one's (`_poisoned_outputs`, checked before the
+    Function's backward)."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+    from torch.func import functionalize
+    from ..translate.ctx_managers import STATE_NODE_TARGETS
+    if any(n.op == "call_function" and n.target in STATE_NODE_TARGETS for n in gm.graph.nodes):
+        raise first_error                        # the retrace below would not keep grad-mode/autocast blocks
+    try:
+        functional = make_fx(functionalize(gm, remove="mutations"), tracing_mode="fake")(*example_inputs)
+    except Exception:
+        raise first_error
+    graph = functional.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    output = next(n for n in graph.nodes if n.op == "output")
+    updates = [n for n in graph.nodes if n.target is torch.ops.aten.copy_.default and n.args[0] in placeholders]
+    other_writes = [n for n in graph.nodes if n.op == "call_function" and n not in updates and
+                    isinstance(n.target, torch._ops.OpOverload) and n.target._schema.is_mutable]
+    if not updates or other_writes or len({n.args[0] for n in updates}) != len(updates) or \
+            _outputs_alias_updated_inputs(gm, [placeholders.index(n.args[0]) for n in updates]):
+        raise first_error
+    updated = [placeholders.index(n.args[0]) for n in updates]
+    _differentiable_copies(graph)
+    results = list(output.args[0])
+    values = [n.args[1] for n in updates]
+    for n in updates:
+        graph.erase_node(n)
+    output.args = (tuple(results) + tuple(values),)
+    for i in updated:
+        _read_through_clone(graph, placeholders[i])
+    functional.recompile()
+    compiled = compile_graph(functional)
+    n_results = len(results)
+    poisoned = _poisoned_outputs(gm)
+
+    def run(*args):
+        outs = compiled(*args)
+        if poisoned:
+            _raise_in_backward(outs, poisoned)
+        for i, new in zip(updated, outs[n_results:]):
+            args[i].copy_(new)
+        return outs[:n_results]
+    return run
+
+
+def _read_through_clone(graph, placeholder):
+    last = [n for n in graph.nodes if n.op == "placeholder"][-1]
+    with graph.inserting_after(last):
+        clone = graph.call_function(torch.ops.aten.clone.default, (placeholder,))
+    placeholder.replace_all_uses_with(clone, delete_user_cb=lambda user: user is not clone)
+
+
+def _poisoned_outputs(gm):
+    """Output index -> the error eager's backward of that output raises: it needs a saved value that a
+    later in-place update overwrote (read from the autograd graph fake propagation built)."""
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    poisoned = {}
+    for j, node in enumerate(output.args[0]):
+        fake = node.meta.get("example_value") if isinstance(node, fx.Node) else None
+        if isinstance(fake, torch.Tensor) and fake.grad_fn is not None:
+            error = _first_stale_saved_value(fake.grad_fn)
+            if error is not None:
+                poisoned[j] = error
+    return poisoned
+
+
+def _first_stale_saved_value(grad_fn):
+    seen, stack = set(), [grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        for name in dir(node):
+            if name.startswith("_saved_"):
+                try:
+                    getattr(node, name)
+                except RuntimeError as e:
+                    if "modified by an inplace operation" in str(e):
+                        return str(e)
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return None
+
+
+def _raise_in_backward(outs, poisoned):
+    node = next((t.grad_fn for t in outs if isinstance(t, torch.Tensor) and hasattr(t.grad_fn, "_forward_cls")),
+                None)
+    if node is None:
+        return
+    messages = {outs[j].output_nr: message for j, message in poisoned.items()
+                if isinstance(outs[j], torch.Tensor) and outs[j].grad_fn is node}
+
+    def before(grad_outputs):
+        for slot, g in enumerate(grad_outputs):
+            if g is not None and slot in messages:
+                raise RuntimeError(messages[slot])
+
+    node.register_prehook(before)
+
+
+def _differentiable_copies(graph):
+    """Functionalization writes `a.copy_(b)` as aten.copy(a, b), which autograd cannot differentiate:
+    as `b` broadcast to a's shape in a's dtype instead (the same values, a fresh tensor)."""
+    aten = torch.ops.aten
+    for node in list(graph.nodes):
+        if node.target is not aten.copy.default:
+            continue
+        like = node.args[0].meta["val"]
+        with graph.inserting_before(node):
+            expanded = graph.call_function(aten.expand.default, (node.args[1], list(like.shape)))
+            converted = graph.call_function(aten._to_copy.default, (expanded,),
+                                            {"dtype": like.dtype, "device": like.device})
+        node.replace_all_uses_with(converted)
+        graph.erase_node(node)
+
+
+def _outputs_alias_updated_inputs(gm, updated):
+    """Does an output of `gm` share memory with an input it updates (a view of it, or the input itself)?
+    Those would come back as new tensors, not as views of the input."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    storages = {placeholders[i].meta["example_value"].untyped_storage()._cdata for i in updated
+                if "example_value" in placeholders[i].meta}
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    for node in output.args[0]:
+        fake = node.meta.get("example_value") if isinstance(node, fx.Node) else None
+        if not isinstance(fake, torch.Tensor) or fake.untyped_storage()._cdata in storages:
+            return True
+    return False
+
+
+# ---- gradients eager leaves None ----------------------------------------------------------------
+
+def _input_anchors(fakes):
+    """Autograd node -> graph input index: where a backward reaches each input that requires grad (a
+    leaf's AccumulateGrad, a non-leaf's grad_fn); None when some input cannot be told (a non-leaf the
+    graph updated in place has another grad_fn than the one earlier uses reach)."""
+    anchors = {}
+    for i, fake in enumerate(fakes):
+        if not isinstance(fake, torch.Tensor) or not fake.requires_grad:
+            continue
+        if fake.grad_fn is None:
+            anchors[("leaf", id(fake))] = i
+        elif fake._version == 0:
+            anchors[("node", id(fake.grad_fn))] = i
+        else:
+            return None
+    return anchors
+
+
+def _reached_inputs(fake, anchors):
+    """Indices of the graph inputs whose gradient depends on output `fake` (its autograd graph, as
+    fake propagation built it)."""
+    reached = set()
+    if fake.grad_fn is None:
+        i = anchors.get(("leaf", id(fake)))
+        return {i} if i is not None else reached
+    seen, stack = set(), [fake.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        i = anchors.get(("node", id(node)))
+        if i is None and getattr(node, "variable", None) is not None:
+            i = anchors.get(("leaf", id(node.variable)))
+        if i is not None:
+            reached.add(i)
+            continue
+        stack.extend(next_node for next_node, _ in node.next_functions)
+    return reached
+
+
+def keep_none_grads(gm, compiled):
+    """`compiled`, or a wrapper that gives None gradients where eager does (see the module doc); the
+    wrapper only for graphs where some input requiring grad does not feed every differentiable output."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    anchors = _input_anchors([n.meta.get("example_value") for n in placeholders])
+    if anchors is None:
+        return compiled
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    reached = {}
+    for j, node in enumerate(output.args[0]):
+        fake = node.meta.get("example_value") if isinstance(node, fx.Node) else None
+        if isinstance(fake, torch.Tensor) and fake.requires_grad:
+            reached[j] = _reached_inputs(fake, anchors)
+    every = set().union(*reached.values()) if reached else set()
+    if len(reached) < 2 or all(r == every for r in reached.values()):
+        return compiled
+    n_inputs = len(placeholders)
+
+    def run(*args):
+        outs = compiled(*args)
+        node = next((t.grad_fn for t in outs if isinstance(t, torch.Tensor) and t.grad_fn is not None and
+                     hasattr(t.grad_fn, "_forward_cls")), None)
+        if node is not None and len(node.next_functions) == n_inputs:
+            _hook(node, {outs[j].output_nr: r for j, r in reached.items() if outs[j].grad_fn is node})
+        return outs
+    return run
+
+
+def _hook(node, reached_by_slot):
+    received = []
+
+    def before(grad_outputs):
+        received[:] = [slot for slot, g in enumerate(grad_outputs) if g is not None]
+
+    def after(grad_inputs, _grad_outputs):
+        if any(slot not in reached_by_slot for slot in received):
+            return None                          # a gradient this cannot attribute: keep them all
+        needed = set().union(*(reached_by_slot[slot] for slot in received)) if received else set()
+        return tuple(g if i in needed else None for i, g in enumerate(grad_inputs))
+
+    node.register_prehook(before)
+    node.register_hook(after)
+

@@ -1,0 +1,282 @@
+"""aot_eager held to eager semantics (backends/aot.py): random numbers, in-place updates of inputs by
+grad-requiring values, None gradients, and no torch-internal warnings from compiling.
+
+Differential: each program runs eagerly and compiled with aot_eager on fresh copies of the inputs. The
+harness (tests/differential.py) compares results, gradients and the global RNG state after forward and
+backward; the tests here add what it does not see: a backward through some outputs only, the random
+numbers drawn after the call, and warnings or eager fallbacks of the conversion.
+"""
+import warnings
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import framejit
+from tests.differential import check, randn
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _quietly(run):
+    """run(), demanding that compiling warned nothing (beyond the harness's own .grad-of-a-non-leaf
+    reads) and that no conversion fell back to eager."""
+    earlier = {id(m) for m in framejit.metrics()}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = run()
+    leaked = [f"{w.category.__name__}: {w.message}" for w in caught if "non-leaf Tensor" not in str(w.message)]
+    assert leaked == []
+    failed = [(m.co_name, m.fail_type, m.fail_reason) for m in framejit.metrics()
+              if m.fail_type is not None and id(m) not in earlier]
+    assert failed == []
+    return out
+
+
+# ---- random numbers ------------------------------------------------------------------------------
+
+def mask_from_rand(x):
+    return (x.sin() * (torch.rand_like(x) > 0.5).float() * 2).sum()
+
+
+def rand_plus_input(x):
+    return torch.rand(4) + x
+
+
+def dropout_train(x):
+    return F.dropout(x.relu(), 0.3, training=True) * 2
+
+
+def bernoulli_mask(x):
+    return (x.cos() * torch.bernoulli(torch.full_like(x, 0.5))).sum()
+
+
+@pytest.mark.parametrize("fn", [mask_from_rand, rand_plus_input, dropout_train, bernoulli_mask])
+def test_forward_and_backward_leave_the_global_rng_as_eager_does(fn):
+    _quietly(lambda: check(fn, randn(4, requires_grad=True), backend="aot_eager", grads=True))
+
+    def run(f):
+        torch.manual_seed(0)
+        x = randn(4, requires_grad=True)
+        out = f(x)
+        out.sum().backward()
+        return out.detach(), x.grad, torch.rand(5)
+
+    framejit.reset()
+    eager, compiled = run(fn), run(framejit.compile(fn, backend="aot_eager"))
+    for e, c in zip(eager, compiled):
+        assert torch.equal(e, c)
+
+
+class DropoutNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+        self.drop = nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(self.lin(x)).relu()
+
+
+def test_dropout_in_train_mode_draws_the_masks_eager_draws():
+    torch.manual_seed(0)
+    eager = DropoutNet().train()
+    model = DropoutNet().train()
+    model.load_state_dict(eager.state_dict())
+    compiled = framejit.compile(model, backend="aot_eager")
+    outs = {}
+    for name, m in (("eager", eager), ("compiled", compiled)):
+        torch.manual_seed(1)
+        steps = []
+        for _ in range(3):
+            out = m(randn(4, 8))
+            out.sum().backward()
+            steps.append(out.detach())
+        outs[name] = steps + [torch.rand(3)]
+    for e, c in zip(outs["eager"], outs["compiled"]):
+        assert torch.equal(e, c)
+    for p, q in zip(eager.parameters(), model.parameters()):
+        torch.testing.assert_close(q.grad, p.grad)
+
+
+# ---- in-place updates of inputs by grad-requiring values -------------------------------------------
+
+def add_scaled(buf, w):
+    buf.add_(w * 2)
+    return buf.sum() * w.sum()
+
+
+def copy_from(x, y):
+    x.copy_(y)
+    return x * 3
+
+
+@pytest.mark.parametrize("fn", [add_scaled, copy_from])
+def test_in_place_update_of_an_input_by_a_grad_requiring_value(fn):
+    _quietly(lambda: check(fn, torch.zeros(3), randn(3, requires_grad=True), backend="aot_eager", grads=True))
+
+
+# The update overwrites a value the backward of the first output saved: tracing that backward at compile
+# time failed, where eager fails only if it runs. The backward through the second output runs.
+
+def add_after_use(buf, w):
+    z = buf * w
+    buf.add_(w * 2)
+    return z, w.sin() * buf
+
+
+def copy_after_use(buf, w):
+    z = (buf * w).sum()
+    buf.copy_(w)
+    return z, buf * 3
+
+
+def copy_row_after_use(x, w):
+    z = x * w
+    x[0].copy_(w[1:].sum())
+    return z, (x * 2).sum()
+
+
+@pytest.mark.parametrize("fn", [add_after_use, copy_after_use, copy_row_after_use])
+def test_an_update_of_a_value_a_backward_saved(fn):
+    def run(f):
+        buf, w = torch.zeros(3), randn(3, requires_grad=True)
+        z, y = f(buf, w)
+        y.sum().backward()
+        return z.detach(), y.detach(), buf.detach(), w.grad
+
+    framejit.reset()
+    eager = run(fn)
+    compiled = _quietly(lambda: run(framejit.compile(fn, backend="aot_eager")))
+    for e, c in zip(eager, compiled):
+        torch.testing.assert_close(c, e)
+
+
+def test_a_backward_that_needs_the_value_an_update_overwrote_raises_at_backward_as_eager():
+    def f(buf, w):
+        z = buf * w
+        buf.add_(w * 2)
+        return z
+
+    def run(g):
+        out = g(torch.zeros(3), torch.ones(3, requires_grad=True))
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as info:
+            out.sum().backward()
+        return out.detach(), info.type, str(info.value)
+
+    eager = run(f)
+    compiled = _quietly(lambda: run(framejit.compile(f, backend="aot_eager")))
+    assert torch.equal(eager[0], compiled[0]) and eager[1:] == compiled[1:]
+
+
+# ---- gradients eager leaves None -----------------------------------------------------------------
+
+def second_output_only(x, w, u):
+    return (x * w).sum(), u * 2
+
+
+def shared_and_own(x, w, u):
+    return (x * w).sum(), (u * w).sum()
+
+
+def detached_in_first(x, w, u):
+    return (x * w * u.detach()).sum(), (u * 3).sum()
+
+
+def no_grad_path(x, w, u):
+    return (x * w).sum() + (u > 0).sum()
+
+
+def feeds_every_output(x, w, u):
+    return (x * w * u).sum(), (w + u).sum()
+
+
+@pytest.mark.parametrize("fn", [second_output_only, shared_and_own, detached_in_first, no_grad_path,
+                                feeds_every_output])
+@pytest.mark.parametrize("through", [0, 1])
+def test_inputs_the_backward_does_not_reach_keep_a_none_grad(fn, through):
+    def run(f):
+        x, w, u = randn(3, seed=1), randn(3, seed=2, requires_grad=True), randn(3, seed=3, requires_grad=True)
+        out = f(x, w, u)
+        out = out if isinstance(out, tuple) else (out,)
+        if through >= len(out) or not out[through].requires_grad:
+            return None
+        out[through].sum().backward()
+        return w.grad, u.grad
+
+    framejit.reset()
+    eager = run(fn)
+    compiled = _quietly(lambda: run(framejit.compile(fn, backend="aot_eager")))
+    if eager is None:
+        assert compiled is None
+        return
+    for e, c in zip(eager, compiled):
+        assert (e is None) == (c is None)
+        if e is not None:
+            torch.testing.assert_close(c, e)
+
+
+@pytest.mark.parametrize("through", [0, 1])
+def test_non_leaf_inputs_keep_their_gradients(through):
+    def f(x, w, u):
+        return (x * w).sum(), (u * 2 + x).sum()
+
+    def run(g):
+        a, b = randn(3, seed=1, requires_grad=True), randn(3, seed=2, requires_grad=True)
+        u = randn(3, seed=3, requires_grad=True)
+        g(a * 3, b.exp(), u)[through].backward()
+        return a.grad, b.grad, u.grad
+
+    framejit.reset()
+    eager = run(f)
+    compiled = _quietly(lambda: run(framejit.compile(f, backend="aot_eager")))
+    for e, c in zip(eager, compiled):
+        assert (e is None) == (c is None)
+        if e is not None:
+            torch.testing.assert_close(c, e)
+
+
+class TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(4, 4)
+        self.head_a = nn.Linear(4, 2)
+        self.head_b = nn.Linear(4, 3)
+
+    def forward(self, x):
+        h = self.body(x).relu()
+        return self.head_a(h), self.head_b(h)
+
+
+def test_a_parameter_the_loss_does_not_depend_on_keeps_a_none_grad():
+    torch.manual_seed(0)
+    eager = TwoHeads()
+    model = TwoHeads()
+    model.load_state_dict(eager.state_dict())
+    compiled = framejit.compile(model, backend="aot_eager")
+    x = randn(5, 4)
+    eager(x)[0].sum().backward()
+    _quietly(lambda: compiled(x)[0].sum().backward())
+    for (name, p), q in zip(eager.named_parameters(), model.parameters()):
+        assert (p.grad is None) == (q.grad is None), name
+        if p.grad is not None:
+            torch.testing.assert_close(q.grad, p.grad)
+
+
+def test_inductor_keeps_a_none_grad_too():
+    def run(f):
+        x, w, u = randn(3, seed=1), randn(3, seed=2, requires_grad=True), randn(3, seed=3, requires_grad=True)
+        f(x, w, u)[0].backward()
+        return w.grad, u.grad
+
+    eager = run(second_output_only)
+    w_grad, u_grad = _quietly(lambda: run(framejit.compile(second_output_only, backend="inductor")))
+    assert u_grad is None and eager[1] is None
+    torch.testing.assert_close(w_grad, eager[0])
