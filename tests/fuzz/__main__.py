@@ -5,6 +5,7 @@
         program (program.py), its differences (diff.txt) and, with --minimize, a minimized program
         (min.py) to DIR/seed_<S>/, and DIR/summary.json
     python -m tests.fuzz --rerun DIR [--out DIR2]   run again the failing seeds of an earlier run
+    python -m tests.fuzz --triage DIR               group an earlier run's failures by their first mismatch
     python -m tests.fuzz --show S                   print program S
     python -m tests.fuzz --replay FILE              run one program file, print its mismatches
     python -m tests.fuzz --shrink FILE --kind K [--needle TEXT]
@@ -13,6 +14,7 @@
 import argparse
 import collections
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -107,6 +109,29 @@ def run_many(args):
     return 1 if failing else 0
 
 
+def _shape_of(text):
+    """A mismatch's text with the numbers, quoted strings and tensor values taken out."""
+    text = re.sub(r"eager=.*", "values", text.split("\n")[0])
+    text = re.sub(r"'[^']*'|\"[^\"]*\"", "S", text)
+    return re.sub(r"-?\d+(\.\d+)?(e-?\d+)?", "N", text)[:110]
+
+
+def triage(args):
+    """Group the failures of an earlier run by the shape of their first mismatch."""
+    groups = collections.defaultdict(list)
+    for folder in sorted(Path(args.triage).glob("seed_*")):
+        lines = (folder / "diff.txt").read_text().split("\n")
+        first = next((line for line in lines if line.startswith("[")), "[?]")
+        kind, _, rest = first.partition("] ")
+        where = rest.split(": ", 2)
+        key = (kind + "]", _shape_of(where[1] if len(where) > 1 else rest),
+               _shape_of(where[2] if len(where) > 2 else ""))
+        groups[key].append(int(folder.name[5:]))
+    for key, seeds in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        print(f"{len(seeds):5d}  {' '.join(key)}\n       seeds {' '.join(map(str, seeds[:8]))}")
+    return 0
+
+
 def replay(args):
     from .pool import Pool
 
@@ -144,6 +169,7 @@ def main(argv=None):
     parser.add_argument("--minimize", action="store_true", help="also write a minimized min.py per failure")
     parser.add_argument("--progress", type=int, default=500, help="print progress every this many programs")
     parser.add_argument("--rerun", metavar="DIR", help="run again the failing seeds of an earlier --out DIR")
+    parser.add_argument("--triage", metavar="DIR", help="group the failures of an earlier --out DIR")
     parser.add_argument("--show", type=int, metavar="SEED")
     parser.add_argument("--replay", metavar="FILE")
     parser.add_argument("--shrink", metavar="FILE")
@@ -156,6 +182,8 @@ def main(argv=None):
         return 0
     if args.replay:
         return replay(args)
+    if args.triage:
+        return triage(args)
     if args.shrink:
         if not args.kind:
             parser.error("--shrink needs --kind")

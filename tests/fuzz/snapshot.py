@@ -86,6 +86,12 @@ class Snapshot:
         ref = self._first_time(t, path)
         if ref:
             return ref
+        try:
+            return self._tensor(t, path, depth)
+        except RuntimeError as exc:           # e.g. an unbind view whose base was written in place
+            return ("unreadable tensor", str(exc).split(".")[0])
+
+    def _tensor(self, t, path, depth):
         storage = None
         if t.numel() and t.layout == torch.strided:
             storage = self.storages.setdefault(t.untyped_storage().data_ptr(), path)
@@ -168,15 +174,15 @@ def diff(a, b, path="", out=None, limit=8):
         if a[1] != b[1]:
             out.append((path, f"class {a[1]} (eager) != {b[1]} (compiled)", False))
             return out
-        _diff_pairs(a[2], b[2], path, out, limit, "attribute", lambda p, k: f"{p}.{k}")
+        _diff_pairs(a[2], b[2], path + ".__dict__", out, limit, "attribute", lambda p, k: f"{p[:-9]}.{k}")
         _diff_pairs(a[3], b[3], path, out, limit, "slot", lambda p, k: f"{p}.{k}")
     elif tag == "module":
         if a[1] != b[1] or a[2] != b[2]:
             out.append((path, f"module {a[1]} training={a[2]} (eager) != {b[1]} training={b[2]} (compiled)", False))
         for i, what in ((3, "parameter"), (4, "buffer"), (5, "attribute"), (6, "submodule")):
-            _diff_pairs(a[i], b[i], path, out, limit, what, lambda p, k: f"{p}.{k}")
+            _diff_pairs(a[i], b[i], path + "." + what + "s", out, limit, what, lambda p, k: f"{p.rsplit('.', 1)[0]}.{k}")
     elif tag == "pymodule":
-        _diff_pairs(a[2:], b[2:], path, out, limit, "attribute", lambda p, k: f"{p}.{k}")
+        _diff_pairs(a[2:], b[2:], path + ".__dict__", out, limit, "attribute", lambda p, k: f"{p[:-9]}.{k}")
     elif a != b:
         out.append((path, f"{_show(a)} (eager) != {_show(b)} (compiled)", tag == "ref"))
     return out
