@@ -378,7 +378,7 @@ def test_what_cannot_be_compiled_is_refused_at_compile_saying_what_to_do(target,
         framejit.compile(target)
     with pytest.raises(TypeError, match=r"framejit.compile\(.*\): " + pattern):
         framejit.compile(backend="eager")(target)
-    with pytest.raises(TypeError, match=r"framejit.explain\(.*\): " + pattern.replace("framejit.compile", "framejit.observe.explain")):
+    with pytest.raises(TypeError, match=r"framejit.explain\(.*\): " + pattern.replace("framejit.compile", "framejit.explain")):
         framejit.explain(target)
 
 

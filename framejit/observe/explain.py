@@ -57,8 +57,8 @@ class ExplainOutput:
 def explain(fn, *, backend="eager", **config_overrides):
     """Return a callable that runs `fn` once compiled and returns an ExplainOutput."""
     from ..runtime.compiled import _compile, check_compilable
-    check_settings("framejit.observe.explain", config_overrides, also=("backend",))
-    check_compilable(fn, "framejit.observe.explain")
+    check_settings("framejit.explain", config_overrides, also=("backend",))
+    check_compilable(fn, "framejit.explain")
     backend_fn = lookup_backend(backend)
     config = Config.from_env(**config_overrides)
 
