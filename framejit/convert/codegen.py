@@ -179,9 +179,11 @@ def tensors_in(values):
 
 
 def _last_raw_stores(effects):
-    """The effects without raw attribute stores that a later store to the same attribute of the same
-    target overwrites, when only stores that run no user code come in between (raw stores, and
-    nn.Module.__setattr__ on modules that keep it), so nothing can read the overwritten value."""
+    """The effects with one raw attribute store where a later store to the same attribute of the same
+    target overwrites an earlier one and only stores that run no user code come in between (raw
+    stores, and nn.Module.__setattr__ on modules that keep it), so nothing can read the overwritten
+    value. The later store takes the earlier one's place: an attribute the first store created keeps
+    its place in the object's __dict__ (vars() order is observable)."""
     out = []
     for e in effects:
         if e.kind == "raw_attr":
@@ -189,10 +191,12 @@ def _last_raw_stores(effects):
             while j >= 0 and (out[j].kind in ("raw_attr", "raw_delattr") or out[j].kind == "attr" and out[j].plain_module):
                 if out[j].target == e.target and out[j].key == e.key:
                     if out[j].kind == "raw_attr":
-                        del out[j]
+                        out[j] = e
+                        e = None
                     break                  # a delete in between: the store before it must happen
                 j -= 1
-        out.append(e)
+        if e is not None:
+            out.append(e)
     return out
 
 

@@ -1,6 +1,6 @@
 """Command line of the differential fuzzer.
 
-    python -m tests.fuzz --count N --seed S [--jobs J] [--out DIR] [--timeout T] [--minimize]
+    python -m tests.fuzz --count N --seed S [--jobs J] [--out DIR] [--timeout T] [--minimize] [--gen-version 2]
         run programs S .. S+N-1; print "N programs, M mismatches by kind: ..."; write every failing
         program (program.py), its differences (diff.txt) and, with --minimize, a minimized program
         (min.py) to DIR/seed_<S>/, and DIR/summary.json
@@ -58,6 +58,7 @@ def run_many(args):
     if args.rerun:
         seeds = sorted(int(s) for s in json.loads((Path(args.rerun) / "summary.json").read_text())["seeds"])
         args.count = len(seeds)
+        args.gen_version = json.loads((Path(args.rerun) / "summary.json").read_text()).get("version", 1)
     per_kind = collections.Counter()
     primary = collections.Counter()
     failing = {}
@@ -65,7 +66,7 @@ def run_many(args):
     start = time.monotonic()
     done = 0
     with Pool(args.jobs, args.timeout) as pool:
-        for job, answer in pool.run({"id": s, "seed": s} for s in seeds):
+        for job, answer in pool.run({"id": s, "seed": s, "version": args.gen_version} for s in seeds):
             done += 1
             seed = job["seed"]
             kinds = _kinds(answer)
@@ -77,7 +78,7 @@ def run_many(args):
                 per_kind.update(kinds)
                 primary[primary_kind(kinds)] += 1
                 if out:
-                    _write_failure(out, seed, answer, generate(seed).source)
+                    _write_failure(out, seed, answer, generate(seed, version=args.gen_version).source)
             if done % args.progress == 0:
                 rate = done / (time.monotonic() - start)
                 print(f"  {done}/{args.count} programs, {len(failing)} failing, {rate:.1f} programs/s",
@@ -90,7 +91,7 @@ def run_many(args):
                     continue
                 print(f"minimizing seed {seed} ({kind})", file=sys.stderr, flush=True)
                 try:
-                    text, runs = minimize(generate(seed).source, kind, pool)
+                    text, runs = minimize(generate(seed, version=args.gen_version).source, kind, pool)
                 except ValueError as exc:               # not reproducible alone (order-dependent)
                     text, runs = f"# not minimized: {exc}\n", 0
                 (out / f"seed_{seed}" / "min.py").write_text(text)
@@ -104,7 +105,8 @@ def run_many(args):
     if out:
         out.mkdir(parents=True, exist_ok=True)
         (out / "summary.json").write_text(json.dumps(
-            {"count": args.count, "seed": args.seed, "failing": len(failing), "primary": primary,
+            {"count": args.count, "seed": args.seed, "version": args.gen_version, "failing": len(failing),
+             "primary": primary,
              "per_kind": per_kind, "seeds": failing, "seconds": elapsed, "stats": stats}, indent=1, default=dict))
     return 1 if failing else 0
 
@@ -170,6 +172,8 @@ def main(argv=None):
     parser.add_argument("--progress", type=int, default=500, help="print progress every this many programs")
     parser.add_argument("--rerun", metavar="DIR", help="run again the failing seeds of an earlier --out DIR")
     parser.add_argument("--triage", metavar="DIR", help="group the failures of an earlier --out DIR")
+    parser.add_argument("--gen-version", type=int, default=1, choices=(1, 2),
+                        help="generator version: 1 (the CI slice's) or 2 (adds stmts_v2's families)")
     parser.add_argument("--show", type=int, metavar="SEED")
     parser.add_argument("--replay", metavar="FILE")
     parser.add_argument("--shrink", metavar="FILE")
@@ -178,7 +182,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.show is not None:
         from .generator import generate
-        print(generate(args.show).source)
+        print(generate(args.show, version=args.gen_version).source)
         return 0
     if args.replay:
         return replay(args)

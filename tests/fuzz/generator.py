@@ -66,8 +66,9 @@ BATCH_SIZES = [(3, 3, 3), (3, 3, 3), (3, 3, 5), (2, 4, 2), (3, 1, 3)]
 class Gen:
     """The state of writing one program: the RNG, the scopes, the lines written so far."""
 
-    def __init__(self, seed, rng, budget):
+    def __init__(self, seed, rng, budget, version=1):
         self.seed = seed
+        self.version = version      # 2 adds stmts_v2's families and prelude.V2_CLASSES
         self.rng = rng
         self.lines = []
         self.indent = 1
@@ -212,8 +213,9 @@ def _entry(style, parts, lines):
             "G_ENTRY = EntryModule()\nf = G_ENTRY\n")
 
 
-def generate(seed, size=None):
-    """The program for this seed (size: the statement budget; default drawn from the seed)."""
+def generate(seed, size=None, version=1):
+    """The program for this seed (size: the statement budget; default drawn from the seed). Version 1
+    is what the CI slice and the first runs used; version 2 adds stmts_v2's families."""
     rng = random.Random(seed)
     backend = "aot_eager" if rng.random() < 0.25 else "eager"
     calls = rng.choice([2, 3, 3])
@@ -235,8 +237,12 @@ def generate(seed, size=None):
         if candidates:
             source = rng.choice(candidates)
             aliases.append((source.name + "2", source.name))
-    gen = Gen(seed, rng, budget=size if size is not None else rng.randint(6, 22))
+    gen = Gen(seed, rng, budget=size if size is not None else rng.randint(6, 22), version=version)
     gen.breakiness = rng.choice([0.0, 0.1, 0.3, 1.0])
+    if version >= 2:
+        # version 1 made the entry's own scope like a nested def's (grad mode unknown), so it never
+        # wrote backward(), autograd.grad or tensor hooks at the entry's top level
+        gen.fn_scope.grad_on = True
     if policy["box_grad"]:
         gen.attrs["Box"].sure["w"] = TensorK(VEC, grad=True)
     gen.deletes_tag = rng.random() < 0.3
@@ -262,12 +268,15 @@ def generate(seed, size=None):
             gen.fn_scope.pinned.add(alias)
     if rng.random() < 0.35:
         gen.global_writes = set(rng.sample(["G_COUNT", "G_SCALE", "G_FLAG", "G_NAME", "G_T"], rng.randint(1, 3)))
+    if version >= 2 and rng.random() < 0.2:
+        gen.global_writes.add("G_NEW")              # a global the frame creates
+    if gen.global_writes:
         gen.emit("global " + ", ".join(sorted(gen.global_writes)))
     gen.statements(gen.budget)
     gen.emit(stmts.return_text(gen))
 
     parts, keyword = _signature(rng, params, aliases)
-    source = prelude.render(rng, seed, backend, calls)
+    source = prelude.render(rng, seed, backend, calls, version)
     source += _entry(rng.choice(ENTRY_STYLES), parts, gen.lines)
     source += "\n".join(_make_inputs(rng, params, aliases, keyword, policy)) + "\n"
     return Program(seed, source, backend, calls)

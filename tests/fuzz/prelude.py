@@ -192,10 +192,106 @@ class Tracker:
 '''
 
 
-def render(rng, seed, backend, calls):
+# Generator version 2 adds: user types with dunder methods (operators, __len__/__iter__/__getitem__,
+# __call__, __eq__/__hash__), __getattr__/__setattr__ overrides, a subclass using super() with a
+# classmethod and a staticmethod, a custom autograd.Function, an nn.Sequential global, a hook log.
+V2_CLASSES = '''
+
+import functools
+import itertools
+import operator
+
+
+class Vec:
+    def __init__(self, t, scale=1.0):
+        self.t = t
+        self.scale = scale
+
+    def __add__(self, other):
+        return Vec(self.t + (other.t if isinstance(other, Vec) else other), self.scale)
+
+    def __mul__(self, k):
+        return Vec(self.t * k, self.scale * k)
+
+    __rmul__ = __mul__
+
+    def __len__(self):
+        return self.t.shape[0]
+
+    def __iter__(self):
+        return iter(self.t.unbind(0))
+
+    def __getitem__(self, i):
+        return self.t[i]
+
+    def __call__(self, x):
+        return x * self.scale + self.t
+
+    def __eq__(self, other):
+        return isinstance(other, Vec) and self.scale == other.scale
+
+    def __hash__(self):
+        return hash(self.scale)
+
+    def __repr__(self):
+        return f"Vec(scale={self.scale})"
+
+
+class Lazy:
+    def __init__(self):
+        object.__setattr__(self, "writes", 0)
+
+    def __getattr__(self, name):
+        if name.startswith("dyn_"):
+            return len(name)
+        raise AttributeError(name)
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, "writes", self.writes + 1)
+        object.__setattr__(self, name, value)
+
+
+class SubBox(Box):
+    def bump(self, k):
+        return super().bump(k * 2) + 1
+
+    @classmethod
+    def make(cls, t):
+        return cls(t, 1, "sub")
+
+    @staticmethod
+    def twice(t):
+        return t * 2
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad
+
+
+def _make_seq():
+    with torch.random.fork_rng():
+        torch.manual_seed(11)
+        return nn.Sequential(nn.Linear(4, 4), nn.Tanh())
+
+
+G_SEQ = _make_seq()
+G_HOOKS = []
+'''
+
+
+def render(rng, seed, backend, calls, version=1):
     """The module-level source before the entry function."""
     return (HEADER.format(seed=seed, backend=backend, calls=calls)
             + GLOBALS.format(count=rng.randint(0, 3), scale=rng.choice([0.5, 1.5, 2.0]),
                              flag=rng.choice([True, False]), name=seed % 7,
                              tscale=rng.choice([1.0, 0.25, -1.0]))
-            + CLASSES.format(limit=rng.randint(1, 4), aux_k=rng.randint(1, 4)))
+            + CLASSES.format(limit=rng.randint(1, 4), aux_k=rng.randint(1, 4))
+            + (V2_CLASSES if version >= 2 else ""))

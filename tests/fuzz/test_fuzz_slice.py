@@ -16,10 +16,12 @@ from tests.fuzz.runner import run_seed
 
 SLICE = range(0, 400)
 
-# seed -> the known bug that makes it fail (the classes of issue 16 that were fixed are gone from here)
+# seed -> the known bug (the issue-16 class: a, b, c, d or new) that makes it fail
 KNOWN = {
-    359: ("aot_eager on a resume function whose graph has dropout in train mode: the backend fails with "
-          "'Expected native_dropout to be a tensor' and the frame falls back to plain Python with a record"),
+    # an EntryModule forward with F.dropout(box.w, training=True) whose result only feeds a value that is
+    # never used, under aot_eager: torch's partitioner fails ("Expected native_dropout to be a tensor"),
+    # so the frame falls back to eager with a framejit-failed warning
+    359: "(c) aot_eager: a random op whose result is dead fails the backend (native_dropout)",
 }
 
 

@@ -48,7 +48,7 @@ def main():
         answer = {"id": job["id"]}
         try:
             if "seed" in job:
-                source, name = generate(job["seed"]).source, str(job["seed"])
+                source, name = generate(job["seed"], version=job.get("version", 1)).source, str(job["seed"])
             else:
                 source, name = job["source"], job.get("name", "src")
             outcome = run_source(source, name)

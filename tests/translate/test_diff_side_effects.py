@@ -368,7 +368,49 @@ def effects_then_raise(items, x):
     return x
 
 
+class Plain:
+    """Compared by vars() in order: the order attributes were created in is observable."""
+
+    def __init__(self):
+        self.n = 1
+
+    @property
+    def level(self):
+        return self.__dict__.get("_level", 0)
+
+    @level.setter
+    def level(self, value):
+        self._level = value
+
+
+def new_attribute_stored_twice_keeps_its_place(obj, x):
+    obj.extra = 0
+    obj.other = 3
+    obj.extra = 5
+    return x + 1
+
+
+def dict_update_then_setter_then_store(obj, x):
+    obj.__dict__.update(extra=1)
+    obj.level = 3
+    obj.extra = 2
+    return x + 1
+
+
+def interleaved_restores_keep_creation_order(obj, x):
+    obj.a = x.sum()
+    obj.b = 2
+    obj.a = 3
+    obj.c = x * 2
+    obj.b = 4
+    obj.a = 6
+    return x - 1
+
+
 CASES = [
+    case(new_attribute_stored_twice_keeps_its_place, Plain(), x3, **ONE),
+    case(dict_update_then_setter_then_store, Plain(), x3, **ONE),
+    case(interleaved_restores_keep_creation_order, Plain(), x3, **ONE),
     case(setattr_on_input, Box(1.0), x3, **ONE),
     case(setattr_then_read_back, Box(x3), y3, **ONE),
     case(method_mutates_input, Box(x3), y3, **ONE),

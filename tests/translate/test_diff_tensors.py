@@ -483,7 +483,70 @@ def grad_through_view_and_index(g):
     return g.view(4, 3)[1:, :2].sum() + g[:, 0]
 
 
+# ---------------------------------------------------------------- conversions that hand back the tensor itself
+
+
+def float_of_float_is_itself(g):
+    y = g.float()
+    return y is g, y.is_leaf, y.requires_grad, g * 2
+
+
+def to_same_dtype_is_itself(x):
+    y = x.to(torch.float32)
+    return y is x, y + 1
+
+
+def contiguous_of_contiguous_is_itself(x):
+    return x.contiguous() is x, x.t().contiguous() is x, x + 1
+
+
+def cpu_of_cpu_is_itself(x):
+    return x.cpu() is x, x.to("cpu") is x, x * 3
+
+
+def as_tensor_of_tensor_is_itself(x):
+    return torch.as_tensor(x) is x, torch.as_tensor(x, dtype=torch.float64) is x, x - 1
+
+
+def type_same_is_itself(x):
+    y = x.type(torch.float32)
+    return y is x, x + 1
+
+
+def noop_conversion_of_intermediate(g):
+    y = g * 2
+    z = y.float().contiguous()
+    return z is y, z.is_leaf, z
+
+
+def noop_conversion_then_in_place(x):
+    y = x.float().contiguous()
+    y.add_(1)
+    return y is x, y
+
+
+def detached_leaf_requiring_grad(g):
+    y = g.detach().requires_grad_()
+    return y.is_leaf, y.requires_grad, (y * 2).is_leaf, g.detach().is_leaf
+
+
+def leaf_answers_of_intermediates(x, g):
+    a = x * 2
+    b = g * 2
+    return a.is_leaf, b.is_leaf, b.detach().is_leaf, (a + g).is_leaf
+
+
 CASES = [
+    case(float_of_float_is_itself, g34, **ONE),
+    case(to_same_dtype_is_itself, x34, **ONE),
+    case(contiguous_of_contiguous_is_itself, x34, **ONE),
+    case(cpu_of_cpu_is_itself, x34, **ONE),
+    case(as_tensor_of_tensor_is_itself, x34, **ONE),
+    case(type_same_is_itself, x34, **ONE),
+    case(noop_conversion_of_intermediate, g34, **ONE),
+    case(noop_conversion_then_in_place, x34, **ONE),
+    case(detached_leaf_requiring_grad, g34, **ONE),
+    case(leaf_answers_of_intermediates, x34, g34, **ONE),
     case(add_then_scale, x34, y34, **ONE),
     case(sub_over_abs, x34, y34, **ONE),
     case(polynomial, x34, **ONE),

@@ -138,6 +138,9 @@ class GraphBuilder:
             # so it runs as plain Python at a break and raises there, exactly as eagerly
             raise GraphBreak("op raised", f"{_target_name(target)} raises {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
         check_overlap(op, target, fake_args, fake_kwargs, tensors, versions)   # what fake kernels do not check
+        itself = _input_handed_back(target, args, fake_args, fake_kwargs, out, tensors, versions)
+        if itself is not None:
+            return itself
         node = self.graph.create_node(op, target, fx_args, fx_kwargs)
         self.created.append(node)
         if self.current_stack_trace:
@@ -209,6 +212,22 @@ class GraphBuilder:
 
 def _target_name(target):
     return target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+
+
+def _input_handed_back(target, args, fake_args, fake_kwargs, out, tensors, versions):
+    """The argument's own Value when a non-mutating op returned that very tensor: x.float() of a float
+    tensor, x.to(its dtype), x.contiguous() of a contiguous one, x.cpu(), torch.as_tensor(x). Eagerly
+    it is the same object (`is`, is_leaf, grad_fn say so); no node is recorded. In-place ops (a name
+    ending in "_", operator.i*, out=) also hand back their input, and keep their node."""
+    if not isinstance(out, torch.Tensor) or "out" in fake_kwargs:
+        return None
+    name = target if isinstance(target, str) else getattr(target, "__name__", "")
+    if name.endswith("_") or name.startswith("__i") or fake_memo.is_inplace_operator(target):
+        return None
+    for value, fake in zip(args, fake_args):
+        if fake is out and isinstance(value, TensorValue):
+            return value if versions_of(tensors) == versions else None
+    return None
 
 
 def _to_arg(v, fake):

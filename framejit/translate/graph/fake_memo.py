@@ -55,6 +55,11 @@ _DEVICE = torch.ops.prim.device.default
 _STRIDED = torch.strided
 
 
+def is_inplace_operator(target):
+    """operator.iadd & co, setitem, delitem: the operator module's writing functions."""
+    return target in _INPLACE_OPERATORS
+
+
 class _Unmemoisable(Exception):
     """Raised while building a signature: this call is never memoised."""
 

@@ -76,7 +76,9 @@ def tensor_attr(tx, t, name):
     if fold is not None:
         return Const(fold(t.fake))
     if name == "is_leaf":
-        return Const(t.fake.is_leaf if t.source is not None else not t.fake.requires_grad)
+        # fakes carry the autograd history of the ops that made them: a tensor the frame detached and
+        # then set requires_grad on is a leaf that requires grad
+        return Const(t.fake.is_leaf)
     if name in TENSOR_VIEW_ATTRS:
         return tx.ctx.graph.call_function(getattr, (t, Const(name)), {})
     if name == "data":
