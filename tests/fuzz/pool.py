@@ -3,8 +3,9 @@
 `Pool(jobs, timeout)` starts `jobs` workers (python -m tests.fuzz.worker) in the repository root and
 hands each one job at a time. A worker that does not answer within `timeout` seconds is killed (its
 program is reported as a "timeout" mismatch) and replaced; one that dies is reported as
-"worker_died" with the end of its stderr. Workers are replaced after `recycle` programs, so memory
-a long run leaks in one process stays bounded.
+"worker_died" with the end of its stderr. A worker retires after a program that left its process
+unfit (inference mode on, a broken dispatch state: worker._healthy) and is replaced. Workers are replaced
+after `recycle` programs, so memory a long run leaks in one process stays bounded.
 """
 import json
 import os
@@ -126,7 +127,12 @@ class Pool:
                     job, worker.job, worker.deadline = worker.job, None, None
                     worker.done += 1
                     running -= 1
+                    retired = answer.pop("retire", False)
+                    if retired:
+                        self._replace(worker)
                     yield job, answer
+                    if retired:
+                        break               # that worker and its buffer are gone
             now = time.monotonic()
             for worker in list(self.workers):
                 if worker.deadline is not None and now > worker.deadline:

@@ -56,7 +56,24 @@ def main():
                           eager_raised=outcome.eager_raised, graphs=outcome.graphs, breaks=outcome.breaks)
         except Exception:
             answer["harness"] = traceback.format_exc()[-3000:]
+        healthy = _healthy()
+        if not healthy:
+            answer["retire"] = True     # the pool starts a fresh worker: no program inherits this state
         protocol.write(json.dumps(answer) + "\n")
+        if not healthy:
+            return
+
+
+def _healthy():
+    """Did the program leave this process fit for the next one? Inference mode cannot be switched
+    off from outside its guard, and a dispatch key left set breaks every later op."""
+    import torch
+
+    try:
+        torch.ones(1) + 1
+    except Exception:
+        return False
+    return not torch.is_inference_mode_enabled() and torch.is_grad_enabled()
 
 
 if __name__ == "__main__":
