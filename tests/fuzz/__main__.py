@@ -78,7 +78,8 @@ def run_many(args):
                 per_kind.update(kinds)
                 primary[primary_kind(kinds)] += 1
                 if out:
-                    _write_failure(out, seed, answer, generate(seed, version=args.gen_version).source)
+                    _write_failure(out, seed, answer,
+                                   answer.get("source") or generate(seed, version=args.gen_version).source)
             if done % args.progress == 0:
                 rate = done / (time.monotonic() - start)
                 print(f"  {done}/{args.count} programs, {len(failing)} failing, {rate:.1f} programs/s",

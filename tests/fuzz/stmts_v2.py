@@ -137,7 +137,7 @@ def functional(g):
             f"SubBox.twice({text})"]))
     else:
         _bind_new(g, "s", STR, r.choice([
-            f"f'{{{py_float(g, 1)}:.2f}}'", f"'%d-%s' % ({py_int(g, 1)}, {py_str(g, 1)})",
+            f"format({py_float(g, 1)}, '.2f')", f"'%d-%s' % ({py_int(g, 1)}, {py_str(g, 1)})",
             f"'{{}}:{{}}'.format({py_int(g, 1)}, {py_str(g, 1)})", f"{py_str(g, 1)}.split('-')[0]",
             f"{py_str(g, 1)}.replace('g', 'h')[::-1]", f"{py_str(g, 1)}.zfill(4) * 2"]))
     return True

@@ -2,7 +2,7 @@
 
 A job is {"id": ..., "seed": S} (the program is generated here) or {"id": ..., "source": text}.
 The answer is {"id", "mismatches": [...], "eager_raised", "graphs", "breaks"} or {"id", "harness": text}
-when the runner itself failed. The worker writes answers on a private copy of its stdout and points
+when the runner itself failed, with "source" (the program as run) whenever something differed. The worker writes answers on a private copy of its stdout and points
 file descriptor 1 at /dev/null, so nothing a program prints (even from C) can corrupt the protocol.
 It answers {"ready": true} once torch and framejit are imported and both backends have run once,
 so the first program's time limit does not pay for imports.
@@ -56,6 +56,8 @@ def main():
                           eager_raised=outcome.eager_raised, graphs=outcome.graphs, breaks=outcome.breaks)
         except Exception:
             answer["harness"] = traceback.format_exc()[-3000:]
+        if answer.get("mismatches") or "harness" in answer:
+            answer["source"] = source       # the program exactly as this worker ran it
         healthy = _healthy()
         if not healthy:
             answer["retire"] = True     # the pool starts a fresh worker: no program inherits this state

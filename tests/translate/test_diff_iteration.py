@@ -563,7 +563,50 @@ def grads_through_dict_of_tensors(g, h):
     return d
 
 
+# ---------------------------------------------------------------- iterating a tensor gives unbind's views
+
+
+def rows_then_base_written(g):
+    out = []
+    for row in g:
+        with torch.no_grad():
+            g[0].mul_(-1.0)
+        out.append(row[:] * 2)
+    return out
+
+
+def row_written_in_place(g):
+    y = g * 2
+    for row in y:
+        row.add_(1.0)
+    return y
+
+
+def rows_of_unpacking_written(g):
+    y = g * 2
+    a, b, c = y
+    a.mul_(2.0)
+    return y
+
+
+def row_grad_fn_names(g):
+    y = g * 2
+    return [type(r.grad_fn).__name__ for r in y], [r._is_view() for r in y]
+
+
+def rows_without_grad_written(x):
+    y = x * 2
+    for row in y:
+        row.add_(1.0)
+    return y
+
+
 CASES = [
+    case(rows_then_base_written, g34),
+    case(row_written_in_place, g34),
+    case(rows_of_unpacking_written, g34),
+    case(row_grad_fn_names, g34),
+    case(rows_without_grad_written, x34),
     case(while_collatz_steps, 27, **PY),
     case(while_true_with_break, x34, **ONE),
     case(while_else_runs_without_break, x34, **ONE),

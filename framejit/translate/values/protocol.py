@@ -6,7 +6,6 @@ Kinds with rules of their own answer through methods (`truth(tx)`, `unpack(tx)`,
 so this module imports none of them. The tables of lookasides, the translator's handlers and the
 value kinds all ask these questions.
 """
-import operator
 
 import torch
 
@@ -66,7 +65,9 @@ def unpack_iterable(tx, v):
         n = v.fake.shape[0] if v.fake.ndim else None
         if n is None:
             raise GraphBreak("iterate tensor", "iteration over a 0-d tensor")
-        return [tx.ctx.graph.call_function(operator.getitem, (v, Const(i)), {}) for i in range(n)]
+        # Tensor.__iter__ is iter(self.unbind(0)): its items are one op's multi-output views, which autograd
+        # forbids writing in place (and using after their base was written), unlike x[i]
+        return list(tx.ctx.graph.call_function(torch.unbind, (v, Const(0)), {}).items)
     if hasattr(v, "unpack"):
         return v.unpack(tx)
     raise GraphBreak("iterate", f"cannot iterate over {v!r}")
