@@ -43,8 +43,8 @@ STATE_SETTERS = (
 
 
 def is_state_setter(fn):
-    """Is `fn` one of STATE_SETTERS, or a functools.wraps wrapper of one (importing torch._dynamo
-    rebinds torch.manual_seed & co. to such wrappers)?"""
+    """Is `fn` one of STATE_SETTERS, or a functools.wraps wrapper of one (once torch's own compiler
+    frontend is imported, torch.manual_seed & co. are rebound to such wrappers)?"""
     for _ in range(3):
         if fn in STATE_SETTERS:
             return True
