@@ -88,7 +88,8 @@ def reset_process_state():
 def _globals_of(module):
     names = sorted(n for n in vars(module) if n.startswith("G_"))
     roots = [(f"global {n}", getattr(module, n)) for n in names]
-    roots.append(("module aux", module.aux))
+    if hasattr(module, "aux"):
+        roots.append(("module aux", module.aux))
     entry = getattr(module.f, "forward", module.f)
     roots.append(("f.__defaults__", getattr(entry, "__defaults__", None)))
     return roots
