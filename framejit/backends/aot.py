@@ -24,6 +24,8 @@ runs them as one autograd.Function. Three consequences differ from running the o
 import torch
 import torch.fx as fx
 
+from .grad_regions import compile_by_regions, has_grad_switches, with_dead_tensors_out
+
 # The graph nodes that switch grad mode, inference mode or autocast (backends/ imports nothing of translate/:
 # tests/backends/test_aot.py checks this is translate/lookasides/ctx_managers.STATE_NODE_TARGETS).
 STATE_SWITCHES = frozenset({torch._C._set_grad_enabled, torch.autograd.grad_mode._enter_inference_mode,
@@ -32,6 +34,13 @@ STATE_SWITCHES = frozenset({torch._C._set_grad_enabled, torch.autograd.grad_mode
 
 
 def aot_eager(gm, example_inputs):
+    if has_grad_switches(gm) or not torch.is_grad_enabled():
+        # grad off somewhere: AOT autograd only for the regions where it is on (backends/grad_regions.py)
+        return compile_by_regions(gm, torch.is_grad_enabled(), _compile_aot)
+    return _compile_aot(gm, example_inputs)
+
+
+def _compile_aot(gm, example_inputs):
     from functorch.compile import make_boxed_compiler
     from torch._functorch.aot_autograd import aot_module_simplified
 
@@ -42,11 +51,18 @@ def aot_eager(gm, example_inputs):
         return aot_module_simplified(graph, example_inputs, fw_compiler=make_boxed_compiler(nop),
                                      bw_compiler=make_boxed_compiler(nop), partition_fn=partition)
 
+    gm, n_results = with_dead_tensors_out(gm)
     try:
         compiled = compile_graph(gm)
     except Exception as first_error:
         compiled = mutations_outside(gm, example_inputs, compile_graph, first_error)
-    return keep_none_grads(gm, compiled)
+    compiled = keep_none_grads(gm, compiled)
+    if n_results is None:
+        return compiled
+
+    def run(*args):
+        return compiled(*args)[:n_results]
+    return run
 
 
 # ---- random numbers ----------------------------------------------------------------------------
