@@ -26,8 +26,11 @@ _exit_inference_mode = torch.autograd.grad_mode._exit_inference_mode
 SWITCHES = frozenset({_set_grad_enabled, _enter_inference_mode, _exit_inference_mode})
 
 
-def has_grad_switches(gm):
-    return any(n.op == "call_function" and n.target in SWITCHES for n in gm.graph.nodes)
+def needs_regions(gm, grad_at_entry):
+    """Must `gm` be compiled region by region: grad off somewhere, or independent parts (see
+    `independent_parts`)?"""
+    groups = regions(gm.graph, grad_at_entry)
+    return [kind for kind, _ in groups] != ["grad"] or len(independent_parts(groups)) > 1
 
 
 def regions(graph, grad_at_entry):
@@ -52,6 +55,43 @@ def regions(graph, grad_at_entry):
             groups.append((kind, []))
         groups[-1][1].append(node)
     return groups
+
+
+def independent_parts(groups):
+    """`groups` with each grad region split into the parts that share no computed value (connected
+    through inputs only), when nothing in it writes in place. One Function per part, as eager has one
+    autograd history per part: a backward or autograd.grad through one part (which frees what that part
+    saved) leaves the others' saved values alone."""
+    out = []
+    for kind, nodes in groups:
+        if kind != "grad" or len(nodes) < 2 or any(_writes(n) for n in nodes):
+            out.append((kind, nodes))
+            continue
+        part_of = {}
+        parts = []
+        for node in nodes:
+            joined = {part_of[u] for u in node.all_input_nodes if u in part_of}
+            if not joined:
+                parts.append([node])
+                part_of[node] = len(parts) - 1
+                continue
+            keep = min(joined)
+            for other in sorted(joined - {keep}):
+                for moved in parts[other]:
+                    part_of[moved] = keep
+                parts[keep] += parts[other]
+                parts[other] = []
+            parts[keep].append(node)
+            part_of[node] = keep
+        order = {n: i for i, n in enumerate(nodes)}
+        out += [(kind, sorted(part, key=order.__getitem__)) for part in parts if part]
+    return out
+
+
+def _writes(node):
+    name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")
+    return (name.endswith("_") and not name.startswith("__")) or name == "setitem" or "out" in node.kwargs \
+        or node.kwargs.get("inplace") is True
 
 
 def _subgraph(gm, nodes):
@@ -98,7 +138,7 @@ def compile_by_regions(gm, grad_at_entry, compile_region):
     """A callable running `gm` region by region (see the module doc); `compile_region(sub_gm, fakes)`
     compiles a region where grad is on (fakes: its inputs' example values from the conversion)."""
     steps = []
-    for kind, nodes in regions(gm.graph, grad_at_entry):
+    for kind, nodes in independent_parts(regions(gm.graph, grad_at_entry)):
         if kind == "switch":
             steps.append((None, nodes[0], None))
             continue
@@ -106,7 +146,8 @@ def compile_by_regions(gm, grad_at_entry, compile_region):
         fakes = [n.meta.get("example_value") for n in inputs]
         run = sub
         if kind == "grad" and all(f is not None for f in fakes):
-            run = compile_region(sub, fakes)
+            with torch.enable_grad():               # the mode it runs in, whatever the graph starts in
+                run = compile_region(sub, fakes)
         steps.append((run, inputs, outputs))
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     result = next(n for n in gm.graph.nodes if n.op == "output").args[0]
