@@ -24,6 +24,8 @@ runs them as one autograd.Function. Three consequences differ from running the o
 import torch
 import torch.fx as fx
 
+from .grad_regions import compile_by_regions, needs_regions, with_dead_tensors_out
+
 # The graph nodes that switch grad mode, inference mode or autocast (backends/ imports nothing of translate/:
 # tests/backends/test_aot.py checks this is translate/lookasides/ctx_managers.STATE_NODE_TARGETS).
 STATE_SWITCHES = frozenset({torch._C._set_grad_enabled, torch.autograd.grad_mode._enter_inference_mode,
@@ -32,6 +34,13 @@ STATE_SWITCHES = frozenset({torch._C._set_grad_enabled, torch.autograd.grad_mode
 
 
 def aot_eager(gm, example_inputs):
+    if needs_regions(gm, torch.is_grad_enabled()):
+        # grad off somewhere, or parts with separate autograd histories (backends/grad_regions.py)
+        return compile_by_regions(gm, torch.is_grad_enabled(), _compile_aot)
+    return _compile_aot(gm, example_inputs)
+
+
+def _compile_aot(gm, example_inputs):
     from functorch.compile import make_boxed_compiler
     from torch._functorch.aot_autograd import aot_module_simplified
 
@@ -42,11 +51,18 @@ def aot_eager(gm, example_inputs):
         return aot_module_simplified(graph, example_inputs, fw_compiler=make_boxed_compiler(nop),
                                      bw_compiler=make_boxed_compiler(nop), partition_fn=partition)
 
+    gm, n_results = with_dead_tensors_out(gm)
     try:
         compiled = compile_graph(gm)
     except Exception as first_error:
         compiled = mutations_outside(gm, example_inputs, compile_graph, first_error)
-    return keep_none_grads(gm, compiled)
+    compiled = keep_none_grads(gm, compiled)
+    if n_results is None:
+        return compiled
+
+    def run(*args):
+        return compiled(*args)[:n_results]
+    return run
 
 
 # ---- random numbers ----------------------------------------------------------------------------
@@ -100,10 +116,12 @@ def mutations_outside(gm, example_inputs, compile_graph, first_error):
     updates = [n for n in graph.nodes if n.target is torch.ops.aten.copy_.default and n.args[0] in placeholders]
     other_writes = [n for n in graph.nodes if n.op == "call_function" and n not in updates and
                     isinstance(n.target, torch._ops.OpOverload) and n.target._schema.is_mutable]
-    if not updates or other_writes or len({n.args[0] for n in updates}) != len(updates) or \
-            _outputs_alias_updated_inputs(gm, [placeholders.index(n.args[0]) for n in updates]):
+    if not updates or other_writes or len({n.args[0] for n in updates}) != len(updates):
         raise first_error
     updated = [placeholders.index(n.args[0]) for n in updates]
+    aliases = _aliases_of_updated_inputs(gm, updated)
+    if aliases is None:
+        raise first_error
     _differentiable_copies(graph)
     results = list(output.args[0])
     values = [n.args[1] for n in updates]
@@ -123,7 +141,12 @@ def mutations_outside(gm, example_inputs, compile_graph, first_error):
             _raise_in_backward(outs, poisoned)
         for i, new in zip(updated, outs[n_results:]):
             args[i].copy_(new)
-        return outs[:n_results]
+        outs = outs[:n_results]
+        if aliases:
+            outs = list(outs)
+            for j, (i, size, stride, offset) in aliases.items():
+                outs[j] = args[i] if size is None else args[i].as_strided(size, stride, offset)
+        return outs
     return run
 
 
@@ -198,18 +221,31 @@ def _differentiable_copies(graph):
         graph.erase_node(node)
 
 
-def _outputs_alias_updated_inputs(gm, updated):
-    """Does an output of `gm` share memory with an input it updates (a view of it, or the input itself)?
-    Those would come back as new tensors, not as views of the input."""
+def _aliases_of_updated_inputs(gm, updated):
+    """Outputs of `gm` that share memory with an input it updates: {output index: (input index, size,
+    stride, storage offset)} (size None: the input itself), to be made again from the updated input
+    after the call (the graph's own would be views of its clone). None when one cannot be: it requires
+    grad (its grad_fn would differ) or its layout is not known."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    storages = {placeholders[i].meta["example_value"].untyped_storage()._cdata for i in updated
-                if "example_value" in placeholders[i].meta}
+    fakes = {i: placeholders[i].meta.get("example_value") for i in updated}
+    if any(not isinstance(f, torch.Tensor) for f in fakes.values()):
+        return None
+    storages = {f.untyped_storage()._cdata: (i, f) for i, f in fakes.items()}
     output = next(n for n in gm.graph.nodes if n.op == "output")
-    for node in output.args[0]:
+    aliases = {}
+    for j, node in enumerate(output.args[0]):
         fake = node.meta.get("example_value") if isinstance(node, fx.Node) else None
-        if not isinstance(fake, torch.Tensor) or fake.untyped_storage()._cdata in storages:
-            return True
-    return False
+        if not isinstance(fake, torch.Tensor):
+            return None
+        hit = storages.get(fake.untyped_storage()._cdata)
+        if hit is None:
+            continue
+        i, base = hit
+        if fake.requires_grad or fake.dtype != base.dtype:
+            return None
+        same = fake is base
+        aliases[j] = (i, None, None, None) if same else (i, tuple(fake.shape), fake.stride(), fake.storage_offset())
+    return aliases
 
 
 # ---- gradients eager leaves None ----------------------------------------------------------------

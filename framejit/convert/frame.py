@@ -31,6 +31,7 @@ from .callees import CalleeWrappers, CompiledCallee, callee_position
 from ..errors import BackendError, GraphBreak, Unsupported
 from ..translate.guards.guard_set import is_instance_guard
 from ..translate.guards import module_guards
+from ..translate.guards.identity import guard_storage_sharing
 from ..translate.guards.autocast import autocast_sensitive
 from ..translate.context import ConversionContext, is_cpu_autocast_enabled
 from ..translate.lookasides.ctx_managers import STATE_NODE_TARGETS, ExitValue, close_open_autocast
@@ -235,6 +236,8 @@ def _compile_graph(ctx, outputs, opts):
     ctx.guard_state(torch.is_grad_enabled)         # grad mode at entry shapes every graph
     ctx.guard_state(torch.get_default_dtype)       # and the default dtype: factories, int / int, int + 0.5
     gm, example_inputs = ctx.graph.finish(outputs)
+    guard_storage_sharing(ctx.guards, [(source, tensor, node.meta.get("example_value"))
+                                       for source, tensor, node in ctx.graph.inputs])
     if autocast_sensitive(gm.graph, STATE_NODE_TARGETS):
         ctx.guard_state(is_cpu_autocast_enabled)
     grad_mode = torch.is_grad_enabled()

@@ -144,7 +144,9 @@ def _save(t):
 
 
 def _put_back(t, saved):
-    with torch.no_grad():
+    # an inference tensor can be written only in inference mode (and the op that failed may have been
+    # just such a write)
+    with torch.inference_mode() if t.is_inference() else torch.no_grad():
         if t.shape == saved.shape and t.stride() == saved.stride():
             t.copy_(saved)
         else:

@@ -286,3 +286,22 @@ def test_the_state_switches_aot_knows_are_the_translators():
     from framejit.backends.aot import STATE_SWITCHES
     from framejit.translate.lookasides.ctx_managers import STATE_NODE_TARGETS
     assert STATE_SWITCHES == STATE_NODE_TARGETS
+
+
+G_BUF = torch.arange(4.0)
+
+
+def view_of_updated_input_returned(w, buf):
+    view = buf[1:3]
+    unused = w * buf[:, None]            # saves buf for backward, then buf is written
+    buf.add_(1.0)
+    return view, unused
+
+
+def test_output_viewing_an_input_the_graph_updates():
+    # the in-place update goes outside the traced Function; the returned view must still view the input
+    w, buf = randn(4, 4, requires_grad=True), torch.arange(4.0)
+    out = _quietly(lambda: check(view_of_updated_input_returned, w, buf, backend="aot_eager"))
+    view = framejit.compile(view_of_updated_input_returned, backend="aot_eager")(w, buf)[0]
+    buf[1] = 100.0
+    assert view[0].item() == 100.0

@@ -197,6 +197,21 @@ def test_a_resume_function_whose_graph_raises():
     check(break_then_raise, X, BAD, Counter())
 
 
+def write_into_inference_tensor(x, c):
+    with torch.inference_mode():
+        t = x * 2                # an inference tensor
+    print("break")               # the next graph takes it as an input
+    c.count += 1
+    view = t[1:3]
+    view[0] = 5.0            # outside inference mode: raises (after writing)
+    return view
+
+
+def test_a_raising_write_into_an_inference_tensor():
+    # undoing the partial run writes into the inference tensor too: that must not raise in its place
+    check(write_into_inference_tensor, X, Counter())
+
+
 def test_the_handler_is_added_only_where_an_effect_precedes_an_op():
     def after(x, c):
         y = x * 2

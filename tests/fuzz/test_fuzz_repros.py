@@ -1,4 +1,5 @@
-"""The open bugs the fuzzer found, one minimal program each (tests/fuzz/repros/), as strict xfails.
+"""The bugs the fuzzer found, one minimal program each: open ones (tests/fuzz/repros/) as strict
+xfails, fixed ones (tests/fuzz/regressions/, moved there by the fix) as tests that must match eager.
 
 Each file is a fuzz-format program (f, make_inputs, FUZZ_BACKEND, FUZZ_CALLS) whose first comment
 says the bug and its class from issue 16 ((b), (c)...). The test runs it eagerly and compiled in a
@@ -13,6 +14,7 @@ import pytest
 from tests.fuzz.pool import Pool
 
 REPROS = sorted((Path(__file__).parent / "repros").glob("*.py"))
+FIXED = sorted((Path(__file__).parent / "regressions").glob("*.py"))
 
 
 class DifferenceFound(AssertionError):
@@ -40,5 +42,12 @@ def test_repro_matches_eager(pool, path):
         raise DifferenceFound("\n".join(found))
 
 
+@pytest.mark.parametrize("path", FIXED, ids=[p.stem for p in FIXED])
+def test_fixed_bug_stays_fixed(pool, path):
+    answer = pool.run_one(path.read_text(), name=path.stem)
+    assert "harness" not in answer, answer["harness"]
+    assert not answer["mismatches"], [f"[{m['kind']}] {m['where']}: {m['detail'][:300]}" for m in answer["mismatches"]]
+
+
 def test_repros_are_there():
-    assert len(REPROS) >= 1
+    assert len(REPROS) + len(FIXED) >= 10

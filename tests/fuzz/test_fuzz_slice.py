@@ -18,10 +18,8 @@ SLICE = range(0, 400)
 
 # seed -> the known bug (the issue-16 class: a, b, c, d or new) that makes it fail
 KNOWN = {
-    # an EntryModule forward with F.dropout(box.w, training=True) whose result only feeds a value that is
-    # never used, under aot_eager: torch's partitioner fails ("Expected native_dropout to be a tensor"),
-    # so the frame falls back to eager with a framejit-failed warning
-    359: "(c) aot_eager: a random op whose result is dead fails the backend (native_dropout)",
+    # (none open: seed 359, a dead random op failing aot_eager's partitioner, is fixed by
+    # backends/grad_regions.py's dead-tensor outputs)
 }
 
 

@@ -150,3 +150,37 @@ class IdentityTracker:
             self.distinct.members.append(source)
             if len(self.distinct.members) == 2:
                 self.guards.add("CONST_MATCH", self.distinct, True)
+
+
+def _storage_key(tensor):
+    try:
+        return tensor.untyped_storage()._cdata if tensor.layout == torch.strided else None
+    except (RuntimeError, NotImplementedError):
+        return None
+
+
+def guard_storage_sharing(guards, inputs):
+    """When the graph writes into an input tensor, guard which input tensors share memory, as they did
+    at translation: a write through one of two tensors on one storage is visible through the other, and
+    the graph was built (graph/builder.py's fakes) for exactly that sharing. `inputs`: [(source, real
+    tensor, fake after the graph)] of the graph's inputs. Inputs reached through attributes (module
+    parameters and buffers) are left out, as for object aliasing: checking them would cost every call
+    of a big model. The guard: each shared group stays on one storage, and the number of distinct
+    storages stays the same (so no two groups merge)."""
+    members = [(source, tensor) for source, tensor, _ in inputs
+               if _is_input_path(source) and not isinstance(tensor, torch.nn.Parameter)
+               and _storage_key(tensor) is not None]
+    written = any(fake is not None and fake._version > 0 and _is_input_path(source)
+                  for source, _, fake in inputs)
+    if not written or len(members) < 2:
+        return
+    groups = {}
+    for source, tensor in members:
+        groups.setdefault(_storage_key(tensor), []).append(source)
+    parts = [source for source, _ in members]
+    keys = ", ".join(f"{{{i}}}.untyped_storage()._cdata" for i in range(len(parts)))
+    guards.add("CONST_MATCH", FactSource(f"len({{{{{keys}}}}})", tuple(parts)), len(groups))
+    for group in groups.values():
+        for other in group[1:]:
+            guards.add("CONST_MATCH", FactSource("({0}.untyped_storage()._cdata == {1}.untyped_storage()._cdata)",
+                                                 (group[0], other)), True)

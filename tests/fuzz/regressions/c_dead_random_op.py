@@ -1,4 +1,4 @@
-# (c) aot_eager: a random op whose result is never used makes torch's partitioner fail
+# (c, fixed: backends/grad_regions.py) aot_eager: a random op whose result is never used makes torch's partitioner fail
 # ("Expected native_dropout to be a tensor"); the frame falls back with a framejit-failed warning.
 import torch
 import torch.nn.functional as F

@@ -1,4 +1,4 @@
-# (c) aot_eager: torch.autograd.grad inside the frame frees the saved tensors of the graph's single
+# (c, fixed: backends/grad_regions.py, backends/aot.py) aot_eager: torch.autograd.grad inside the frame frees the saved tensors of the graph's single
 # autograd node, which the returned output also hangs from: backward() through that output then fails
 # ("Trying to backward through the graph a second time"); eagerly the two are separate nodes.
 import torch

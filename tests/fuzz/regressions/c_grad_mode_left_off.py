@@ -1,4 +1,4 @@
-# (c) aot_eager: a loop building grad-requiring tensors in a comprehension, then a no_grad block with a
+# (c, fixed: backends/grad_regions.py) aot_eager: a loop building grad-requiring tensors in a comprehension, then a no_grad block with a
 # graph break and an in-place write of an input: grad mode is left disabled after the compiled call.
 import torch
 

@@ -1,4 +1,4 @@
-# (c) aot_eager: a view of a grad-requiring input made and written under no_grad, live across a graph
+# (c, fixed: backends/grad_regions.py) aot_eager: a view of a grad-requiring input made and written under no_grad, live across a graph
 # break: the backend fails ("A view was created in no_grad mode and its base ... has been modified").
 import torch
 

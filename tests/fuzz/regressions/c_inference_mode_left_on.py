@@ -1,4 +1,4 @@
-# (c) aot_eager: an inference_mode block that writes a view of a global: the backend fails ("Cannot set
+# (c, fixed: backends/grad_regions.py) aot_eager: an inference_mode block that writes a view of a global: the backend fails ("Cannot set
 # version_counter for inference tensor"), framejit reports a framejit bug (global state changed,
 # restored), yet inference mode stays ON after the call; later ops of the process then fail with an
 # internal assert ("Hit PythonDispatcher dispatch key but PythonDispatcherTLS was not set").

@@ -1,4 +1,4 @@
-# (c) aot_eager: a view of a leaf made under no_grad and returned comes back with a ViewBackward0
+# (c, fixed: backends/grad_regions.py) aot_eager: a view of a leaf made under no_grad and returned comes back with a ViewBackward0
 # grad_fn, so backward() through it fills the leaf's .grad (eager: no grad_fn, .grad stays None).
 import torch
 

@@ -1,4 +1,4 @@
-# (c) aot_eager: a global written under torch.inference_mode(), then a backward() in the same frame:
+# (c, fixed: backends/grad_regions.py) aot_eager: a global written under torch.inference_mode(), then a backward() in the same frame:
 # the compiled call raises "Inference tensors cannot be saved for backward"; eagerly nothing raises.
 import torch
 

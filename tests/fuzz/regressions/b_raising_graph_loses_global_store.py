@@ -1,4 +1,4 @@
-# (b) eager backend: a graph op that fails only at run time (an in-place write to an inference tensor
+# (b, fixed: convert/raising_graphs.py undoes writes into inference tensors in inference mode) eager backend: a graph op that fails only at run time (an in-place write to an inference tensor
 # outside inference_mode; fake tensors do not know it raises) after a global store: the store is lost
 # (eagerly G_NAME is 'box' when the exception leaves the call).
 import torch

@@ -1,4 +1,4 @@
-# (c) aot_eager: a view of a global taken before a graph break (so it is a graph output), the global
+# (c, fixed: backends/grad_regions.py, backends/aot.py) aot_eager: a view of a global taken before a graph break (so it is a graph output), the global
 # saved for backward by a dead op and then written in place: the backend's joint trace fails ("one of
 # the variables needed for gradient computation has been modified by an inplace operation").
 import torch

@@ -1,4 +1,4 @@
-# (c) aot_eager: a parameter updated in place under no_grad, unrelated to the output, gets a zero
+# (c, fixed: backends/grad_regions.py) aot_eager: a parameter updated in place under no_grad, unrelated to the output, gets a zero
 # .grad after backward() (eager leaves it None).
 import torch
 from torch import nn
