@@ -27,6 +27,7 @@ from .values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, S
 from .values import operators, operator_values  # noqa: F401  (install operator lookasides)
 from .lookasides import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
 from .lookasides import builtin_methods  # noqa: F401  (installs dict.get & co. on real dicts)
+from .lookasides import numpy_calls  # (installs numpy's functions, traced through torch._numpy)
 from .lookasides import stdlib as stdlib_lookasides  # noqa: F401  (installs inspect.signature & co.)
 from .lookasides.stdlib import method_lookaside
 from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
@@ -204,6 +205,8 @@ def call_tensor_method(tx, t, name, args, kwargs):
             raise GraphBreak("method", f"tensor.{name} with non-constant arguments")
         out = getattr(t.fake, name)(*[a.value for a in args], **{k: v.value for k, v in kwargs.items()})
         return Const(tuple(out) if isinstance(out, list) else out)
+    if name == "numpy":
+        return numpy_calls.tensor_numpy(tx, t, args, kwargs)
     if name in TENSOR_BREAK_METHODS:
         raise GraphBreak("data-dependent", f"tensor.{name}() needs the tensor's data, which a graph does not have")
     if name in ("requires_grad_",) and t.source is not None:

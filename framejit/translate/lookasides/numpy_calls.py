@@ -1,0 +1,590 @@
+"""numpy code on tensors, traced as tensor code: the one module that knows how numpy runs in a graph.
+
+Every numpy operation the frame does on arrays (a function of np, np.linalg, np.fft, an ndarray method
+or attribute, an operator, indexing) becomes one graph node whose target runs torch's numpy-on-torch
+implementation, `torch._numpy`, on the graph's tensors (`numpy_target`): fake propagation gives the
+result's metadata, and the backend sees plain torch ops. Swapping that implementation means changing
+this module only.
+
+torch._numpy is not numpy, so each operation's result is also asked of real numpy, on stand-ins of the
+arguments' dtypes (arrays of ones, of size 1 per dimension first, of the real shape when that is not
+enough): numpy's answer says what the result is (an ndarray, a numpy scalar, a tuple of them, its
+dtype); when torch._numpy's graph result does not have that dtype and rank, the operation is a graph
+break, so a result is never of another dtype than eager numpy's. In-place operations (`a += b`,
+`a[i] = v`, `a.fill(v)`) run on a copy in the graph and are written back with `copy_`, so the graph
+keeps the write and every view of the storage sees it.
+
+Graph breaks, with reasons: np.random (numpy's own generator stream, which no graph reproduces),
+numpy functions given torch tensors (numpy then calls the tensor's methods or returns tensors), ndarray
+methods that need the data (item, tolist, ...), functions torch._numpy lacks, data-dependent shapes
+(np.nonzero, boolean masks), anything whose numpy result type torch._numpy does not match.
+"""
+import operator
+import re
+import warnings
+
+import numpy as np
+import torch
+import torch._numpy as tnp
+from torch._numpy import _dtypes_impl
+
+from ...errors import GraphBreak
+from ..dispatch import LOOKASIDES
+from ..values import ndarrays
+from ..values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, TensorValue
+from ..values.ndarrays import TORCH_OF_NUMPY, NdarrayValue, is_numpy_constant, numpy_dtype
+from ..values.operators import BINARY, COMPARE, INPLACE, UNARY
+
+NUMPY_DEFAULTS = _dtypes_impl.DefaultDTypes(float_dtype=torch.float64, complex_dtype=torch.complex128,
+                                            int_dtype=torch.int64)
+FULL_STANDIN_LIMIT = 1 << 16       # elements: above that, stand-ins of the real shape are not made
+
+
+def _check_defaults():
+    """torch._numpy reads its default dtypes from torch's compiler config the first time; numpy's are
+    set here before that happens. If someone set others, numpy code is not traced."""
+    if _dtypes_impl._default_dtypes is None:
+        _dtypes_impl._default_dtypes = NUMPY_DEFAULTS
+    if _dtypes_impl._default_dtypes != NUMPY_DEFAULTS:
+        raise GraphBreak("numpy", "torch._numpy's default dtypes were changed from numpy's float64/int64")
+
+
+# ---- graph targets: torch._numpy run on the graph's tensors -------------------------------------------
+
+_TARGETS = {}
+
+
+def _to_tnp(x):
+    if isinstance(x, torch.Tensor):
+        return tnp.ndarray(x)
+    if type(x) in (tuple, list):
+        return type(x)(_to_tnp(i) for i in x)
+    if isinstance(x, dict):
+        return {k: _to_tnp(v) for k, v in x.items()}
+    return x
+
+
+def _from_tnp(x):
+    if isinstance(x, tnp.ndarray):
+        return x.tensor
+    if isinstance(x, (tuple, list)):
+        return tuple(_from_tnp(i) for i in x)
+    return x
+
+
+def numpy_target(label, fn, inplace=False):
+    """A graph-node target running `fn` (a torch._numpy callable) on tensors as ndarrays; `inplace`:
+    fn mutates its first argument, which the target copies first and returns."""
+    key = (label, inplace)
+    target = _TARGETS.get(key)
+    if target is not None:
+        return target
+    if inplace:
+        def target(dest, *args, **kwargs):
+            arr = tnp.ndarray(dest.clone())
+            fn(arr, *_to_tnp(args), **_to_tnp(kwargs))
+            return arr.tensor
+    else:
+        def target(*args, **kwargs):
+            return _from_tnp(fn(*_to_tnp(args), **_to_tnp(kwargs)))
+    name = "numpy_" + re.sub(r"\W", "_", label) + ("_inplace" if inplace else "")
+    target.__name__ = target.__qualname__ = name
+    target.__module__ = __name__
+    _TARGETS[key] = target
+    return target
+
+
+# ---- arguments: graph values and the stand-ins numpy checks the result type on ------------------
+
+class Standin:
+    """An array argument as numpy's check sees it: made per attempt (small, then full)."""
+    __slots__ = ("shape", "dtype", "scalar")
+
+    def __init__(self, shape, dtype, scalar):
+        self.shape, self.dtype, self.scalar = shape, dtype, scalar
+
+    def make(self, full):
+        if self.scalar:
+            return self.dtype.type(1)
+        shape = self.shape if full else tuple(min(d, 1) for d in self.shape)
+        arr = np.ones(shape, self.dtype)
+        if full and len(shape) >= 2 and shape[-1] == shape[-2] and self.dtype.kind in "fc":
+            arr = arr + np.eye(shape[-1], dtype=self.dtype) * shape[-1]    # invertible, positive definite
+        return arr
+
+    def numel(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+
+def _dtype_name(obj):
+    """A dtype argument (np.float32, np.dtype('f4'), float) as its name, which numpy and torch._numpy
+    both read as that dtype (a graph cannot hold numpy objects)."""
+    return np.dtype(obj).name
+
+
+def is_dtype_like(obj):
+    return isinstance(obj, np.dtype) or isinstance(obj, type) and (issubclass(obj, np.generic) or
+                                                                  obj in (float, int, bool, complex))
+
+
+class Args:
+    """Arguments of one numpy operation: graph values (for the node) and oracle values (for numpy)."""
+
+    def __init__(self, tx, allow_tensors=False):
+        self.tx = tx
+        self.allow_tensors = allow_tensors
+        self.standins = []
+
+    def one(self, v):
+        if isinstance(v, NdarrayValue):
+            return v.tensor, self._standin(v.tensor.fake, v.scalar)
+        if isinstance(v, TensorValue):
+            if not self.allow_tensors:
+                raise GraphBreak("numpy", "a numpy function given a torch tensor (numpy then calls the tensor's "
+                                 "own methods or returns a tensor); convert it with .numpy() first")
+            return tensor_as_ndarray(v).tensor, self._standin(v.fake, False)
+        if is_numpy_constant(v):
+            obj = v.obj if isinstance(v, ObjectValue) else v.value
+            return constant_tensor(self.tx, obj), obj
+        if isinstance(v, (Const, ObjectValue)):
+            obj = v.value if isinstance(v, Const) else v.obj
+            if is_dtype_like(obj):
+                return Const(_dtype_name(obj)), obj
+            if isinstance(v, Const) and not isinstance(obj, (tuple, list, dict, set)) or \
+                    isinstance(obj, tuple) and _plain(obj):
+                return Const(obj), obj
+            raise GraphBreak("numpy", f"a numpy operation given {type(obj).__name__}")
+        if isinstance(v, SeqValue) and v.kind in (tuple, list):
+            pairs = [self.one(i) for i in v.items]
+            return SeqValue(v.kind, [p[0] for p in pairs]), v.kind(p[1] for p in pairs)
+        raise GraphBreak("numpy", f"a numpy operation given {v!r}")
+
+    def _standin(self, fake, scalar):
+        dtype = numpy_dtype(fake)
+        if dtype is None:
+            raise GraphBreak("numpy", f"numpy has no dtype for a {fake.dtype} tensor")
+        s = Standin(tuple(fake.shape), dtype, scalar)
+        self.standins.append(s)
+        return s
+
+    def all(self, args, kwargs):
+        pa = [self.one(a) for a in args]
+        pk = {k: self.one(v) for k, v in kwargs.items()}
+        return ([p[0] for p in pa], {k: p[0] for k, p in pk.items()},
+                [p[1] for p in pa], {k: p[1] for k, p in pk.items()})
+
+
+def _plain(t):
+    return all(x is None or type(x) in (int, float, bool, str, complex) or type(x) is tuple and _plain(x)
+               for x in t)
+
+
+def _materialize(x, full):
+    if isinstance(x, Standin):
+        return x.make(full)
+    if type(x) in (tuple, list):
+        return type(x)(_materialize(i, full) for i in x)
+    return x
+
+
+def constant_tensor(tx, obj):
+    """A numpy scalar known at translation, as a 0-d tensor of its dtype in the graph."""
+    dtype = TORCH_OF_NUMPY.get(obj.dtype)
+    if dtype is None:
+        raise GraphBreak("numpy", f"numpy scalar of dtype {obj.dtype} has no torch dtype")
+    return tx.ctx.graph.call_function(torch.tensor, (Const(obj.item()),), {"dtype": Const(dtype)})
+
+
+def tensor_as_ndarray(t):
+    """`t.numpy()` / np.asarray(t): the same data read as an ndarray (eagerly these raise on tensors that
+    require grad, live off the CPU, have a conjugate bit or a dtype numpy lacks)."""
+    fake = t.fake
+    if fake.requires_grad:
+        raise GraphBreak("numpy", "Tensor.numpy() of a tensor that requires grad raises RuntimeError")
+    if fake.device.type != "cpu":
+        raise GraphBreak("numpy", "Tensor.numpy() of a tensor off the CPU raises TypeError")
+    if fake.is_conj() or fake.is_neg() or numpy_dtype(fake) is None:
+        raise GraphBreak("numpy", f"Tensor.numpy() of this tensor ({fake.dtype}) raises")
+    return NdarrayValue(t)
+
+
+# ---- one operation --------------------------------------------------------------------------------
+
+def _ask_numpy(np_fn, oargs, okwargs, full):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return np_fn(*_materialize(oargs, full), **{k: _materialize(v, full) for k, v in okwargs.items()})
+
+
+def _matches(expected, out):
+    if isinstance(expected, (np.ndarray, np.generic)):
+        if not isinstance(out, TensorValue):
+            return False
+        want = TORCH_OF_NUMPY.get(expected.dtype)
+        ndim = expected.ndim
+        return want is out.fake.dtype and out.fake.ndim == ndim
+    if isinstance(expected, tuple):
+        return isinstance(out, SeqValue) and len(out.items) == len(expected) and \
+            all(_matches(e, o) for e, o in zip(expected, out.items))
+    if expected is None or type(expected) in (bool, int, float, str):
+        return isinstance(out, Const) and type(out.value) is type(expected)
+    return False
+
+
+def _same_kind_precision(expected, out):
+    """torch._numpy computed a float (complex) result in another precision than numpy (np.fft keeps
+    float32 since numpy 2): cast to numpy's dtype; anything else is a mismatch."""
+    if not isinstance(expected, (np.ndarray, np.generic)) or not isinstance(out, TensorValue):
+        return False
+    want = TORCH_OF_NUMPY.get(expected.dtype)
+    return want is not None and out.fake.ndim == expected.ndim and (
+        want.is_floating_point and out.fake.dtype.is_floating_point or want.is_complex and out.fake.dtype.is_complex)
+
+
+def _cast_to(tx, expected, out):
+    if isinstance(expected, (np.ndarray, np.generic)) and out.fake.dtype is not TORCH_OF_NUMPY[expected.dtype]:
+        return tx.ctx.graph.call_method("to", (out, Const(TORCH_OF_NUMPY[expected.dtype])), {})
+    if isinstance(expected, tuple):
+        return SeqValue(out.kind, [_cast_to(tx, e, o) for e, o in zip(expected, out.items)])
+    return out
+
+
+def _as_values(expected, out):
+    if isinstance(expected, np.ndarray):
+        return NdarrayValue(out)
+    if isinstance(expected, np.generic):
+        return NdarrayValue(out, scalar=True)
+    if isinstance(expected, tuple):
+        kind = type(expected) if type(expected) is not tuple else tuple
+        return SeqValue(kind, [_as_values(e, o) for e, o in zip(expected, out.items)])
+    return out
+
+
+def numpy_op(tx, label, tnp_fn, np_fn, args, kwargs, allow_tensors=False):
+    """Run one numpy operation in the graph (torch._numpy) with numpy's result type (real numpy on
+    stand-ins), returning NdarrayValues (or a tuple of them)."""
+    _check_defaults()
+    prepared = Args(tx, allow_tensors)
+    gargs, gkwargs, oargs, okwargs = prepared.all(args, kwargs)
+    out = tx.ctx.graph.call_function(numpy_target(label, tnp_fn), tuple(gargs), gkwargs)
+    expected = _expected(label, np_fn, oargs, okwargs, prepared, out)
+    out = _cast_to(tx, expected, out)
+    result = _as_values(expected, out)
+    if isinstance(result, NdarrayValue) and not result.scalar:
+        for a in args:                  # np.asarray(a), a.astype(a.dtype, copy=False): numpy returns `a`
+            if isinstance(a, NdarrayValue) and a.tensor is result.tensor and not a.scalar:
+                return a
+    return result
+
+
+def _expected(label, np_fn, oargs, okwargs, prepared, out):
+    """numpy's own result on stand-ins, when torch._numpy's graph result agrees with it in kind, dtype
+    and rank; otherwise a graph break."""
+    problem = None
+    for full in (False, True):
+        if full and sum(s.numel() for s in prepared.standins) > FULL_STANDIN_LIMIT:
+            break
+        try:
+            expected = _ask_numpy(np_fn, oargs, okwargs, full)
+        except Exception as e:
+            problem = f"numpy raises {type(e).__name__} on these arguments"
+            continue
+        if _matches(expected, out) or _same_kind_precision(expected, out):
+            return expected
+        problem = f"numpy's result ({_describe(expected)}) differs from torch._numpy's ({_describe_value(out)})"
+    raise GraphBreak("numpy", f"{label}: {problem or 'the arrays are too large to check numpy result type on'}")
+
+
+def _describe(x):
+    if isinstance(x, (np.ndarray, np.generic)):
+        return f"{type(x).__name__} {x.dtype} ndim={x.ndim}"
+    if isinstance(x, tuple):
+        return "(" + ", ".join(_describe(i) for i in x) + ")"
+    return type(x).__name__
+
+
+def _describe_value(v):
+    if isinstance(v, TensorValue):
+        return f"{v.fake.dtype} ndim={v.fake.ndim}"
+    if isinstance(v, SeqValue):
+        return "(" + ", ".join(_describe_value(i) for i in v.items) + ")"
+    return type(v).__name__
+
+
+def numpy_inplace(tx, label, tnp_fn, np_fn, dest, args, kwargs):
+    """An operation that writes into ndarray `dest`: computed on a copy in the graph and copied back (numpy
+    checks the write on a writable stand-in: casting errors, bad shapes)."""
+    _check_defaults()
+    if dest.scalar:
+        raise GraphBreak("numpy", f"{label} on a numpy scalar (scalars are immutable)")
+    prepared = Args(tx)
+    gargs, gkwargs, oargs, okwargs = prepared.all([dest, *args], kwargs)
+    new = tx.ctx.graph.call_function(numpy_target(label, tnp_fn, inplace=True), tuple(gargs), gkwargs)
+    for full in (False, True):
+        if full and sum(s.numel() for s in prepared.standins) > FULL_STANDIN_LIMIT:
+            raise GraphBreak("numpy", f"{label}: the arrays are too large to check the write on")
+        try:
+            _ask_numpy(np_fn, oargs, okwargs, full)
+            break
+        except Exception as e:
+            if full:
+                raise GraphBreak("numpy", f"{label}: numpy raises {type(e).__name__} on this write")
+    if not isinstance(new, TensorValue) or new.fake.dtype is not dest.tensor.fake.dtype:
+        raise GraphBreak("numpy", f"{label}: torch._numpy changed the array's dtype")
+    tx.ctx.graph.call_method("copy_", (dest.tensor, new), {})
+    return dest
+
+
+# ---- the bridge NdarrayValue routes to --------------------------------------------------------------
+
+DATA_METHODS = {"item", "tolist", "tobytes", "tofile", "dump", "dumps", "__array__", "__float__", "__int__",
+                "__bool__", "__index__", "__complex__", "itemset", "getfield", "setfield", "byteswap",
+                "view", "resize", "setflags", "__array_wrap__", "__reduce__", "__dlpack__", "__iter__"}
+INPLACE_METHODS = {"fill", "sort", "put"}
+TNP_ATTRIBUTES = {"T", "real", "imag", "mT"}
+
+
+def _method_runner(name):
+    return lambda a, *args, **kwargs: getattr(a, name)(*args, **kwargs)
+
+
+def _attribute_runner(name):
+    return lambda a: getattr(a, name)
+
+
+class Bridge:
+    def attribute(self, tx, arr, name):
+        if name in TNP_ATTRIBUTES and hasattr(tnp.ndarray, name):
+            run = _attribute_runner(name)
+            return numpy_op(tx, f"ndarray.{name}", run, run, [arr], {})
+        if name in DATA_METHODS or name in INPLACE_METHODS or callable(getattr(tnp.ndarray, name, None)):
+            if callable(getattr(np.ndarray, name, None)):
+                return MethodValue(arr, name)
+        raise GraphBreak("numpy", f"ndarray.{name} is not supported in a graph")
+
+    def method(self, tx, arr, name, args, kwargs):
+        if name in DATA_METHODS:
+            raise GraphBreak("data-dependent", f"ndarray.{name}() needs the array's values, which a graph does not have")
+        run = _method_runner(name)
+        if name in INPLACE_METHODS:
+            return numpy_inplace(tx, f"ndarray.{name}", run, run, arr, args, kwargs)
+        if not callable(getattr(tnp.ndarray, name, None)):
+            raise GraphBreak("numpy", f"ndarray.{name} has no tensor implementation (torch._numpy)")
+        return numpy_op(tx, f"ndarray.{name}", run, run, [arr, *args], kwargs)
+
+    def getitem(self, tx, arr, index):
+        return numpy_op(tx, "getitem", operator.getitem, operator.getitem, [arr, index], {})
+
+    def setitem(self, tx, arr, index, value):
+        numpy_inplace(tx, "setitem", operator.setitem, operator.setitem, arr, [index, value], {})
+
+    def binary(self, tx, sym, a, b):
+        """`a <sym> b` with an ndarray or numpy scalar on either side."""
+        if isinstance(a, TensorValue) or isinstance(b, TensorValue):
+            return _with_tensor(tx, sym, a, b)
+        graph_values = [x for x in (a, b) if isinstance(x, NdarrayValue)]
+        fn = BINARY.get(sym) or INPLACE.get(sym) or COMPARE[sym]
+        if not graph_values:             # numpy scalars and constants: computed for real, numpy's way
+            try:
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return numpy_constant(fn(_real(a), _real(b)))
+            except GraphBreak:
+                raise
+            except Exception as e:
+                raise GraphBreak("constant op raised", f"{sym} on numpy constants raised {type(e).__name__}: {e}")
+        if sym in INPLACE and isinstance(a, NdarrayValue) and not a.scalar:
+            return numpy_inplace(tx, f"operator{sym}", fn, fn, a, [b], {})
+        if sym in INPLACE:
+            fn = BINARY[sym[:-1]]
+        return numpy_op(tx, f"operator{sym}", fn, fn, [a, b], {})
+
+    def unary(self, tx, sym, a):
+        fn = UNARY[sym]
+        if is_numpy_constant(a):
+            return numpy_constant(fn(_real(a)))
+        return numpy_op(tx, f"operator_unary{sym}", fn, fn, [a], {})
+
+
+def _real(v):
+    if isinstance(v, ObjectValue):
+        return v.obj
+    if isinstance(v, Const):
+        return v.value
+    raise GraphBreak("numpy", f"{v!r} is not a constant")
+
+
+def numpy_constant(obj):
+    """A numpy scalar or Python constant computed at translation."""
+    if isinstance(obj, np.generic):
+        return ObjectValue(obj)
+    if isinstance(obj, np.ndarray):
+        raise GraphBreak("numpy", "an ndarray computed from constants at translation")
+    return Const(obj)
+
+
+def _with_tensor(tx, sym, a, b):
+    """A torch tensor and a numpy scalar: torch reads a numpy scalar as a Python number (Tensor's own
+    operators run; numpy defers to them); an ndarray with a tensor is not traced."""
+    def as_torch_operand(v, other):
+        if isinstance(v, TensorValue) or isinstance(v, Const) and not isinstance(v.value, np.generic):
+            return v
+        if is_numpy_constant(v):
+            return Const(_real(v).item())
+        if isinstance(v, NdarrayValue) and v.scalar and other.fake.ndim > 0:
+            return v.tensor                # a 0-d tensor promotes like a Python number against a >0-d one
+        raise GraphBreak("numpy", f"operator {sym} between a torch tensor and a numpy array")
+    from ..values.operators import binary_op, compare_op
+    x, y = as_torch_operand(a, b if isinstance(b, TensorValue) else a), \
+        as_torch_operand(b, a if isinstance(a, TensorValue) else b)
+    return compare_op(tx, sym, x, y) if sym in COMPARE else binary_op(tx, sym, x, y)
+
+
+ndarrays.BRIDGE = Bridge()
+
+
+# ---- numpy's callables ------------------------------------------------------------------------------
+
+# Functions of dtypes and shapes only: answered at translation by numpy itself, on stand-ins of the real
+# shape (broadcast views: no memory).
+METADATA_FUNCTIONS = {"shape", "ndim", "size", "result_type", "promote_types", "can_cast", "issubdtype",
+                      "iinfo", "finfo", "dtype", "isscalar", "min_scalar_type", "isdtype", "issubsctype",
+                      "iscomplexobj", "isrealobj", "broadcast_shapes", "typename", "mintypecode"}
+# np.asarray(t) of a torch tensor reads it through t.__array__() (t.numpy()); other numpy functions
+# given tensors call the tensor's own methods or return tensors, which is not traced.
+TENSOR_READERS = {"asarray", "array", "asanyarray", "ascontiguousarray", "copy"}
+
+
+def _metadata_call(name, np_fn):
+    def impl(tx, args, kwargs):
+        real = [_meta_arg(a) for a in args]
+        real_kw = {k: _meta_arg(v) for k, v in kwargs.items()}
+        try:
+            out = np_fn(*real, **real_kw)
+        except Exception as e:
+            raise GraphBreak("constant call raised", f"np.{name} raised {type(e).__name__}: {e}")
+        return numpy_constant(out) if not isinstance(out, (np.dtype, np.finfo, np.iinfo, tuple, type)) or \
+            isinstance(out, tuple) and not _plain(out) else Const(out)
+    return impl
+
+
+def _meta_arg(v):
+    if isinstance(v, NdarrayValue):
+        dtype = v.dtype
+        return dtype.type(0) if v.scalar else np.broadcast_to(np.zeros((), dtype), tuple(v.tensor.fake.shape))
+    if isinstance(v, TensorValue):
+        raise GraphBreak("numpy", "a numpy function given a torch tensor")
+    if isinstance(v, SeqValue):
+        return v.kind(_meta_arg(i) for i in v.items) if v.kind in (tuple, list) else _real(v)
+    if isinstance(v, (Const, ObjectValue)):
+        return _real(v)
+    raise GraphBreak("numpy", f"a numpy function given {v!r}")
+
+
+def _array_call(label, tnp_fn, np_fn, allow_tensors):
+    def impl(tx, args, kwargs):
+        if isinstance(np_fn, np.ufunc) and all(isinstance(a, (Const, ObjectValue)) for a in [*args, *kwargs.values()]) \
+                and all(_scalar_constant(a) for a in [*args, *kwargs.values()]):
+            try:             # a ufunc of constants (np.sqrt(2.0)): a numpy scalar, computed now
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    return numpy_constant(np_fn(*[_real(a) for a in args], **{k: _real(v) for k, v in kwargs.items()}))
+            except Exception as e:
+                raise GraphBreak("constant call raised", f"{label} raised {type(e).__name__}: {e}")
+        if "out" in kwargs:
+            raise GraphBreak("numpy", f"{label}(..., out=...) is not supported")
+        return numpy_op(tx, label, tnp_fn, np_fn, args, kwargs, allow_tensors=allow_tensors)
+    return impl
+
+
+def _scalar_constant(v):
+    obj = _real(v)
+    return isinstance(obj, (int, float, bool, complex, np.generic)) or is_dtype_like(obj) or obj is None
+
+
+def _scalar_type_call(cls, tnp_fn):
+    """np.float32(2.0): a numpy scalar computed now; np.float32(array): a conversion in the graph."""
+    label = f"np.{cls.__name__}"
+
+    def impl(tx, args, kwargs):
+        if all(isinstance(a, (Const, ObjectValue)) for a in [*args, *kwargs.values()]):
+            try:
+                out = cls(*[_real(a) for a in args], **{k: _real(v) for k, v in kwargs.items()})
+            except Exception as e:
+                raise GraphBreak("constant call raised", f"{label} raised {type(e).__name__}: {e}")
+            return numpy_constant(out)
+        return numpy_op(tx, label, tnp_fn, cls, args, kwargs)
+    return impl
+
+
+def _breaking(label, reason):
+    def impl(tx, args, kwargs):
+        raise GraphBreak("numpy", f"{label}: {reason}")
+    return impl
+
+
+def _register(namespace, prefix, tnp_namespace, with_tnp):
+    """Install lookasides for numpy's callables in `namespace`: with_tnp, those torch._numpy implements
+    (by the same name); otherwise the rest, as graph breaks naming why (an alias such as np.concat is the
+    same object as np.concatenate, found by the first pass)."""
+    for name in dir(namespace):
+        if name.startswith("_"):
+            continue
+        obj = getattr(namespace, name)
+        label = f"{prefix}.{name}"
+        if isinstance(obj, type):
+            if with_tnp and issubclass(obj, np.generic) and obj in TORCH_OF_NUMPY_TYPES and hasattr(tnp, name):
+                LOOKASIDES.setdefault(obj, _scalar_type_call(obj, getattr(tnp, name)))
+            elif with_tnp and obj in (np.dtype, np.iinfo, np.finfo):
+                LOOKASIDES.setdefault(obj, _metadata_call(name, obj))
+            continue
+        if not callable(obj) or isinstance(obj, type(np)):
+            continue
+        try:
+            hash(obj)
+        except TypeError:
+            continue
+        if obj in LOOKASIDES:
+            continue
+        impl_fn = getattr(tnp_namespace, name, None) if tnp_namespace is not None else None
+        if with_tnp:
+            if name in METADATA_FUNCTIONS and tnp_namespace is tnp:
+                LOOKASIDES[obj] = _metadata_call(name, obj)
+            elif impl_fn is not None and callable(impl_fn):
+                LOOKASIDES[obj] = _array_call(label, impl_fn, obj, allow_tensors=name in TENSOR_READERS)
+        elif tnp_namespace is None:
+            LOOKASIDES[obj] = _breaking(label, "np.random draws from numpy's own generator, whose stream a graph "
+                                        "cannot reproduce; it runs as plain Python")
+        else:
+            LOOKASIDES[obj] = _breaking(label, "torch._numpy has no tensor implementation of it")
+
+
+TORCH_OF_NUMPY_TYPES = {d.type for d in TORCH_OF_NUMPY}
+for _with_tnp in (True, False):
+    _register(np.random, "np.random", None, _with_tnp)
+    _register(np.linalg, "np.linalg", tnp.linalg, _with_tnp)
+    _register(np.fft, "np.fft", tnp.fft, _with_tnp)
+    _register(np, "np", tnp, _with_tnp)
+
+
+# ---- torch <-> numpy at the tensor side -------------------------------------------------------------
+
+def tensor_numpy(tx, t, args, kwargs):
+    """Tensor.numpy(): the tensor's own data as an ndarray (no copy, no node)."""
+    force = kwargs.get("force", args[0] if args else Const(False))
+    if not isinstance(force, Const) or force.value:
+        raise GraphBreak("numpy", "Tensor.numpy(force=True) is not supported")
+    return tensor_as_ndarray(t)
+
+
+def _from_numpy(tx, args, kwargs):
+    (arr,) = args
+    if isinstance(arr, NdarrayValue) and not arr.scalar:
+        return arr.tensor
+    raise GraphBreak("numpy", f"torch.from_numpy of {arr!r}")
+
+
+LOOKASIDES[torch.from_numpy] = _from_numpy
