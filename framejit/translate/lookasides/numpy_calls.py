@@ -178,8 +178,8 @@ class Args:
 
 
 def _plain(t):
-    return all(x is None or type(x) in (int, float, bool, str, complex) or type(x) is tuple and _plain(x)
-               for x in t)
+    return all(x is None or x is Ellipsis or type(x) in (int, float, bool, str, complex, slice) or
+               type(x) is tuple and _plain(x) for x in t)
 
 
 def _materialize(x, full):
@@ -588,3 +588,19 @@ def _from_numpy(tx, args, kwargs):
 
 
 LOOKASIDES[torch.from_numpy] = _from_numpy
+
+
+def _wrap_builtin(builtin, np_fn):
+    """abs(a), round(a)...: numpy's function on arrays and numpy scalars, the builtin's own lookaside
+    otherwise."""
+    plain = LOOKASIDES[builtin]
+    traced = _array_call(f"{builtin.__name__}()", getattr(tnp, np_fn.__name__), np_fn, allow_tensors=False)
+
+    def impl(tx, args, kwargs):
+        if args and ndarrays.numpy_involved(args[0]):
+            return traced(tx, args, kwargs)
+        return plain(tx, args, kwargs)
+    LOOKASIDES[builtin] = impl
+
+
+_wrap_builtin(abs, np.absolute)
