@@ -23,6 +23,7 @@ from .source import AttrSource, ItemSource, fixed_source
 from .lookasides.torch_table import (compiling_answer, graph_target, CONSTANT_FUNCTIONS, FACTORY_FUNCTIONS, LIKE_FACTORIES,
                           STATE_QUERIES, TENSOR_BREAK_METHODS, TENSOR_CONST_METHODS, is_graph_op,
                           is_tensor_method_descriptor)
+from .values.ndarrays import NdarrayValue
 from .values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from .values import operators, operator_values  # noqa: F401  (install operator lookasides)
 from .lookasides import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
@@ -72,6 +73,8 @@ def call_object(tx, fn_value, obj, args, kwargs):
         impl = LOOKASIDES.get(obj)
         if impl is not None:
             return impl(tx, args, kwargs)
+        if obj in numpy_calls.TORCH_READERS and args and isinstance(args[0], NdarrayValue):
+            return numpy_calls.torch_of_ndarray(tx, obj, args, kwargs)     # torch.as_tensor(ndarray)
         compiling = compiling_answer(obj)      # torch.compiler.is_compiling() and friends
         if compiling is not None:
             return Const(compiling)

@@ -37,7 +37,8 @@ from ..values.operators import BINARY, COMPARE, INPLACE, UNARY
 
 NUMPY_DEFAULTS = _dtypes_impl.DefaultDTypes(float_dtype=torch.float64, complex_dtype=torch.complex128,
                                             int_dtype=torch.int64)
-FULL_STANDIN_LIMIT = 1 << 16       # elements: above that, stand-ins of the real shape are not made
+FULL_STANDIN_LIMIT = 1 << 16       # elements: above that, full-shape stand-ins are zero-strided views of one 1
+FULL_CHECK_LIMIT = 1 << 22         # elements: above that, numpy is not asked at the real shape (a break)
 
 
 def _check_defaults():
@@ -72,6 +73,40 @@ def _from_tnp(x):
     return x
 
 
+def _integer_operand(x):
+    return type(x) in (int, bool) or isinstance(x, tnp.ndarray) and not (x.tensor.is_floating_point() or
+                                                                          x.tensor.is_complex())
+
+
+def _zero_safe(fn):
+    """Integer floor division and remainder by zero: numpy gives 0 (and a warning), torch raises. The
+    target divides by 1 where the divisor is 0 and puts 0 there, as numpy does."""
+    def run(a, b, *rest, **kwargs):
+        if not (_integer_operand(a) and _integer_operand(b)):
+            return fn(a, b, *rest, **kwargs)
+        zero = tnp.asarray(b) == 0
+        out = fn(a, tnp.where(zero, 1, b) if isinstance(b, tnp.ndarray) else (b or 1), *rest, **kwargs)
+        if isinstance(out, tuple):
+            return tuple(tnp.where(zero, 0, o) for o in out)
+        return tnp.where(zero, 0, out)
+    return run
+
+
+# operations that raise in torch on an integer zero divisor (by the label numpy_op is given)
+ZERO_DIVISION = {"np.floor_divide", "np.remainder", "np.mod", "np.fmod", "np.divmod", "operator//", "operator%",
+                 "operator//=", "operator%=", "ndarray.__floordiv__", "ndarray.__mod__", "ndarray.__divmod__",
+                 "ndarray.__rfloordiv__", "ndarray.__rmod__", "divmod()"}
+
+
+def _zero_safe_inplace(fn):
+    safe = _zero_safe({operator.ifloordiv: operator.floordiv, operator.imod: operator.mod}.get(fn, fn))
+
+    def run(arr, b):
+        result = safe(arr, b)
+        arr.tensor.copy_(tnp.asarray(result).tensor)      # same_kind casting was checked by numpy
+    return run
+
+
 def numpy_target(label, fn, inplace=False):
     """A graph-node target running `fn` (a torch._numpy callable) on tensors as ndarrays; `inplace`:
     fn mutates its first argument, which the target copies first and returns."""
@@ -79,6 +114,8 @@ def numpy_target(label, fn, inplace=False):
     target = _TARGETS.get(key)
     if target is not None:
         return target
+    if label in ZERO_DIVISION:
+        fn = _zero_safe(fn) if not inplace else _zero_safe_inplace(fn)
     if inplace:
         def target(dest, *args, **kwargs):
             arr = tnp.ndarray(dest.clone())
@@ -103,10 +140,12 @@ class Standin:
     def __init__(self, shape, dtype, scalar):
         self.shape, self.dtype, self.scalar = shape, dtype, scalar
 
-    def make(self, full):
+    def make(self, full, writable=False):
         if self.scalar:
             return self.dtype.type(1)
         shape = self.shape if full else tuple(min(d, 1) for d in self.shape)
+        if full and not writable and self.numel() > FULL_STANDIN_LIMIT:
+            return np.broadcast_to(np.ones((), self.dtype), shape)
         arr = np.ones(shape, self.dtype)
         if full and len(shape) >= 2 and shape[-1] == shape[-2] and self.dtype.kind in "fc":
             arr = arr + np.eye(shape[-1], dtype=self.dtype) * shape[-1]    # invertible, positive definite
@@ -182,11 +221,11 @@ def _plain(t):
                type(x) is tuple and _plain(x) for x in t)
 
 
-def _materialize(x, full):
+def _materialize(x, full, writable):
     if isinstance(x, Standin):
-        return x.make(full)
+        return x.make(full, writable)
     if type(x) in (tuple, list):
-        return type(x)(_materialize(i, full) for i in x)
+        return type(x)(_materialize(i, full, writable) for i in x)
     return x
 
 
@@ -213,10 +252,11 @@ def tensor_as_ndarray(t):
 
 # ---- one operation --------------------------------------------------------------------------------
 
-def _ask_numpy(np_fn, oargs, okwargs, full):
+def _ask_numpy(np_fn, oargs, okwargs, full, writable=False):
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return np_fn(*_materialize(oargs, full), **{k: _materialize(v, full) for k, v in okwargs.items()})
+        return np_fn(*_materialize(oargs, full, writable),
+                     **{k: _materialize(v, full, writable) for k, v in okwargs.items()})
 
 
 def _matches(expected, out):
@@ -285,7 +325,7 @@ def _expected(label, np_fn, oargs, okwargs, prepared, out):
     and rank; otherwise a graph break."""
     problem = None
     for full in (False, True):
-        if full and sum(s.numel() for s in prepared.standins) > FULL_STANDIN_LIMIT:
+        if full and sum(s.numel() for s in prepared.standins) > FULL_CHECK_LIMIT:
             break
         try:
             expected = _ask_numpy(np_fn, oargs, okwargs, full)
@@ -324,10 +364,10 @@ def numpy_inplace(tx, label, tnp_fn, np_fn, dest, args, kwargs):
     gargs, gkwargs, oargs, okwargs = prepared.all([dest, *args], kwargs)
     new = tx.ctx.graph.call_function(numpy_target(label, tnp_fn, inplace=True), tuple(gargs), gkwargs)
     for full in (False, True):
-        if full and sum(s.numel() for s in prepared.standins) > FULL_STANDIN_LIMIT:
+        if full and sum(s.numel() for s in prepared.standins) > FULL_CHECK_LIMIT:
             raise GraphBreak("numpy", f"{label}: the arrays are too large to check the write on")
         try:
-            _ask_numpy(np_fn, oargs, okwargs, full)
+            _ask_numpy(np_fn, oargs, okwargs, full, writable=True)
             break
         except Exception as e:
             if full:
@@ -588,6 +628,25 @@ def _from_numpy(tx, args, kwargs):
 
 
 LOOKASIDES[torch.from_numpy] = _from_numpy
+
+# torch functions that read an ndarray as a tensor: torch.tensor copies it, the others share its memory
+# when the dtype allows
+TORCH_READERS = {torch.tensor: True, torch.as_tensor: False, torch.asarray: False}
+
+
+def torch_of_ndarray(tx, fn, args, kwargs):
+    """torch.tensor(a) / torch.as_tensor(a) / torch.asarray(a) of an ndarray or numpy scalar (a numpy
+    scalar gives a 0-d tensor of its dtype)."""
+    if len(args) != 1 or set(kwargs) - {"dtype"}:
+        raise GraphBreak("numpy", f"torch.{fn.__name__} of an ndarray with arguments other than dtype")
+    out = args[0].tensor
+    copy = TORCH_READERS[fn]
+    dtype = kwargs.get("dtype")
+    if dtype is not None and not (isinstance(dtype, Const) and isinstance(dtype.value, torch.dtype)):
+        raise GraphBreak("numpy", f"torch.{fn.__name__} of an ndarray with dtype {dtype!r}")
+    if dtype is not None and dtype.value is not out.fake.dtype:
+        return tx.ctx.graph.call_method("to", (out, dtype), {})
+    return tx.ctx.graph.call_method("clone", (out,), {}) if copy else out
 
 
 def _wrap_builtin(builtin, np_fn):

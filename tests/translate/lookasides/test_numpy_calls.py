@@ -327,3 +327,38 @@ def test_graph_count_matches_torch_compile(fn, arg):
     framejit.compile(fn, backend=ours)(arg.clone())
     assert ours.frame_count <= theirs.frame_count == 1
     torch._dynamo.reset()
+
+
+# ---------------------------------------------------------------- numpy's value rules torch does not share
+
+def integer_division_by_zero(a, b):
+    q = a // b
+    a %= b                      # in place, with zeros in the divisor
+    return q, a, a // 0, np.remainder(a, 0), np.divmod(a, b), a / b
+
+
+def test_integer_division_by_zero_gives_zero_as_numpy():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # numpy warns about the zero divisor; framejit does not
+        check(integer_division_by_zero, np.arange(6), np.array([0, 1, 2, 0, 3, 4]), **ONE)
+
+
+def torch_reads_ndarray(a):
+    b = torch.tensor(a)          # a copy
+    c = torch.as_tensor(a)       # shares a's memory
+    d = torch.as_tensor(a, dtype=torch.float32)
+    c[0] = 100
+    return b, c, d, torch.tensor(a.sum()), a
+
+
+def test_torch_tensor_of_ndarray():
+    check(torch_reads_ndarray, np.arange(4), **ONE)
+
+
+def reshape_large(x):
+    return x.numpy().reshape(500, 2000).sum(axis=1)
+
+
+def test_large_arrays_checked_on_zero_strided_standins():
+    check(reshape_large, randn(1000, 1000), atol=1e-3, **ONE)
