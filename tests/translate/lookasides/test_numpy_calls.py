@@ -273,6 +273,10 @@ def numpy_fn_on_tensor(x):
     return np.sum(x)
 
 
+def numpy_of_grad_tensor(x):
+    return x.numpy() + 1         # eagerly a RuntimeError
+
+
 def broadcast_error(x):
     a = x.numpy() * 2           # traced; the failing + runs as Python and raises as eagerly
     return a + np.ones(5)
@@ -280,7 +284,7 @@ def broadcast_error(x):
 
 @pytest.mark.parametrize("fn,arg,words", [
     (random_numbers, float_array, "numpy's own generator"),
-    (lambda x: x.numpy() + 1, randn(3, requires_grad=True), "that requires grad"),
+    (numpy_of_grad_tensor, randn(3, requires_grad=True), "that requires grad"),
     (needs_values, x34, "ndarray.tolist"),
     (data_dependent_shape, x34, "data-dependent"),
     (numpy_fn_on_tensor, x34, "torch tensor"),
