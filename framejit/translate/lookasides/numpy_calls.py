@@ -221,12 +221,26 @@ def _plain(t):
                type(x) is tuple and _plain(x) for x in t)
 
 
-def _materialize(x, full, writable):
+def _materialize(x, full, writable, made):
+    """Real stand-ins for one attempt (`made`: Standin -> the array it became, for the torch._numpy run)."""
     if isinstance(x, Standin):
-        return x.make(full, writable)
+        arr = made[id(x)] = x.make(full, writable)
+        return arr
     if type(x) in (tuple, list):
-        return type(x)(_materialize(i, full, writable) for i in x)
+        return type(x)(_materialize(i, full, writable, made) for i in x)
     return x
+
+
+def _real_graph_args(gv, ov, made):
+    """The graph arguments as real objects for one run of the target on the stand-ins numpy saw."""
+    if isinstance(ov, Standin):
+        arr = made[id(ov)]
+        return torch.tensor(arr) if ov.scalar else torch.from_numpy(np.array(arr))
+    if isinstance(ov, np.generic):
+        return torch.tensor(ov)
+    if isinstance(gv, SeqValue):
+        return type(ov)(_real_graph_args(g, o, made) for g, o in zip(gv.items, ov))
+    return gv.value
 
 
 def constant_tensor(tx, obj):
@@ -252,11 +266,12 @@ def tensor_as_ndarray(t):
 
 # ---- one operation --------------------------------------------------------------------------------
 
-def _ask_numpy(np_fn, oargs, okwargs, full, writable=False):
+def _ask_numpy(np_fn, oargs, okwargs, full, writable=False, made=None):
+    made = {} if made is None else made
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return np_fn(*_materialize(oargs, full, writable),
-                     **{k: _materialize(v, full, writable) for k, v in okwargs.items()})
+        return np_fn(*_materialize(oargs, full, writable, made),
+                     **{k: _materialize(v, full, writable, made) for k, v in okwargs.items()})
 
 
 def _matches(expected, out):
@@ -303,14 +318,42 @@ def _as_values(expected, out):
     return out
 
 
+# positions of (base, exponent) among the arguments of the power operations, by label
+POWER = {"operator**": (0, 1), "operator**=": (0, 1), "np.power": (0, 1), "np.pow": (0, 1),
+         "ndarray.__pow__": (0, 1), "ndarray.__rpow__": (1, 0)}
+# torch._numpy functions whose values are not numpy's
+WRONG_VALUES = {"np.cbrt": "torch._numpy computes it as x ** (1/3), NaN for negative x"}
+
+
+def _integer_typed(v):
+    if isinstance(v, NdarrayValue):
+        return v.dtype.kind in "iub"
+    obj = _real(v) if isinstance(v, (Const, ObjectValue)) else None
+    return type(obj) in (int, bool) or isinstance(obj, (np.integer, np.bool_))
+
+
+def _check_operation(label, args):
+    if label in WRONG_VALUES:
+        raise GraphBreak("numpy", f"{label}: {WRONG_VALUES[label]}")
+    where = POWER.get(label)
+    if where is not None and len(args) > 1:
+        base, exponent = args[where[0]], args[where[1]]
+        if _integer_typed(base) and _integer_typed(exponent) and \
+                not (isinstance(exponent, (Const, ObjectValue)) and _real(exponent) >= 0):
+            raise GraphBreak("numpy", f"{label}: integers to integer powers the graph cannot see (numpy raises "
+                             "ValueError on a negative one, torch does not)")
+
+
 def numpy_op(tx, label, tnp_fn, np_fn, args, kwargs, allow_tensors=False):
     """Run one numpy operation in the graph (torch._numpy) with numpy's result type (real numpy on
     stand-ins), returning NdarrayValues (or a tuple of them)."""
     _check_defaults()
+    _check_operation(label, args)
     prepared = Args(tx, allow_tensors)
     gargs, gkwargs, oargs, okwargs = prepared.all(args, kwargs)
-    out = tx.ctx.graph.call_function(numpy_target(label, tnp_fn), tuple(gargs), gkwargs)
-    expected = _expected(label, np_fn, oargs, okwargs, prepared, out)
+    target = numpy_target(label, tnp_fn)
+    out = tx.ctx.graph.call_function(target, tuple(gargs), gkwargs)
+    expected = _expected(label, np_fn, (gargs, gkwargs, oargs, okwargs), prepared, out, target)
     out = _cast_to(tx, expected, out)
     result = _as_values(expected, out)
     if isinstance(result, NdarrayValue) and not result.scalar:
@@ -320,22 +363,53 @@ def numpy_op(tx, label, tnp_fn, np_fn, args, kwargs, allow_tensors=False):
     return result
 
 
-def _expected(label, np_fn, oargs, okwargs, prepared, out):
+def _expected(label, np_fn, all_args, prepared, out, target):
     """numpy's own result on stand-ins, when torch._numpy's graph result agrees with it in kind, dtype
-    and rank; otherwise a graph break."""
+    and rank, and torch._numpy's target run for real on the same stand-ins gives numpy's values (a
+    kernel torch lacks for a dtype fails there, not in the compiled graph); otherwise a graph break."""
+    gargs, gkwargs, oargs, okwargs = all_args
     problem = None
     for full in (False, True):
-        if full and sum(s.numel() for s in prepared.standins) > FULL_CHECK_LIMIT:
+        numel = sum(s.numel() for s in prepared.standins)
+        if full and numel > FULL_CHECK_LIMIT:
             break
+        made = {}
         try:
-            expected = _ask_numpy(np_fn, oargs, okwargs, full)
+            expected = _ask_numpy(np_fn, oargs, okwargs, full, made=made)
         except Exception as e:
             problem = f"numpy raises {type(e).__name__} on these arguments"
             continue
         if _matches(expected, out) or _same_kind_precision(expected, out):
-            return expected
+            if full and numel > FULL_STANDIN_LIMIT:
+                return expected
+            try:
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    real = target(*_real_graph_args(SeqValue(tuple, gargs), tuple(oargs), made),
+                                  **{k: _real_graph_args(v, okwargs[k], made) for k, v in gkwargs.items()})
+            except Exception as e:
+                raise GraphBreak("numpy", f"{label}: torch._numpy fails on these dtypes ({type(e).__name__}: "
+                                 f"{str(e).splitlines()[0] if str(e) else ''})")
+            if _same_values(expected, real):
+                return expected
+            problem = "torch._numpy's values differ from numpy's"
+            break
         problem = f"numpy's result ({_describe(expected)}) differs from torch._numpy's ({_describe_value(out)})"
     raise GraphBreak("numpy", f"{label}: {problem or 'the arrays are too large to check numpy result type on'}")
+
+
+def _same_values(expected, real):
+    if isinstance(expected, (np.ndarray, np.generic)):
+        if not isinstance(real, torch.Tensor) or tuple(real.shape) != expected.shape:
+            return False
+        got = real.numpy(force=True).astype(expected.dtype)
+        if expected.dtype.kind in "fc":
+            return bool(np.allclose(got, expected, rtol=1e-3, atol=1e-5, equal_nan=True))
+        return bool(np.array_equal(got, expected))
+    if isinstance(expected, tuple):
+        return isinstance(real, tuple) and len(real) == len(expected) and \
+            all(_same_values(e, r) for e, r in zip(expected, real))
+    return type(real) is type(expected) and real == expected
 
 
 def _describe(x):
@@ -358,6 +432,7 @@ def numpy_inplace(tx, label, tnp_fn, np_fn, dest, args, kwargs):
     """An operation that writes into ndarray `dest`: computed on a copy in the graph and copied back (numpy
     checks the write on a writable stand-in: casting errors, bad shapes)."""
     _check_defaults()
+    _check_operation(label, [dest, *args])
     if dest.scalar:
         raise GraphBreak("numpy", f"{label} on a numpy scalar (scalars are immutable)")
     prepared = Args(tx)
