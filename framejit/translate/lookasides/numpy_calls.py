@@ -281,7 +281,7 @@ def _matches(expected, out):
         want = TORCH_OF_NUMPY.get(expected.dtype)
         ndim = expected.ndim
         return want is out.fake.dtype and out.fake.ndim == ndim
-    if isinstance(expected, tuple):
+    if isinstance(expected, (tuple, list)):
         return isinstance(out, SeqValue) and len(out.items) == len(expected) and \
             all(_matches(e, o) for e, o in zip(expected, out.items))
     if expected is None or type(expected) in (bool, int, float, str):
@@ -302,7 +302,7 @@ def _same_kind_precision(expected, out):
 def _cast_to(tx, expected, out):
     if isinstance(expected, (np.ndarray, np.generic)) and out.fake.dtype is not TORCH_OF_NUMPY[expected.dtype]:
         return tx.ctx.graph.call_method("to", (out, Const(TORCH_OF_NUMPY[expected.dtype])), {})
-    if isinstance(expected, tuple):
+    if isinstance(expected, (tuple, list)):
         return SeqValue(out.kind, [_cast_to(tx, e, o) for e, o in zip(expected, out.items)])
     return out
 
@@ -312,9 +312,8 @@ def _as_values(expected, out):
         return NdarrayValue(out)
     if isinstance(expected, np.generic):
         return NdarrayValue(out, scalar=True)
-    if isinstance(expected, tuple):
-        kind = type(expected) if type(expected) is not tuple else tuple
-        return SeqValue(kind, [_as_values(e, o) for e, o in zip(expected, out.items)])
+    if isinstance(expected, (tuple, list)):           # np.split gives a list, np.linalg.eigh a namedtuple
+        return SeqValue(type(expected), [_as_values(e, o) for e, o in zip(expected, out.items)])
     return out
 
 
@@ -406,7 +405,7 @@ def _same_values(expected, real):
         if expected.dtype.kind in "fc":
             return bool(np.allclose(got, expected, rtol=1e-3, atol=1e-5, equal_nan=True))
         return bool(np.array_equal(got, expected))
-    if isinstance(expected, tuple):
+    if isinstance(expected, (tuple, list)):
         return isinstance(real, tuple) and len(real) == len(expected) and \
             all(_same_values(e, r) for e, r in zip(expected, real))
     return type(real) is type(expected) and real == expected
@@ -460,6 +459,7 @@ DATA_METHODS = {"item", "tolist", "tobytes", "tofile", "dump", "dumps", "__array
                 "view", "resize", "setflags", "__array_wrap__", "__reduce__", "__dlpack__", "__iter__"}
 INPLACE_METHODS = {"fill", "sort", "put"}
 TNP_ATTRIBUTES = {"T", "real", "imag", "mT"}
+INPLACE_DUNDERS = {f"__{fn.__name__}__": sym for sym, fn in INPLACE.items()}
 
 
 def _method_runner(name):
@@ -481,6 +481,9 @@ class Bridge:
         raise GraphBreak("numpy", f"ndarray.{name} is not supported in a graph")
 
     def method(self, tx, arr, name, args, kwargs):
+        sym = INPLACE_DUNDERS.get(name)
+        if sym is not None and len(args) == 1 and not kwargs:      # a.__iadd__(b) spelled out
+            return self.binary(tx, sym, arr, args[0])
         if name in DATA_METHODS:
             raise GraphBreak("data-dependent", f"ndarray.{name}() needs the array's values, which a graph does not have")
         run = _method_runner(name)
