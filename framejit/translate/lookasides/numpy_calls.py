@@ -674,7 +674,7 @@ def _register(namespace, prefix, tnp_namespace, with_tnp):
             elif impl_fn is not None and callable(impl_fn):
                 LOOKASIDES[obj] = _array_call(label, impl_fn, obj, allow_tensors=name in TENSOR_READERS)
         elif tnp_namespace is None:
-            LOOKASIDES[obj] = _breaking(label, "np.random draws from numpy's own generator, whose stream a graph "
+            LOOKASIDES[obj] = _breaking(label, "np.random uses numpy's own global generator, whose stream a graph "
                                         "cannot reproduce; it runs as plain Python")
         else:
             LOOKASIDES[obj] = _breaking(label, "torch._numpy has no tensor implementation of it")

@@ -283,7 +283,7 @@ def broadcast_error(x):
 
 
 @pytest.mark.parametrize("fn,arg,words", [
-    (random_numbers, float_array, "numpy's own generator"),
+    (random_numbers, float_array, "numpy's own global generator"),
     (numpy_of_grad_tensor, randn(3, requires_grad=True), "that requires grad"),
     (needs_values, x34, "ndarray.tolist"),
     (data_dependent_shape, x34, "data-dependent"),
