@@ -544,6 +544,10 @@ def numpy_constant(obj):
     return Const(obj)
 
 
+def _category(dtype):
+    return 3 if dtype.is_complex else 2 if dtype.is_floating_point else 0 if dtype is torch.bool else 1
+
+
 def _with_tensor(tx, sym, a, b):
     """A torch tensor and a numpy scalar: torch reads a numpy scalar as a Python number (Tensor's own
     operators run; numpy defers to them); an ndarray with a tensor is not traced."""
@@ -552,9 +556,11 @@ def _with_tensor(tx, sym, a, b):
             return v
         if is_numpy_constant(v):
             return Const(_real(v).item())
-        if isinstance(v, NdarrayValue) and v.scalar and other.fake.ndim > 0:
-            return v.tensor                # a 0-d tensor promotes like a Python number against a >0-d one
-        raise GraphBreak("numpy", f"operator {sym} between a torch tensor and a numpy array")
+        if isinstance(v, NdarrayValue) and v.scalar and other.fake.ndim > 0 and \
+                _category(v.tensor.fake.dtype) <= _category(other.fake.dtype):
+            return v.tensor                # then a 0-d tensor leaves the dtype alone, as a Python number does
+        raise GraphBreak("numpy", f"operator {sym} between a torch tensor and a numpy array or a numpy scalar the "
+                         "graph computes (torch reads it as a Python number, whose dtype a graph value lacks)")
     from ..values.operators import binary_op, compare_op
     x, y = as_torch_operand(a, b if isinstance(b, TensorValue) else a), \
         as_torch_operand(b, a if isinstance(a, TensorValue) else b)

@@ -364,3 +364,23 @@ def reshape_large(x):
 
 def test_large_arrays_checked_on_zero_strided_standins():
     check(reshape_large, randn(1000, 1000), atol=1e-3, **ONE)
+
+
+def computed_numpy_scalar_with_tensor(x, i):
+    s = x.numpy().sum()                 # np.float32, computed in the graph
+    k = i.numpy().max()                 # np.int64
+    return x * s, i + k, x * k          # torch reads the scalars as Python numbers
+
+
+def test_computed_numpy_scalar_with_tensor():
+    check(computed_numpy_scalar_with_tensor, x34, torch.arange(4), **ONE)
+
+
+def int_tensor_times_float_scalar(i, x):
+    return i * x.numpy().sum()          # float scalar vs int tensor: torch gives float32 (a Python float)
+
+
+def test_int_tensor_times_computed_float_scalar_breaks():
+    with pytest.raises(framejit.Unsupported, match="reads it as a Python number"):
+        framejit.compile(int_tensor_times_float_scalar, fullgraph=True)(torch.arange(4), x34.double())
+    check(int_tensor_times_float_scalar, torch.arange(4), x34.double())
