@@ -6,13 +6,12 @@ implementation, `torch._numpy`, on the graph's tensors (`numpy_target`): fake pr
 result's metadata, and the backend sees plain torch ops. Swapping that implementation means changing
 this module only.
 
-torch._numpy is not numpy, so each operation's result is also asked of real numpy, on stand-ins of the
-arguments' dtypes (arrays of ones, of size 1 per dimension first, of the real shape when that is not
-enough): numpy's answer says what the result is (an ndarray, a numpy scalar, a tuple of them, its
-dtype); when torch._numpy's graph result does not have that dtype and rank, the operation is a graph
-break, so a result is never of another dtype than eager numpy's. In-place operations (`a += b`,
-`a[i] = v`, `a.fill(v)`) run on a copy in the graph and are written back with `copy_`, so the graph
-keeps the write and every view of the storage sees it.
+torch._numpy is not numpy, so each operation's result is also asked of real numpy on stand-ins
+(`numpy_results.py`): numpy's answer says what the result is (an ndarray, a numpy scalar, a tuple of
+them, its dtype), and when torch._numpy's graph result differs in dtype, rank or values on the
+stand-ins, the operation is a graph break, so a result is never of another dtype than eager numpy's.
+In-place operations (`a += b`, `a[i] = v`, `a.fill(v)`) run on a copy in the graph and are written back
+with `copy_`, so the graph keeps the write and every view of the storage sees it.
 
 Graph breaks, with reasons: np.random (numpy's own generator stream, which no graph reproduces),
 numpy functions given torch tensors (numpy then calls the tensor's methods or returns tensors), ndarray
@@ -31,14 +30,14 @@ from torch._numpy import _dtypes_impl
 from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
 from ..values import ndarrays
-from ..values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, TensorValue
+from ..values.base import Const, MethodValue, ObjectValue, SeqValue, TensorValue
 from ..values.ndarrays import TORCH_OF_NUMPY, NdarrayValue, is_numpy_constant, numpy_dtype
 from ..values.operators import BINARY, COMPARE, INPLACE, UNARY
+from .numpy_results import FULL_CHECK_LIMIT, Standin, ask_numpy, dtype_name, expected_result, is_dtype_like, \
+    plain_constant
 
 NUMPY_DEFAULTS = _dtypes_impl.DefaultDTypes(float_dtype=torch.float64, complex_dtype=torch.complex128,
                                             int_dtype=torch.int64)
-FULL_STANDIN_LIMIT = 1 << 16       # elements: above that, full-shape stand-ins are zero-strided views of one 1
-FULL_CHECK_LIMIT = 1 << 22         # elements: above that, numpy is not asked at the real shape (a break)
 
 
 def _check_defaults():
@@ -133,42 +132,6 @@ def numpy_target(label, fn, inplace=False):
 
 # ---- arguments: graph values and the stand-ins numpy checks the result type on ------------------
 
-class Standin:
-    """An array argument as numpy's check sees it: made per attempt (small, then full)."""
-    __slots__ = ("shape", "dtype", "scalar")
-
-    def __init__(self, shape, dtype, scalar):
-        self.shape, self.dtype, self.scalar = shape, dtype, scalar
-
-    def make(self, full, writable=False):
-        if self.scalar:
-            return self.dtype.type(1)
-        shape = self.shape if full else tuple(min(d, 1) for d in self.shape)
-        if full and not writable and self.numel() > FULL_STANDIN_LIMIT:
-            return np.broadcast_to(np.ones((), self.dtype), shape)
-        arr = np.ones(shape, self.dtype)
-        if full and len(shape) >= 2 and shape[-1] == shape[-2] and self.dtype.kind in "fc":
-            arr = arr + np.eye(shape[-1], dtype=self.dtype) * shape[-1]    # invertible, positive definite
-        return arr
-
-    def numel(self):
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
-
-
-def _dtype_name(obj):
-    """A dtype argument (np.float32, np.dtype('f4'), float) as its name, which numpy and torch._numpy
-    both read as that dtype (a graph cannot hold numpy objects)."""
-    return np.dtype(obj).name
-
-
-def is_dtype_like(obj):
-    return isinstance(obj, np.dtype) or isinstance(obj, type) and (issubclass(obj, np.generic) or
-                                                                  obj in (float, int, bool, complex))
-
-
 class Args:
     """Arguments of one numpy operation: graph values (for the node) and oracle values (for numpy)."""
 
@@ -191,9 +154,9 @@ class Args:
         if isinstance(v, (Const, ObjectValue)):
             obj = v.value if isinstance(v, Const) else v.obj
             if is_dtype_like(obj):
-                return Const(_dtype_name(obj)), obj
+                return Const(dtype_name(obj)), obj
             if isinstance(v, Const) and not isinstance(obj, (tuple, list, dict, set)) or \
-                    isinstance(obj, tuple) and _plain(obj):
+                    isinstance(obj, tuple) and plain_constant(obj):
                 return Const(obj), obj
             raise GraphBreak("numpy", f"a numpy operation given {type(obj).__name__}")
         if isinstance(v, SeqValue) and v.kind in (tuple, list):
@@ -214,33 +177,6 @@ class Args:
         pk = {k: self.one(v) for k, v in kwargs.items()}
         return ([p[0] for p in pa], {k: p[0] for k, p in pk.items()},
                 [p[1] for p in pa], {k: p[1] for k, p in pk.items()})
-
-
-def _plain(t):
-    return all(x is None or x is Ellipsis or type(x) in (int, float, bool, str, complex, slice) or
-               type(x) is tuple and _plain(x) for x in t)
-
-
-def _materialize(x, full, writable, made):
-    """Real stand-ins for one attempt (`made`: Standin -> the array it became, for the torch._numpy run)."""
-    if isinstance(x, Standin):
-        arr = made[id(x)] = x.make(full, writable)
-        return arr
-    if type(x) in (tuple, list):
-        return type(x)(_materialize(i, full, writable, made) for i in x)
-    return x
-
-
-def _real_graph_args(gv, ov, made):
-    """The graph arguments as real objects for one run of the target on the stand-ins numpy saw."""
-    if isinstance(ov, Standin):
-        arr = made[id(ov)]
-        return torch.tensor(arr) if ov.scalar else torch.from_numpy(np.array(arr))
-    if isinstance(ov, np.generic):
-        return torch.tensor(ov)
-    if isinstance(gv, SeqValue):
-        return type(ov)(_real_graph_args(g, o, made) for g, o in zip(gv.items, ov))
-    return gv.value
 
 
 def constant_tensor(tx, obj):
@@ -265,39 +201,6 @@ def tensor_as_ndarray(t):
 
 
 # ---- one operation --------------------------------------------------------------------------------
-
-def _ask_numpy(np_fn, oargs, okwargs, full, writable=False, made=None):
-    made = {} if made is None else made
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return np_fn(*_materialize(oargs, full, writable, made),
-                     **{k: _materialize(v, full, writable, made) for k, v in okwargs.items()})
-
-
-def _matches(expected, out):
-    if isinstance(expected, (np.ndarray, np.generic)):
-        if not isinstance(out, TensorValue):
-            return False
-        want = TORCH_OF_NUMPY.get(expected.dtype)
-        ndim = expected.ndim
-        return want is out.fake.dtype and out.fake.ndim == ndim
-    if isinstance(expected, (tuple, list)):
-        return isinstance(out, SeqValue) and len(out.items) == len(expected) and \
-            all(_matches(e, o) for e, o in zip(expected, out.items))
-    if expected is None or type(expected) in (bool, int, float, str):
-        return isinstance(out, Const) and type(out.value) is type(expected)
-    return False
-
-
-def _same_kind_precision(expected, out):
-    """torch._numpy computed a float (complex) result in another precision than numpy (np.fft keeps
-    float32 since numpy 2): cast to numpy's dtype; anything else is a mismatch."""
-    if not isinstance(expected, (np.ndarray, np.generic)) or not isinstance(out, TensorValue):
-        return False
-    want = TORCH_OF_NUMPY.get(expected.dtype)
-    return want is not None and out.fake.ndim == expected.ndim and (
-        want.is_floating_point and out.fake.dtype.is_floating_point or want.is_complex and out.fake.dtype.is_complex)
-
 
 def _cast_to(tx, expected, out):
     if isinstance(expected, (np.ndarray, np.generic)) and out.fake.dtype is not TORCH_OF_NUMPY[expected.dtype]:
@@ -352,7 +255,7 @@ def numpy_op(tx, label, tnp_fn, np_fn, args, kwargs, allow_tensors=False):
     gargs, gkwargs, oargs, okwargs = prepared.all(args, kwargs)
     target = numpy_target(label, tnp_fn)
     out = tx.ctx.graph.call_function(target, tuple(gargs), gkwargs)
-    expected = _expected(label, np_fn, (gargs, gkwargs, oargs, okwargs), prepared, out, target)
+    expected = expected_result(label, np_fn, (gargs, gkwargs, oargs, okwargs), prepared, out, target)
     out = _cast_to(tx, expected, out)
     result = _as_values(expected, out)
     if isinstance(result, NdarrayValue) and not result.scalar:
@@ -360,71 +263,6 @@ def numpy_op(tx, label, tnp_fn, np_fn, args, kwargs, allow_tensors=False):
             if isinstance(a, NdarrayValue) and a.tensor is result.tensor and not a.scalar:
                 return a
     return result
-
-
-def _expected(label, np_fn, all_args, prepared, out, target):
-    """numpy's own result on stand-ins, when torch._numpy's graph result agrees with it in kind, dtype
-    and rank, and torch._numpy's target run for real on the same stand-ins gives numpy's values (a
-    kernel torch lacks for a dtype fails there, not in the compiled graph); otherwise a graph break."""
-    gargs, gkwargs, oargs, okwargs = all_args
-    problem = None
-    for full in (False, True):
-        numel = sum(s.numel() for s in prepared.standins)
-        if full and numel > FULL_CHECK_LIMIT:
-            break
-        made = {}
-        try:
-            expected = _ask_numpy(np_fn, oargs, okwargs, full, made=made)
-        except Exception as e:
-            problem = f"numpy raises {type(e).__name__} on these arguments"
-            continue
-        if _matches(expected, out) or _same_kind_precision(expected, out):
-            if full and numel > FULL_STANDIN_LIMIT:
-                return expected
-            try:
-                with np.errstate(all="ignore"), warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    real = target(*_real_graph_args(SeqValue(tuple, gargs), tuple(oargs), made),
-                                  **{k: _real_graph_args(v, okwargs[k], made) for k, v in gkwargs.items()})
-            except Exception as e:
-                raise GraphBreak("numpy", f"{label}: torch._numpy fails on these dtypes ({type(e).__name__}: "
-                                 f"{str(e).splitlines()[0] if str(e) else ''})")
-            if _same_values(expected, real):
-                return expected
-            problem = "torch._numpy's values differ from numpy's"
-            break
-        problem = f"numpy's result ({_describe(expected)}) differs from torch._numpy's ({_describe_value(out)})"
-    raise GraphBreak("numpy", f"{label}: {problem or 'the arrays are too large to check numpy result type on'}")
-
-
-def _same_values(expected, real):
-    if isinstance(expected, (np.ndarray, np.generic)):
-        if not isinstance(real, torch.Tensor) or tuple(real.shape) != expected.shape:
-            return False
-        got = real.numpy(force=True).astype(expected.dtype)
-        if expected.dtype.kind in "fc":
-            return bool(np.allclose(got, expected, rtol=1e-3, atol=1e-5, equal_nan=True))
-        return bool(np.array_equal(got, expected))
-    if isinstance(expected, (tuple, list)):
-        return isinstance(real, tuple) and len(real) == len(expected) and \
-            all(_same_values(e, r) for e, r in zip(expected, real))
-    return type(real) is type(expected) and real == expected
-
-
-def _describe(x):
-    if isinstance(x, (np.ndarray, np.generic)):
-        return f"{type(x).__name__} {x.dtype} ndim={x.ndim}"
-    if isinstance(x, tuple):
-        return "(" + ", ".join(_describe(i) for i in x) + ")"
-    return type(x).__name__
-
-
-def _describe_value(v):
-    if isinstance(v, TensorValue):
-        return f"{v.fake.dtype} ndim={v.fake.ndim}"
-    if isinstance(v, SeqValue):
-        return "(" + ", ".join(_describe_value(i) for i in v.items) + ")"
-    return type(v).__name__
 
 
 def numpy_inplace(tx, label, tnp_fn, np_fn, dest, args, kwargs):
@@ -441,7 +279,7 @@ def numpy_inplace(tx, label, tnp_fn, np_fn, dest, args, kwargs):
         if full and sum(s.numel() for s in prepared.standins) > FULL_CHECK_LIMIT:
             raise GraphBreak("numpy", f"{label}: the arrays are too large to check the write on")
         try:
-            _ask_numpy(np_fn, oargs, okwargs, full, writable=True)
+            ask_numpy(np_fn, oargs, okwargs, full, writable=True)
             break
         except Exception as e:
             if full:
@@ -591,7 +429,7 @@ def _metadata_call(name, np_fn):
         except Exception as e:
             raise GraphBreak("constant call raised", f"np.{name} raised {type(e).__name__}: {e}")
         return numpy_constant(out) if not isinstance(out, (np.dtype, np.finfo, np.iinfo, tuple, type)) or \
-            isinstance(out, tuple) and not _plain(out) else Const(out)
+            isinstance(out, tuple) and not plain_constant(out) else Const(out)
     return impl
 
 
