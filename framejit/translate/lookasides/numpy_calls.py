@@ -33,6 +33,7 @@ from ..values import ndarrays
 from ..values.base import Const, MethodValue, ObjectValue, SeqValue, TensorValue
 from ..values.ndarrays import TORCH_OF_NUMPY, NdarrayValue, is_numpy_constant, numpy_dtype
 from ..values.operators import BINARY, COMPARE, INPLACE, UNARY
+from ..values.protocol import as_python
 from .numpy_results import FULL_CHECK_LIMIT, Standin, ask_numpy, dtype_name, expected_result, is_dtype_like, \
     plain_constant
 
@@ -446,8 +447,41 @@ def _meta_arg(v):
     raise GraphBreak("numpy", f"a numpy function given {v!r}")
 
 
+# pure functions of small constants (np.prod(x.shape)): computed now when no argument is an array and the
+# result is a numpy scalar or a Python constant; an ndarray result is made in the graph (a fresh array)
+FOLDABLE = {"prod", "sum", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "round", "around", "all",
+            "any", "allclose", "isclose", "array_equal", "median", "std", "var", "ptp", "dot", "inner", "clip",
+            "floor", "ceil", "cumsum", "cumprod", "linalg.norm", "average"}
+
+
+def _fold_constants(label, np_fn, args, kwargs):
+    values = [*args, *kwargs.values()]
+    if not all(isinstance(v, (Const, ObjectValue, SeqValue)) for v in values):
+        return None
+    try:
+        real = [as_python(a) for a in args]
+        real_kw = {k: as_python(v) for k, v in kwargs.items()}
+    except GraphBreak:
+        return None
+    if any(isinstance(x, (np.ndarray, torch.Tensor)) for x in [*real, *real_kw.values()]):
+        return None
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = np_fn(*real, **real_kw)
+    except Exception as e:
+        raise GraphBreak("constant call raised", f"{label} raised {type(e).__name__}: {e}")
+    return None if isinstance(out, np.ndarray) else numpy_constant(out)
+
+
 def _array_call(label, tnp_fn, np_fn, allow_tensors):
+    foldable = label.partition(".")[2] in FOLDABLE
+
     def impl(tx, args, kwargs):
+        if foldable:
+            folded = _fold_constants(label, np_fn, args, kwargs)
+            if folded is not None:
+                return folded
         if isinstance(np_fn, np.ufunc) and all(isinstance(a, (Const, ObjectValue)) for a in [*args, *kwargs.values()]) \
                 and all(_scalar_constant(a) for a in [*args, *kwargs.values()]):
             try:             # a ufunc of constants (np.sqrt(2.0)): a numpy scalar, computed now

@@ -384,3 +384,12 @@ def test_int_tensor_times_computed_float_scalar_breaks():
     with pytest.raises(framejit.Unsupported, match="reads it as a Python number"):
         framejit.compile(int_tensor_times_float_scalar, fullgraph=True)(torch.arange(4), x34.double())
     check(int_tensor_times_float_scalar, torch.arange(4), x34.double())
+
+
+def numpy_on_shapes(x):
+    n = np.prod(x.shape)                 # a numpy scalar of constants, computed at translation
+    return x.reshape(n), x.view(-1, int(np.prod(x.shape[1:]))), np.sqrt(16.0) * x, n
+
+
+def test_numpy_functions_of_constants_fold():
+    check(numpy_on_shapes, x34, **ONE)
