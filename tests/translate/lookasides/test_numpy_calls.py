@@ -393,3 +393,21 @@ def numpy_on_shapes(x):
 
 def test_numpy_functions_of_constants_fold():
     check(numpy_on_shapes, x34, **ONE)
+
+
+def mask_assignment(x):
+    a = x.numpy()
+    a[a < 0] = 0                # boolean-mask write: a data-independent shape, traced
+    return x, np.mean(a, axis=0, keepdims=True), (a * 255).astype(np.uint8)
+
+
+class NumpyInForward(torch.nn.Module):
+    def forward(self, x):
+        y = torch.relu(x)
+        z = np.exp(y.numpy())
+        return torch.from_numpy(z).sum(), z.dtype
+
+
+def test_mask_assignment_and_module_forward():
+    check(mask_assignment, x34, **ONE)
+    check(NumpyInForward(), x34, **ONE)
