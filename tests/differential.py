@@ -31,6 +31,7 @@ import io
 import sys
 import types
 
+import numpy as np
 import torch
 
 _SCALAR_TYPES = (type(None), bool, int, float, complex, str, bytes, torch.dtype, torch.device)
@@ -318,6 +319,9 @@ def compare(eager, compiled, part="result", path="", atol=1e-6, rtol=1e-5, depth
     if isinstance(eager, torch.Tensor) or isinstance(compiled, torch.Tensor):
         _compare_tensors(eager, compiled, part, path, atol, rtol)
         return
+    if isinstance(eager, (np.ndarray, np.generic)) or isinstance(compiled, (np.ndarray, np.generic)):
+        _compare_arrays(eager, compiled, part, path, atol, rtol)
+        return
     if type(eager) is not type(compiled):
         _fail(part, path, f"type {type(eager).__name__} (eager) != {type(compiled).__name__} "
               f"(compiled): {eager!r} vs {compiled!r}")
@@ -359,18 +363,32 @@ def _compare_tensors(a, b, part, path, atol, rtol):
               f"eager={a}\ncompiled={b}")
 
 
+def _compare_arrays(a, b, part, path, atol, rtol):
+    """numpy arrays and scalars: the same type (ndarray, np.float32 ...), dtype, shape and values."""
+    if type(a) is not type(b):
+        _fail(part, path, f"type {type(a).__name__} (eager) != {type(b).__name__} (compiled): {a!r} vs {b!r}")
+    if a.dtype != b.dtype or a.shape != b.shape:
+        _fail(part, path, f"dtype/shape {a.dtype} {a.shape} (eager) != {b.dtype} {b.shape} (compiled)")
+    if a.dtype.kind in "fc":
+        same = np.allclose(a, b, atol=atol, rtol=rtol, equal_nan=True)
+    else:
+        same = np.array_equal(a, b)
+    if not same:
+        _fail(part, path, f"values differ:\neager={a!r}\ncompiled={b!r}")
+
+
 def _identity_pattern(outcome):
     """For each output object: which earlier object (input or output) it is, or shares storage with."""
     labels = {}
     storages = {}
     for path, obj in _leaves((outcome.args, outcome.kwargs), "input"):
-        if isinstance(obj, (torch.Tensor,) + _MUTABLE_CONTAINERS) or _plain_object(obj):
+        if isinstance(obj, (torch.Tensor, np.ndarray) + _MUTABLE_CONTAINERS) or _plain_object(obj):
             labels.setdefault(id(obj), path)
         if isinstance(obj, torch.Tensor) and obj.numel():
             storages.setdefault(obj.untyped_storage().data_ptr(), path)
     pattern = []
     for path, obj in _leaves(outcome.result, "result"):
-        if isinstance(obj, (torch.Tensor,) + _MUTABLE_CONTAINERS) or _plain_object(obj):
+        if isinstance(obj, (torch.Tensor, np.ndarray) + _MUTABLE_CONTAINERS) or _plain_object(obj):
             pattern.append((path, "is", labels.setdefault(id(obj), path)))
         if isinstance(obj, torch.Tensor) and obj.numel():
             pattern.append((path, "shares storage with",

@@ -23,10 +23,12 @@ from .source import AttrSource, ItemSource, fixed_source
 from .lookasides.torch_table import (compiling_answer, graph_target, CONSTANT_FUNCTIONS, FACTORY_FUNCTIONS, LIKE_FACTORIES,
                           STATE_QUERIES, TENSOR_BREAK_METHODS, TENSOR_CONST_METHODS, is_graph_op,
                           is_tensor_method_descriptor)
+from .values.ndarrays import NdarrayValue
 from .values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from .values import operators, operator_values  # noqa: F401  (install operator lookasides)
 from .lookasides import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
 from .lookasides import builtin_methods  # noqa: F401  (installs dict.get & co. on real dicts)
+from .lookasides import numpy_calls  # (installs numpy's functions, traced through torch._numpy)
 from .lookasides import stdlib as stdlib_lookasides  # noqa: F401  (installs inspect.signature & co.)
 from .lookasides.stdlib import method_lookaside
 from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
@@ -71,6 +73,8 @@ def call_object(tx, fn_value, obj, args, kwargs):
         impl = LOOKASIDES.get(obj)
         if impl is not None:
             return impl(tx, args, kwargs)
+        if obj in numpy_calls.TORCH_READERS and args and isinstance(args[0], NdarrayValue):
+            return numpy_calls.torch_of_ndarray(tx, obj, args, kwargs)     # torch.as_tensor(ndarray)
         compiling = compiling_answer(obj)      # torch.compiler.is_compiling() and friends
         if compiling is not None:
             return Const(compiling)
@@ -204,6 +208,8 @@ def call_tensor_method(tx, t, name, args, kwargs):
             raise GraphBreak("method", f"tensor.{name} with non-constant arguments")
         out = getattr(t.fake, name)(*[a.value for a in args], **{k: v.value for k, v in kwargs.items()})
         return Const(tuple(out) if isinstance(out, list) else out)
+    if name == "numpy":
+        return numpy_calls.tensor_numpy(tx, t, args, kwargs)
     if name in TENSOR_BREAK_METHODS:
         raise GraphBreak("data-dependent", f"tensor.{name}() needs the tensor's data, which a graph does not have")
     if name in ("requires_grad_",) and t.source is not None:

@@ -18,6 +18,7 @@ from ..errors import GraphBreak
 from .lookasides.state_calls import store_break, store_runs_code
 from .lookasides.ctx_managers import AutocastExit, GradModeExit, resumed_autocast_block, resumed_grad_block
 from .guards.identity import IdentityTracker, guard_object
+from .guards.numpy_inputs import wrap_numpy_input
 from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .values.object_attrs import TRUSTED_MODULES
@@ -190,6 +191,10 @@ class ConversionContext:
             if guard:
                 g.add("CONST_MATCH", source, obj) if t is range else g.add("ID_MATCH", source, obj)
             return Const(obj, source)
+        if guard and t.__module__ == "numpy":     # ndarrays and numpy scalars (guards/numpy_inputs.py)
+            value = wrap_numpy_input(self, obj, source)
+            if value is not None:
+                return value
         if guard:
             guard_object(self, obj, source)
         if isinstance(obj, torch.nn.Module):

@@ -15,6 +15,7 @@ import logging
 import operator
 import weakref
 
+import numpy as np
 import torch
 import torch.fx as fx
 from torch._subclasses.fake_tensor import FakeTensorMode
@@ -241,6 +242,8 @@ def _to_arg(v, fake):
         return items if v.kind is list else tuple(items)
     if isinstance(v, DictValue):
         return {k: _to_arg(x, fake) for k, x in v.items.items()}
+    if isinstance(v, ObjectValue) and isinstance(v.obj, np.generic):
+        return v.obj.item()     # a numpy scalar constant: torch reads it as the Python number (x.view(np.prod(s)))
     if isinstance(v, ObjectValue) and (fake or _graphable_object(v.obj)):
         return v.obj
     raise GraphBreak("graph argument", f"cannot pass {v!r} into a graph op")

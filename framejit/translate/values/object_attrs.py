@@ -62,7 +62,8 @@ DELETED = type("Deleted", (), {"__repr__": lambda self: "DELETED", "__slots__": 
 # modules whose attributes are read without guards (the frame may not change them, nor does anyone else)
 TRUSTED_MODULES = {"torch", "torch.nn", "torch.nn.functional", "torch.nn.init", "torch.linalg", "torch.fft",
                    "torch.special", "torch.nn.modules", "math", "operator", "functools", "itertools",
-                   "collections", "builtins", "typing", "warnings", "numbers", "enum", "dataclasses"}
+                   "collections", "builtins", "typing", "warnings", "numbers", "enum", "dataclasses",
+                   "numpy", "numpy.linalg", "numpy.fft"}
 BUILTIN_METHOD_TYPES = (types.WrapperDescriptorType, types.MethodDescriptorType)
 
 

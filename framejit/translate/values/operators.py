@@ -9,6 +9,7 @@ import operator
 
 from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
+from . import ndarrays
 from .base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .protocol import as_python, truth, unpack_iterable
 
@@ -42,6 +43,8 @@ def binary_op(tx, sym, a, b):
     fn = BINARY.get(sym) or INPLACE[sym]
     if isinstance(a, Const) and isinstance(b, Const):
         return _fold(fn, a, b)
+    if ndarrays.numpy_involved(a, b):        # numpy arrays and scalars: numpy's rules (values/ndarrays.py)
+        return ndarrays.BRIDGE.binary(tx, sym, a, b)
     if sym == "%" and isinstance(a, Const) and isinstance(a.value, str) and isinstance(b, (SeqValue, DictValue)):
         return _fold(fn, a, Const(as_python(b)))           # "%s and %s" % (x, y) of constants
     if isinstance(a, TensorValue) or isinstance(b, TensorValue):
@@ -124,6 +127,8 @@ def compare_op(tx, sym, a, b):
     fn = COMPARE[sym]
     if isinstance(a, Const) and isinstance(b, Const):
         return _fold(fn, a, b)
+    if ndarrays.numpy_involved(a, b):
+        return ndarrays.BRIDGE.binary(tx, sym, a, b)
     if isinstance(a, TensorValue) or isinstance(b, TensorValue):
         if not all(isinstance(x, (TensorValue, Const)) for x in (a, b)):
             if sym in ("==", "!=") and (isinstance(a, Const) and a.value is None or isinstance(b, Const) and b.value is None):
@@ -198,6 +203,8 @@ def unary_op(tx, sym, a):
             raise GraphBreak("data-dependent branch", "`not tensor` needs the tensor's value")
         return Const(not truth(tx, a))
     fn = UNARY[sym]
+    if ndarrays.numpy_involved(a):
+        return ndarrays.BRIDGE.unary(tx, sym, a)
     if isinstance(a, Const):
         try:
             return Const(fn(a.value))
