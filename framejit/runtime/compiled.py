@@ -91,7 +91,8 @@ def _compile_function(fn, backend_fn, fullgraph, config, observer, self_object=N
     with free variables), the wrapper takes the closure as its first argument (`__fj_cl`): one wrapper
     serves every function sharing the code, each call running with the caller's cells (convert/resume.py)."""
     code = fn.__code__
-    state = cache.state_for(code, fn.__globals__, (backend_fn, fullgraph, config, observer), owner=self_object)
+    # one state for every compiled module of a class: entries serve any instance whose guards pass
+    state = cache.state_for(code, fn.__globals__, (backend_fn, fullgraph, config, observer))
     signature = inspect.signature(fn, follow_wrapped=False)   # the code that runs, not __wrapped__
 
     def wrap(resume_fn, closure_arg=False):

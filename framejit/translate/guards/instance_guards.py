@@ -1,0 +1,122 @@
+"""Shared entries: one capture serves every instance of a module class with the same structure.
+
+Why this exists: the guards of a conversion name every nn.Module it reached by identity (ID_MATCH), so
+a fresh instance of the same class, a deep copy, or the next block of a model compiled on its own
+missed and converted again. Yet a module's parameters and buffers are graph inputs already, read from
+the instance on every call, and everything else the graph depends on (attribute constants such as
+`eps`, the training flag, hook tables, the keys of `_modules`/`_parameters`, parameter metadata) is
+guarded through its own Source. Identity only adds "and it is that object".
+
+So a conversion whose frame receives modules (an argument, a closure cell, an item of `*args`) gives
+two entries over the same graph:
+
+  the identity entry  as before: the modules by id (held weakly, the entry goes when one dies), module
+                      state behind the module watch's counter, library state behind version words.
+                      The repeated call of one model runs this one, inlined in the dispatcher.
+  the shared entry    every module reached from such a root guarded by type instead (`shared_guards`),
+                      plus what identity implied between them: a module reached twice is the same object
+                      (`b is a`), modules of one type reached once each are distinct objects (a store
+                      through one must not be seen through the other). Module state reached from a root
+                      through module attributes is still checked only when the module watch's counter
+                      moved, or when a root is another object than the one the check last passed for
+                      (module_guards.ModulePlan.render: `RootPins` remembers the roots by id and weakly,
+                      and watches the new root's modules and parameters).
+
+Version words (guards/dict_guards.py) read fixed addresses, so nothing under a root is versioned in the
+shared entry: its guards there stay plain, or covered by the watch.
+"""
+import weakref
+
+import torch
+
+from .guard_set import Guard
+from .identity import FactSource
+from .module_watch import watch
+from ..source import ClosureSource, ItemSource, LocalSource
+
+
+def _from_frame(source, frame_params):
+    """Is `source` a path from the frame's arguments or closure cells (objects a caller can swap)?"""
+    root = source.root()
+    return isinstance(root, ClosureSource) or isinstance(root, LocalSource) and root.local in frame_params
+
+
+def is_root(source):
+    """Can `source` be a root of the shared entry: an argument, a closure cell, an item of one (`*args`)?
+    Its id is compared on every call, so its expression must be cheap."""
+    if isinstance(source, ItemSource):
+        source = source.base
+    return isinstance(source, (LocalSource, ClosureSource))
+
+
+def shared_guards(guards, frame_params):
+    """(guards of the shared entry, {root Source: module}, {Source: module} of every module it matches
+    by type), or None when no module the frame receives is matched by identity."""
+    out, modules = [], {}
+    for g in guards:
+        if g.kind == "ID_MATCH" and isinstance(g.expected, torch.nn.Module) and g.source is not None and \
+                _from_frame(g.source, frame_params):
+            modules[g.source] = g.expected
+            out.append(Guard("TYPE_MATCH", g.source, type(g.expected), g.origin))
+        else:
+            out.append(g)
+    if not modules:
+        return None
+    roots = {s: m for s, m in modules.items() if is_root(s)}
+    return out + identity_facts(modules), roots, modules
+
+
+def identity_facts(modules):
+    """The facts identity guards implied between modules: each object reached twice is one object, and
+    the objects of one type are distinct (CONST_MATCH guards on FactSources)."""
+    first, by_type, facts = {}, {}, []
+    for source, obj in modules.items():
+        seen = first.get(id(obj))
+        if seen is not None:
+            facts.append(Guard("CONST_MATCH", FactSource("({0} is {1})", (source, seen)), True))
+            continue
+        first[id(obj)] = source
+        by_type.setdefault(type(obj), []).append(source)
+    for sources in by_type.values():
+        if len(sources) > 1:
+            ids = ", ".join(f"id({{{i}}})" for i in range(len(sources)))
+            template = f"(len({{{{{ids}}}}}) == {len(sources)})"
+            facts.append(Guard("CONST_MATCH", FactSource(template, tuple(sources)), True))
+    return facts
+
+
+class RootPins:
+    """The roots the shared entry's module checks last passed for, by id, and held weakly: `state` is
+    the entry's [epoch, member cache, id of each root...]; when one of those roots dies the state is
+    reset, so no id can be mistaken for a new object's and the member cache lets go of its parameters."""
+
+    __slots__ = ("state", "refs", "__weakref__")
+
+    def __init__(self, state):
+        self.state = state
+        self.refs = ()
+
+    def pin(self, *roots):
+        """The checks passed for these roots: watch them and their modules and parameters (the member
+        cache, just refreshed), and remember them. Always True (a term of the guard expression)."""
+        for obj in roots:
+            watch(obj)
+        for obj in self.state[1]:
+            if isinstance(obj, (torch.nn.Module, torch.nn.Parameter)):
+                watch(obj)
+        me = weakref.ref(self)
+        self.refs = tuple(weakref.ref(obj, lambda ref, me=me: _unpin(me, ref)) for obj in roots)
+        for i, obj in enumerate(roots):
+            self.state[2 + i] = id(obj)
+        return True
+
+
+def _unpin(me, ref):
+    pins = me()
+    if pins is not None and ref in pins.refs:
+        state = pins.state
+        state[0] = -1
+        state[1] = None
+        for i in range(2, len(state)):
+            state[i] = 0
+        pins.refs = ()
