@@ -39,7 +39,7 @@ class CodeState:
         self.owner = owner
         self.code_name = code.co_qualname
         self.entries = []            # generated entry functions (fast path iterates this)
-        self.results = []            # ConvertResult per entry, same order
+        self.results = []            # ConvertResult per conversion whose entry is here, same order
         self.eager_reason = None     # set: this frame runs as plain Python
         self.recompile_reasons = collections.deque(maxlen=MAX_RECOMPILE_REASONS)
         self.warned_limit = False
@@ -62,9 +62,10 @@ class CodeState:
         self.entries.append(result.entry)
         self.results.append(result)
         companion = getattr(result, "companion", None)
-        if companion is not None:         # the shared entry over the same graph (guards/instance_guards.py)
+        if companion is not None:
+            # the shared entry over the same graph (guards/instance_guards.py), tried after it; listed
+            # in `results` (one per conversion) only once the identity entry is gone
             self.entries.append(companion.entry)
-            self.results.append(companion)
         # the entry matches these modules by id (guards.WeakIdentity): it must go before one's id can be
         # another object's, i.e. when it dies (weak reference callbacks run before its memory is reused)
         result.watchers = [weakref.ref(obj, _forget_entry(self, result.entry))
@@ -76,7 +77,14 @@ class CodeState:
         for i, e in enumerate(self.entries):
             if e is entry:
                 del self.entries[i]
-                self.results[:] = [r for r in self.results if r.entry is not entry]
+                kept = []
+                for r in self.results:
+                    if r.entry is not entry:
+                        kept.append(r)
+                    elif getattr(r, "companion", None) is not None and \
+                            any(x is r.companion.entry for x in self.entries):
+                        kept.append(r.companion)     # the shared entry lives on
+                self.results[:] = kept
                 self.changed()
                 return
 
