@@ -225,6 +225,8 @@ def _recompile_reason(fn, state, signature, args, kwargs):
     for result in state.results:
         if result.kind != "entry":
             continue
+        # the shared entry's guards say what differs in another instance (its eps, not its identity)
+        result = getattr(result, "companion", None) or result
         env = dict(result.ns.env)
         env.update(bound)
         if fn.__code__.co_freevars:

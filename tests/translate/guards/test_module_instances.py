@@ -377,3 +377,11 @@ def test_many_instances_that_each_need_an_entry_never_end_in_eager():
             torch.testing.assert_close(compiled(m, x), probe(m, x))
     assert compiled._framejit_state.eager_reason is None
     assert counter.frame_count == len(alive)
+
+
+def test_the_recompile_reason_names_what_differs_in_the_other_instance():
+    compiled = framejit.compile(probe, backend=framejit.CompileCounter())
+    x = randn(3, 8)
+    compiled(_block(0), x)
+    compiled(_block(0, eps=0.5), x)
+    assert list(compiled._framejit_state.recompile_reasons) == ["recompiled probe: module.norm.eps changed 1e-05 -> 0.5"]
