@@ -385,3 +385,35 @@ def test_the_recompile_reason_names_what_differs_in_the_other_instance():
     compiled(_block(0), x)
     compiled(_block(0, eps=0.5), x)
     assert list(compiled._framejit_state.recompile_reasons) == ["recompiled probe: module.norm.eps changed 1e-05 -> 0.5"]
+
+
+def _closure_over(module):
+    def run(x):
+        return module(x) + 1
+    return run
+
+
+def test_closures_over_other_instances_and_modules_in_star_args_share_the_entry():
+    counter = framejit.CompileCounter()
+    x = randn(3, 8)
+    alive = []
+    for seed in range(3):
+        m = _block(seed)
+        fn = framejit.compile(_closure_over(m), backend=counter)
+        alive.append(fn)
+        torch.testing.assert_close(fn(x), _closure_over(m)(x))
+    assert counter.frame_count == 1
+
+    def chain(x, *modules):
+        for m in modules:
+            x = m(x)
+        return x
+
+    counter = framejit.CompileCounter()
+    compiled = framejit.compile(chain, backend=counter)
+    for seed in range(3):
+        a, b = _block(seed), _block(seed + 10)
+        torch.testing.assert_close(compiled(x, a, b), chain(x, a, b))
+    a = _block(0)
+    torch.testing.assert_close(compiled(x, a, a), chain(x, a, a))      # one module twice: its own entry
+    assert counter.frame_count == 2
