@@ -86,37 +86,67 @@ def identity_facts(modules):
 
 
 class RootPins:
-    """The roots the shared entry's module checks last passed for, by id, and held weakly: `state` is
-    the entry's [epoch, member cache, id of each root...]; when one of those roots dies the state is
-    reset, so no id can be mistaken for a new object's and the member cache lets go of its parameters."""
+    """The roots the shared entry's module checks passed for, by id, and held weakly. `state` is the
+    entry's [epoch, member cache, id of each current root...]; `known` remembers, per combination of
+    live roots, the epoch its checks passed at and its member cache, so the blocks of a model compiled
+    one by one, called in turn, each find their own checks still valid (`recall`) instead of running
+    them again. When a root dies its combination is forgotten, and the state reset if it was current:
+    no id can be mistaken for a new object's, and no member cache keeps a dead root's parameters."""
 
-    __slots__ = ("state", "refs", "__weakref__")
+    __slots__ = ("state", "known", "__weakref__")
+    LIMIT = 64                       # combinations remembered (the oldest forgotten first)
 
     def __init__(self, state):
         self.state = state
-        self.refs = ()
+        self.known = {}              # ids of the roots -> (epoch, member cache, weak refs to the roots)
 
-    def pin(self, *roots):
-        """The checks passed for these roots: watch them and their modules and parameters (the member
-        cache, just refreshed), and remember them. Always True (a term of the guard expression)."""
+    def recall(self, epoch, *roots):
+        """Make the checks these roots passed at `epoch` current, if they did: True, else False."""
+        key = tuple(map(id, roots))
+        found = self.known.pop(key, None)
+        if found is None:
+            return False
+        self.known[key] = found                         # the newest now (never forgotten while current)
+        if found[0] != epoch:
+            return False
+        state = self.state
+        state[1] = found[1]
+        state[2:] = key
+        state[0] = epoch
+        return True
+
+    def pin(self, epoch, *roots):
+        """The checks passed for these roots at `epoch`: watch them and their modules and parameters
+        (the member cache, just refreshed), and remember them. Always True (a term of the guard
+        expression)."""
         for obj in roots:
             watch(obj)
-        for obj in self.state[1]:
+        members = self.state[1]
+        for obj in members:
             if isinstance(obj, (torch.nn.Module, torch.nn.Parameter)):
                 watch(obj)
-        me = weakref.ref(self)
-        self.refs = tuple(weakref.ref(obj, lambda ref, me=me: _unpin(me, ref)) for obj in roots)
-        for i, obj in enumerate(roots):
-            self.state[2 + i] = id(obj)
+        key = tuple(map(id, roots))
+        found = self.known.pop(key, None)
+        if found is None:
+            me = weakref.ref(self)
+            refs = tuple(weakref.ref(obj, lambda _, me=me, key=key: _forget(me, key)) for obj in roots)
+            while len(self.known) >= self.LIMIT:
+                del self.known[next(iter(self.known))]
+        else:
+            refs = found[2]
+        self.known[key] = (epoch, members, refs)
+        self.state[2:] = key
         return True
 
 
-def _unpin(me, ref):
+def _forget(me, key):
+    """A root of the combination `key` died."""
     pins = me()
-    if pins is not None and ref in pins.refs:
-        state = pins.state
+    if pins is None:
+        return
+    pins.known.pop(key, None)
+    state = pins.state
+    if tuple(state[2:]) == key:
         state[0] = -1
         state[1] = None
-        for i in range(2, len(state)):
-            state[i] = 0
-        pins.refs = ()
+        state[2:] = [0] * len(key)

@@ -440,12 +440,16 @@ class ModulePlan:
             tuple_text = f"((__fj_mm := {tuple_text}) + (__fj_mm[{start}:{stop}],))"
         # a shared entry: the covered guards passed for the roots whose ids the state holds
         # (instance_guards.RootPins remembers them weakly and watches a new root's modules)
-        pin = f"{bind(RootPins(state_list))}.pin({', '.join(r.expr() for r in roots)}) and " if roots else ""
+        pins = bind(RootPins(state_list)) if roots else None
+        root_args = "".join(f", {r.expr()}" for r in roots)
+        pin = f"{pins}.pin(__fj_e{root_args}) and " if roots else ""
         current = "".join(f" and __fj_id({_operand(r.expr())}) == {state}[{2 + i}]" for i, r in enumerate(roots))
         refresh = (f"{state}.__setitem__(1, {tuple_text}) is None and {pin}"
                    f"{state}.__setitem__(0, __fj_e) is None")
         shared = _Aliases(self.covered, prefix="__fj_k")      # module paths share long prefixes
         block = " and ".join([shared.render(g, bind, render_guard) for g in self.covered] + [refresh])
+        if roots:                                # checks these roots passed at this epoch: made current
+            block = f"{pins}.recall(__fj_e{root_args}) or ({block})"
         parts = [terms.render(g, bind, render_guard) for g in before]
         parts.append(f"((__fj_e := {epoch}[0]) == {state}[0]{current} or {out_of_line(block, ('__fj_e',))})")
         parts.append(f"(__fj_m := {state}[1]) is not None")
