@@ -47,7 +47,7 @@ from .identity import DistinctObjectsSource
 from ..source import DictKeySource
 from ..values.modules import HookStateSource, ModuleAttrSource
 from .module_watch import EPOCH, watch
-from ..values.object_attrs import PresenceSource
+from ..values.object_attrs import InstanceHasSource, PresenceSource
 from ..source import FIXED_OBJECTS, AttrSource, BuiltinSource, DefaultSource, FixedObjectSource, ItemSource, \
     LocalSource, Source, TypeSource
 
@@ -290,8 +290,9 @@ class ModulePlan:
             return False
         if isinstance(s, HookStateSource):
             return self.identity_covered(s.module) or self.is_module_root(s.module)
-        if isinstance(s, PresenceSource):
-            # hasattr(module, name): names come and go through __setattr__/__delattr__/register_* only
+        if isinstance(s, (PresenceSource, InstanceHasSource)):
+            # hasattr(module, name), `name in module.__dict__`: names come and go through
+            # __setattr__/__delattr__/register_* only
             return g.kind == "CONST_MATCH" and isinstance(self.module_at(s.base), torch.nn.Module) and \
                 (self.identity_covered(s.base) or self.is_module_root(s.base))
         parts = getattr(s, "parts", None)

@@ -196,9 +196,9 @@ def _differs(make_other):
     b = make_other()
     x = randn(3, 8)
     torch.testing.assert_close(compiled(a, x), probe(a, x))
-    with torch.no_grad():
-        torch.testing.assert_close(compiled(b, x), probe(b, x))
+    torch.testing.assert_close(compiled(b, x), probe(b, x))
     torch.testing.assert_close(compiled(a, x), probe(a, x))
+    torch.testing.assert_close(compiled(b, x), probe(b, x))
     return counter.frame_count
 
 
@@ -417,3 +417,23 @@ def test_closures_over_other_instances_and_modules_in_star_args_share_the_entry(
     a = _block(0)
     torch.testing.assert_close(compiled(x, a, a), chain(x, a, a))      # one module twice: its own entry
     assert counter.frame_count == 2
+
+
+def test_an_instance_whose_submodule_has_its_own_forward_does_not_share():
+    def other():
+        b = _block(0)
+        b.up.forward = lambda x: torch.zeros(x.shape[0], 16)   # an instance-level forward wins in eager
+        return b
+    assert _differs(other) == 2
+
+
+def test_a_forward_set_on_a_submodule_of_the_same_instance_is_seen():
+    counter = framejit.CompileCounter()
+    m = _block(0)
+    compiled = framejit.compile(m, backend=counter)
+    x = randn(3, 8)
+    torch.testing.assert_close(compiled(x), m(x))
+    m.up.forward = lambda x: torch.zeros(x.shape[0], 16)
+    torch.testing.assert_close(compiled(x), m(x))
+    del m.up.forward
+    torch.testing.assert_close(compiled(x), m(x))
