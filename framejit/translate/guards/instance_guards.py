@@ -52,25 +52,27 @@ def is_root(source):
 def shared_guards(guards, frame_params):
     """(guards of the shared entry, {root Source: module}, {Source: module} of every module it matches
     by type), or None when no module the frame receives is matched by identity."""
-    out, modules = [], {}
+    out, modules, fixed = [], {}, {}
     for g in guards:
-        if g.kind == "ID_MATCH" and isinstance(g.expected, torch.nn.Module) and g.source is not None and \
-                _from_frame(g.source, frame_params):
-            modules[g.source] = g.expected
-            out.append(Guard("TYPE_MATCH", g.source, type(g.expected), g.origin))
-        else:
-            out.append(g)
+        if g.kind == "ID_MATCH" and isinstance(g.expected, torch.nn.Module) and g.source is not None:
+            if _from_frame(g.source, frame_params):
+                modules[g.source] = g.expected
+                out.append(Guard("TYPE_MATCH", g.source, type(g.expected), g.origin))
+                continue
+            fixed[g.source] = g.expected          # a global model, still matched by id
+        out.append(g)
     if not modules:
         return None
     roots = {s: m for s, m in modules.items() if is_root(s)}
-    return out + identity_facts(modules), roots, modules
+    return out + identity_facts(modules, fixed), roots, modules
 
 
-def identity_facts(modules):
+def identity_facts(modules, fixed=None):
     """The facts identity guards implied between modules: each object reached twice is one object, and
-    the objects of one type are distinct (CONST_MATCH guards on FactSources)."""
+    the objects of one type are distinct (CONST_MATCH guards on FactSources). `fixed`: modules still
+    matched by id, which a module matched by type may or may not be (`m is MODEL` in the frame)."""
     first, by_type, facts = {}, {}, []
-    for source, obj in modules.items():
+    for source, obj in {**(fixed or {}), **modules}.items():
         seen = first.get(id(obj))
         if seen is not None:
             facts.append(Guard("CONST_MATCH", FactSource("({0} is {1})", (source, seen)), True))

@@ -437,3 +437,23 @@ def test_a_forward_set_on_a_submodule_of_the_same_instance_is_seen():
     torch.testing.assert_close(compiled(x), m(x))
     del m.up.forward
     torch.testing.assert_close(compiled(x), m(x))
+
+
+SPECIAL = _block(7)
+
+
+def _is_special(m, x):
+    return x + 1 if m is SPECIAL else x - 1
+
+
+def _special_in(m, x):
+    seen = {m: 1}
+    return x + (1 if SPECIAL in seen else 0)
+
+
+@pytest.mark.parametrize("fn", [_is_special, _special_in])
+def test_an_instance_compared_with_a_global_module_of_its_class_does_not_share_when_it_is_that_module(fn):
+    compiled = framejit.compile(fn, backend=framejit.CompileCounter())
+    x = torch.zeros(2)
+    for m in (_block(0), SPECIAL, _block(1), SPECIAL):
+        torch.testing.assert_close(compiled(m, x), fn(m, x))
