@@ -140,9 +140,10 @@ SHARED_CODE_LIMIT = 8
 
 
 def _instances(args, kwargs):
-    """The nn.Module instances a call passes: a forward's `self` (each of a model's layers runs the same
-    compiled forward, and each needs entries of its own), a module handed to a helper. The recompile
-    limit counts conversions per such combination, so the twelfth layer of a model gets its graph too."""
+    """The nn.Module instances a call passes: a forward's `self`, a module handed to a helper. Instances
+    of a class share entries (translate/guards/instance_guards.py) unless they differ in what the graph
+    depends on (each layer's own index, another eps): then each needs entries of its own, and the
+    recompile limit counts conversions per such combination, so the twelfth layer still gets its graph."""
     return tuple(v for v in (*args, *kwargs.values()) if isinstance(v, torch.nn.Module))
 
 
