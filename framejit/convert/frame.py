@@ -29,7 +29,7 @@ from . import codegen, raising_graphs, resume
 from ..backends.registry import BACKEND_SIGNATURE
 from .callees import CalleeWrappers, CompiledCallee, callee_position
 from ..errors import BackendError, GraphBreak, Unsupported
-from ..translate.guards.guard_set import is_instance_guard
+from ..translate.guards.guard_set import GuardSet, is_instance_guard
 from ..translate.guards import module_guards
 from ..translate.guards.identity import guard_storage_sharing
 from ..translate.guards.autocast import autocast_sensitive
@@ -91,8 +91,9 @@ class BreakInfo:
 
 class ConvertResult:
     def __init__(self, kind, entry=None, reason=None, guards=None, graph=None, source_text=None, breaks=(),
-                 ns=None, op_count=0, replacement=None, dies_with=()):
+                 ns=None, op_count=0, replacement=None, dies_with=(), companion=None):
         self.kind = kind              # "entry" | "eager" | "once"
+        self.companion = companion    # "entry": the shared entry over the same graph (instance_guards.py), or None
         self.dies_with = dies_with    # weak refs to the modules whose death ends the entry (guards.WeakIdentity)
         self.replacement = replacement  # "eager": what to run instead of fn (same semantics), or None
         self.entry = entry
@@ -207,15 +208,13 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
     outputs = codegen.tensors_in(live)
     compiled, gm = _compile_graph(ctx, outputs, opts)
 
-    def body(ns):
-        rb = codegen.Rebuilder(ns, {v.node: i for i, v in enumerate(outputs)},
-                               module_guards.plan_for(ctx).cached_targets)
+    def body(ns, plan):
+        rb = codegen.Rebuilder(ns, {v.node: i for i, v in enumerate(outputs)}, plan.cached_targets)
         for v in live:
             rb.count(v)
         lines = []
         if compiled is not None:
             ns.env["__fj_graph"] = compiled
-            plan = module_guards.plan_for(ctx)
             call = codegen.graph_call_source(plan.input_sources, len(outputs), plan.param_tuple)
             if raising_graphs.needs_handler(effects, len(ctx.graph.created)):
                 # effects happened before graph ops: a raising op must leave them visible (convert/raising_graphs.py)
@@ -293,18 +292,36 @@ def _make_entry(fn, ctx, compiled, gm, body, opts, breaks):
     try:
         with ctx.phase("codegen"):
             entry, text, ns = codegen.build_entry(code, fn.__globals__, bool(code.co_freevars),
-                                                  lambda ns: _render_guards(ctx, ns, instances), body)
+                                                  lambda ns: _render_guards(ctx, ns, instances),
+                                                  lambda ns: body(ns, module_guards.plan_for(ctx)))
+            shared = _shared_entry(fn, ctx, gm, body, breaks)
     except GraphBreak as gb:
         return ConvertResult("eager", reason=f"the result cannot be rebuilt: {gb.reason}", breaks=breaks)
     dies_with = tuple(weakref.ref(g.expected) for g in instances)
     ctx.guards.weaken(instances)
     return ConvertResult("entry", entry=entry, guards=ctx.guards, graph=gm, source_text=text, breaks=breaks,
-                         ns=ns, op_count=ctx.graph.op_count(), dies_with=dies_with)
+                         ns=ns, op_count=ctx.graph.op_count(), dies_with=dies_with, companion=shared)
 
 
-def _render_guards(ctx, ns, instances=()):
+def _shared_entry(fn, ctx, gm, body, breaks):
+    """The entry over the same graph for every instance of the modules the frame receives, guarded by
+    their type and structure instead of their identity (translate/guards/instance_guards.py), or None."""
+    plan = module_guards.plan_for(ctx, shared=True)
+    if plan is None:
+        return None
+    code = fn.__code__
+    entry, text, ns = codegen.build_entry(code, fn.__globals__, bool(code.co_freevars),
+                                          lambda ns: _render_guards(ctx, ns, shared=True), lambda ns: body(ns, plan))
+    guards = GuardSet()
+    guards.guards = plan.guards
+    return ConvertResult("entry", entry=entry, guards=guards, graph=gm, source_text=text, breaks=breaks, ns=ns,
+                         op_count=ctx.graph.op_count())
+
+
+def _render_guards(ctx, ns, instances=(), shared=False):
     with ctx.phase("guard_build"):
-        return module_guards.render(ctx, ns, instances)       # module state behind one counter (translate/guards/module_guards.py)
+        # module state behind one counter (translate/guards/module_guards.py)
+        return module_guards.render(ctx, ns, instances, shared)
 
 
 # ---- a frame that breaks ------------------------------------------------------------------------

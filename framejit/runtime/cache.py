@@ -1,9 +1,10 @@
-"""The compile cache: (code, globals, options[, module]) -> CodeState -> list of generated entries.
+"""The compile cache: (code, globals, options) -> CodeState -> list of generated entries.
 
 A state is found by the identity of its code object and globals dict (two equal code objects are two
-functions: convert/identity_keys.py says why), the compile options, and for a compiled module's forward the
-module itself (each compiled module has entries of its own, and its dispatcher inlines its own first
-entry). Functions that share all of these (closures of one `def`, decorator wrappers) share entries:
+functions: convert/identity_keys.py says why) and the compile options. The compiled modules of one class
+share it (`framejit.compile(block)` for each block of a model, a deep copy): an entry's guards say which
+modules it serves (translate/guards/instance_guards.py), and each module's dispatcher inlines the first
+entry. Functions that share all of these (closures of one `def`, decorator wrappers) share entries:
 each entry guards the cells of the function actually called (`__fj_cl`), and break and resume
 functions take that closure at run time (convert/resume.py), so no entry depends on which of them made it.
 
@@ -38,7 +39,7 @@ class CodeState:
         self.owner = owner
         self.code_name = code.co_qualname
         self.entries = []            # generated entry functions (fast path iterates this)
-        self.results = []            # ConvertResult per entry, same order
+        self.results = []            # ConvertResult per conversion whose entry is here, same order
         self.eager_reason = None     # set: this frame runs as plain Python
         self.recompile_reasons = collections.deque(maxlen=MAX_RECOMPILE_REASONS)
         self.warned_limit = False
@@ -60,6 +61,11 @@ class CodeState:
     def add(self, result):
         self.entries.append(result.entry)
         self.results.append(result)
+        companion = getattr(result, "companion", None)
+        if companion is not None:
+            # the shared entry over the same graph (guards/instance_guards.py), tried after it; listed
+            # in `results` (one per conversion) only once the identity entry is gone
+            self.entries.append(companion.entry)
         # the entry matches these modules by id (guards.WeakIdentity): it must go before one's id can be
         # another object's, i.e. when it dies (weak reference callbacks run before its memory is reused)
         result.watchers = [weakref.ref(obj, _forget_entry(self, result.entry))
@@ -71,7 +77,14 @@ class CodeState:
         for i, e in enumerate(self.entries):
             if e is entry:
                 del self.entries[i]
-                self.results[:] = [r for r in self.results if r.entry is not entry]
+                kept = []
+                for r in self.results:
+                    if r.entry is not entry:
+                        kept.append(r)
+                    elif getattr(r, "companion", None) is not None and \
+                            any(x is r.companion.entry for x in self.entries):
+                        kept.append(r.companion)     # the shared entry lives on
+                self.results[:] = kept
                 self.changed()
                 return
 

@@ -91,7 +91,8 @@ def _compile_function(fn, backend_fn, fullgraph, config, observer, self_object=N
     with free variables), the wrapper takes the closure as its first argument (`__fj_cl`): one wrapper
     serves every function sharing the code, each call running with the caller's cells (convert/resume.py)."""
     code = fn.__code__
-    state = cache.state_for(code, fn.__globals__, (backend_fn, fullgraph, config, observer), owner=self_object)
+    # one state for every compiled module of a class: entries serve any instance whose guards pass
+    state = cache.state_for(code, fn.__globals__, (backend_fn, fullgraph, config, observer))
     signature = inspect.signature(fn, follow_wrapped=False)   # the code that runs, not __wrapped__
 
     def wrap(resume_fn, closure_arg=False):
@@ -139,9 +140,10 @@ SHARED_CODE_LIMIT = 8
 
 
 def _instances(args, kwargs):
-    """The nn.Module instances a call passes: a forward's `self` (each of a model's layers runs the same
-    compiled forward, and each needs entries of its own), a module handed to a helper. The recompile
-    limit counts conversions per such combination, so the twelfth layer of a model gets its graph too."""
+    """The nn.Module instances a call passes: a forward's `self`, a module handed to a helper. Instances
+    of a class share entries (translate/guards/instance_guards.py) unless they differ in what the graph
+    depends on (each layer's own index, another eps): then each needs entries of its own, and the
+    recompile limit counts conversions per such combination, so the twelfth layer still gets its graph."""
     return tuple(v for v in (*args, *kwargs.values()) if isinstance(v, torch.nn.Module))
 
 
@@ -224,6 +226,8 @@ def _recompile_reason(fn, state, signature, args, kwargs):
     for result in state.results:
         if result.kind != "entry":
             continue
+        # the shared entry's guards say what differs in another instance (its eps, not its identity)
+        result = getattr(result, "companion", None) or result
         env = dict(result.ns.env)
         env.update(bound)
         if fn.__code__.co_freevars:

@@ -126,14 +126,18 @@ def _without_global_hooks_term(guard_expr):
 def _without_self_term(guard_expr, me, env, self_object):
     """The entry's leading `self is <module>` term (by id: guards.WeakIdentity) holds by construction
     once `self` is set to that module (`self_object`): dropped. Kept when the entry was made for
-    another module of the class."""
+    another module of the class. A shared entry's leading `type(self) is <class>` holds too, and its
+    `__fj_id(self)` (translate/guards/instance_guards.py) is a constant."""
     found = re.match(rf"__fj_id\({re.escape(me)}\) == (\d+) and ", guard_expr)
     if found is not None and int(found.group(1)) == id(self_object):
-        return guard_expr[found.end():]
+        guard_expr = guard_expr[found.end():]
     found = re.match(rf"{re.escape(me)} is (__fj_c\d+) and ", guard_expr)
     if found is not None and env.get(found.group(1)) is self_object:
-        return guard_expr[found.end():]
-    return guard_expr
+        guard_expr = guard_expr[found.end():]
+    found = re.match(rf"type\({re.escape(me)}\) is (__fj_c\d+) and ", guard_expr)
+    if found is not None and env.get(found.group(1)) is type(self_object):
+        guard_expr = guard_expr[found.end():]
+    return guard_expr.replace(f"__fj_id({me})", str(id(self_object)))
 
 
 def _source(code, name, first_parts, module_call=False, self_object=None, closure_arg=False):

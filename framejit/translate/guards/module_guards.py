@@ -40,13 +40,14 @@ import weakref
 
 import torch
 
-from .guard_set import Guard, fuse_atom_items, fuse_state_guards
+from .guard_set import Guard, _operand, fuse_atom_items, fuse_state_guards
+from .instance_guards import RootPins, shared_guards
 from .dict_guards import VersionPlan, is_data_descriptor
 from .identity import DistinctObjectsSource
 from ..source import DictKeySource
 from ..values.modules import HookStateSource, ModuleAttrSource
 from .module_watch import EPOCH, watch
-from ..values.object_attrs import PresenceSource
+from ..values.object_attrs import InstanceHasSource, PresenceSource
 from ..source import FIXED_OBJECTS, AttrSource, BuiltinSource, DefaultSource, FixedObjectSource, ItemSource, \
     LocalSource, Source, TypeSource
 
@@ -125,8 +126,13 @@ def _fixed_by_words(keys):
 class ModulePlan:
     """Which guards of one conversion are covered by the module watch, and the member cache."""
 
-    def __init__(self, guards, graph_inputs, f_globals=None, certain_types=None, store_targets=()):
+    def __init__(self, guards, graph_inputs, f_globals=None, certain_types=None, store_targets=(), roots=None,
+                 modules=None):
         certain = certain_types or {}
+        # a shared entry (guards/instance_guards.py): the modules the frame receives, matched by type and
+        # compared by id with the ones the covered guards last passed for; every module it matches by type
+        self.roots = roots or {}
+        self.modules = modules or {}
         self.guards = [g for g in fuse_state_guards(guards)   # `type(kwargs) is dict` always holds
                        if not (g.kind == "TYPE_MATCH" and certain.get(g.source) is g.expected)]
         self.certain = certain
@@ -161,6 +167,10 @@ class ModulePlan:
         self.cache = {}                          # covered Source -> index in the member cache
         self.input_sources = [self.through_cache(s) for s, _, _ in graph_inputs] if self.covered else \
             [s for s, _, _ in graph_inputs]
+        if self.roots and self.covered:          # a new root's modules are watched from the member cache
+            for g in self.covered:
+                if g.kind == "TYPE_MATCH" and issubclass(g.expected, torch.nn.Module):
+                    self.through_cache(g.source)
         # modules the side effects store into, read from the member cache instead of a chain of
         # nn.Module attribute lookups (Swin's blocks reset their window sizes on every call)
         self.cached_targets = {s: self.through_cache(s) for s in store_targets
@@ -231,7 +241,12 @@ class ModulePlan:
 
     # ---- coverage -----------------------------------------------------------------------------
     def is_module_root(self, source):
-        return isinstance(self.objects.get(source), torch.nn.Module)
+        return isinstance(self.objects.get(source), torch.nn.Module) or source in self.roots
+
+    def module_at(self, source):
+        """The module at `source` as translation saw it, when a guard matches it (by id or by type)."""
+        obj = self.objects.get(source)
+        return obj if obj is not None else self.modules.get(source)
 
     def weak_identity_covered(self):
         """identity_covered for the VersionPlans this plan holds, reaching the plan weakly: a bound
@@ -263,7 +278,7 @@ class ModulePlan:
         a ModuleAttrSource."""
         if type(source) is not AttrSource:
             return False
-        holder = self.objects.get(source.base)
+        holder = self.module_at(source.base)
         if not isinstance(holder, torch.nn.Module) or type(holder).__getattribute__ is not object.__getattribute__:
             return False
         found = inspect.getattr_static(type(holder), source.attr, None)
@@ -275,9 +290,10 @@ class ModulePlan:
             return False
         if isinstance(s, HookStateSource):
             return self.identity_covered(s.module) or self.is_module_root(s.module)
-        if isinstance(s, PresenceSource):
-            # hasattr(module, name): names come and go through __setattr__/__delattr__/register_* only
-            return g.kind == "CONST_MATCH" and isinstance(self.objects.get(s.base), torch.nn.Module) and \
+        if isinstance(s, (PresenceSource, InstanceHasSource)):
+            # hasattr(module, name), `name in module.__dict__`: names come and go through
+            # __setattr__/__delattr__/register_* only
+            return g.kind == "CONST_MATCH" and isinstance(self.module_at(s.base), torch.nn.Module) and \
                 (self.identity_covered(s.base) or self.is_module_root(s.base))
         parts = getattr(s, "parts", None)
         if g.kind == "CONST_MATCH" and isinstance(parts, tuple) and hasattr(s, "template") and parts:
@@ -414,19 +430,29 @@ class ModulePlan:
             parts = [terms.render(g, bind, render_guard) for g in before] + [versioned]
             return " and ".join(p for p in parts if p) or "True"
         self.watch_objects()
-        state = bind([-1, ()])
+        roots = list(self.roots)
+        state_list = [-1, ()] + [0] * len(roots)
+        state = bind(state_list)
         epoch = bind(EPOCH)
         members = sorted(self.cache, key=self.cache.get)
         tuple_text = f"({''.join(s.expr() + ', ' for s in members)})"
         if self.param_tuple is not None:
             (start, stop), _ = self.param_tuple
             tuple_text = f"((__fj_mm := {tuple_text}) + (__fj_mm[{start}:{stop}],))"
-        refresh = (f"{state}.__setitem__(1, {tuple_text}) is None and "
+        # a shared entry: the covered guards passed for the roots whose ids the state holds
+        # (instance_guards.RootPins remembers them weakly and watches a new root's modules)
+        pins = bind(RootPins(state_list)) if roots else None
+        root_args = "".join(f", {r.expr()}" for r in roots)
+        pin = f"{pins}.pin(__fj_e{root_args}) and " if roots else ""
+        current = "".join(f" and __fj_id({_operand(r.expr())}) == {state}[{2 + i}]" for i, r in enumerate(roots))
+        refresh = (f"{state}.__setitem__(1, {tuple_text}) is None and {pin}"
                    f"{state}.__setitem__(0, __fj_e) is None")
         shared = _Aliases(self.covered, prefix="__fj_k")      # module paths share long prefixes
         block = " and ".join([shared.render(g, bind, render_guard) for g in self.covered] + [refresh])
+        if roots:                                # checks these roots passed at this epoch: made current
+            block = f"{pins}.recall(__fj_e{root_args}) or ({block})"
         parts = [terms.render(g, bind, render_guard) for g in before]
-        parts.append(f"((__fj_e := {epoch}[0]) == {state}[0] or {out_of_line(block, ('__fj_e',))})")
+        parts.append(f"((__fj_e := {epoch}[0]) == {state}[0]{current} or {out_of_line(block, ('__fj_e',))})")
         parts.append(f"(__fj_m := {state}[1]) is not None")
         parts += [terms.render(g, bind, render_guard) for g in after]
         parts.append(versioned)
@@ -550,13 +576,20 @@ def _map_parts(source, fn):
     return source
 
 
-def plan_for(ctx):
-    """The ModulePlan of a conversion (made once, when its entry is generated)."""
-    plan = getattr(ctx, "module_plan", None)
-    if plan is None:
-        targets = [e.target for e in ctx.side_effects.effects if e.kind in ("attr", "raw_attr")]
-        plan = ctx.module_plan = ModulePlan(ctx.guards.guards, ctx.graph.inputs, ctx.f_globals, ctx.certain_types,
-                                            targets)
+def plan_for(ctx, shared=False):
+    """The ModulePlan of a conversion (made once, when its entry is generated); with `shared`, the plan
+    of its shared entry (guards/instance_guards.py), or None when it has none."""
+    name = "shared_module_plan" if shared else "module_plan"
+    if name in vars(ctx):
+        return vars(ctx)[name]
+    targets = [e.target for e in ctx.side_effects.effects if e.kind in ("attr", "raw_attr")]
+    if not shared:
+        plan = ModulePlan(ctx.guards.guards, ctx.graph.inputs, ctx.f_globals, ctx.certain_types, targets)
+    else:
+        found = shared_guards(ctx.guards.guards, ctx.frame_params)
+        plan = None if found is None else ModulePlan(found[0], ctx.graph.inputs, ctx.f_globals, ctx.certain_types,
+                                                     targets, roots=found[1], modules=found[2])
+    setattr(ctx, name, plan)
     return plan
 
 
@@ -585,8 +618,9 @@ class OutOfLine:
         return f"{name}({', '.join(names)})"
 
 
-def render(ctx, ns, instances=()):
-    """The entry's guard expression; `instances`: ID_MATCH guards rendered by id (guards.WeakIdentity)."""
+def render(ctx, ns, instances=(), shared=False):
+    """The entry's guard expression; `instances`: ID_MATCH guards rendered by id (guards.WeakIdentity);
+    `shared`: the shared entry's (guards/instance_guards.py)."""
     from .guard_set import _render, instance_guard_text
     by_id = {id(g.expected) for g in instances}
 
@@ -594,4 +628,4 @@ def render(ctx, ns, instances=()):
         if g.kind == "ID_MATCH" and id(g.expected) in by_id and g.source in {i.source for i in instances}:
             return instance_guard_text(g)
         return _render(g, bind)
-    return plan_for(ctx).render(ns.bind, render_guard, OutOfLine(ns, ctx.frame_params))
+    return plan_for(ctx, shared).render(ns.bind, render_guard, OutOfLine(ns, ctx.frame_params))

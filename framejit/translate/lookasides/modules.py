@@ -29,6 +29,7 @@ from ..values.modules import (GlobalHooksSource, HookStateSource, ModuleAttrSour
                             hook_state)
 from ..source import fixed_source
 from ..values.attrs import get_attribute
+from ..values.object_attrs import InstanceHasSource
 from ..values.base import Const, DictValue, IteratorValue, ObjectValue, SeqValue
 
 Module = torch.nn.Module
@@ -148,6 +149,8 @@ def call_forward(tx, mv, args, kwargs):
     m = mv.obj
     if "forward" in m.__dict__:
         return tx.call(mv.member(tx, "forward", m.__dict__["forward"], "__dict__"), args, kwargs)
+    if mv.source is not None:        # another instance with a forward of its own runs that one
+        tx.ctx.guards.add("CONST_MATCH", InstanceHasSource(mv.source, "forward"), False)
     try:
         forward = inspect.getattr_static(type(m), "forward")
     except AttributeError:

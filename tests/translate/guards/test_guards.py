@@ -182,21 +182,22 @@ def test_recompile_limit_is_per_function_not_per_shared_code():
 
 
 class BreakingLayer(torch.nn.Module):
-    def __init__(self):
+    def __init__(self, index=0):
         super().__init__()
         self.lin = torch.nn.Linear(4, 4)
+        self.index = index                # a value the graph depends on (as transformers' layer_idx can be)
 
     def forward(self, x):
         y = self.lin(x)
         if y.sum() > 1e9:                 # a data-dependent branch: the layer splits, and its model
             y = y * 0                     # calls it through its compiled wrapper
-        return y.relu() + x
+        return y.relu() + x + self.index
 
 
 class DeepModel(torch.nn.Module):
     def __init__(self, n):
         super().__init__()
-        self.layers = torch.nn.ModuleList(BreakingLayer() for _ in range(n))
+        self.layers = torch.nn.ModuleList(BreakingLayer(i) for i in range(n))
 
     def forward(self, x):
         for layer in self.layers:
@@ -206,7 +207,7 @@ class DeepModel(torch.nn.Module):
 
 def test_the_recompile_limit_counts_per_module_instance_so_every_layer_keeps_its_graphs():
     torch.manual_seed(0)
-    model = DeepModel(12)                 # more layers than the limit: each layer is an instance of its own
+    model = DeepModel(12)                 # more layers than the limit, each with its own `index`: entries of its own
     counter = framejit.CompileCounter()
     compiled = framejit.compile(model, backend=counter, recompile_limit=4)
     x = torch.randn(2, 4)
