@@ -21,8 +21,9 @@ from .lookasides.builtins_table import LOOKASIDES, as_python, unpack_iterable
 from .values.containers import call_container_method
 from .source import AttrSource, ItemSource, fixed_source
 from .lookasides.torch_table import (compiling_answer, graph_target, CONSTANT_FUNCTIONS, FACTORY_FUNCTIONS, LIKE_FACTORIES,
-                          STATE_QUERIES, TENSOR_BREAK_METHODS, TENSOR_CONST_METHODS, is_graph_op,
-                          is_tensor_method_descriptor)
+                          STATE_QUERIES, TENSOR_BREAK_METHODS, TENSOR_CONST_METHODS, is_autograd_function_apply,
+                          is_graph_op, is_tensor_method_descriptor)
+from .lookasides.autograd_functions import check_forward
 from .values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from .values import operators, operator_values  # noqa: F401  (install operator lookasides)
 from .lookasides import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
@@ -90,6 +91,8 @@ def call_object(tx, fn_value, obj, args, kwargs):
             return method_impl(tx, [receiver, *args], kwargs)
     if is_tensor_method_descriptor(obj) and args and isinstance(args[0], TensorValue):
         return call_method(tx, args[0], obj.__name__, args[1:], kwargs)
+    if hashable and is_autograd_function_apply(obj):
+        check_forward(tx, obj.__self__, args, kwargs)      # a forward with side effects is a break
     if hashable and is_graph_op(obj):
         if any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values()) or \
                 obj in FACTORY_FUNCTIONS:
