@@ -31,6 +31,7 @@ from .lookasides import builtin_methods  # noqa: F401  (installs dict.get & co. 
 from .lookasides import stdlib as stdlib_lookasides  # noqa: F401  (installs inspect.signature & co.)
 from .lookasides.stdlib import method_lookaside
 from .lookasides import profiler_blocks  # noqa: F401  (installs record_function blocks)
+from .lookasides import higher_order  # noqa: F401  (installs torch.cond and checkpoint)
 from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
                            contextmanager_call, torch_decorated_call)
 from .values.exceptions import builtin_protocol, instantiate
