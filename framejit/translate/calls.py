@@ -32,6 +32,8 @@ from .lookasides import stdlib as stdlib_lookasides  # noqa: F401  (installs ins
 from .lookasides.stdlib import method_lookaside
 from .lookasides import profiler_blocks  # noqa: F401  (installs record_function blocks)
 from .lookasides import higher_order  # noqa: F401  (installs torch.cond and checkpoint)
+from .lookasides.optimizers import tensor_value_rewrite  # (also installs Optimizer.step)
+from .dispatch import CODE_LOOKASIDES
 from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
                            contextmanager_call, torch_decorated_call)
 from .values.exceptions import builtin_protocol, instantiate
@@ -213,6 +215,9 @@ def call_tensor_method(tx, t, name, args, kwargs):
         raise GraphBreak("data-dependent", f"tensor.{name}() needs the tensor's data, which a graph does not have")
     if name in ("requires_grad_",) and t.source is not None:
         raise GraphBreak("method", "requires_grad_ on an input tensor")
+    rewritten = tensor_value_rewrite(tx, t, name, args, kwargs)    # value=<0-dim tensor> (optimizers)
+    if rewritten is not None:
+        return rewritten
     out = tx.ctx.graph.call_method(name, (t, *args), kwargs)
     if name.endswith("_") and not name.endswith("__") and isinstance(out, TensorValue):
         return t          # in-place: the same tensor object
@@ -245,6 +250,9 @@ def inline_function(tx, fn, fn_source, args, kwargs, *, closure_values=None, def
     lookaside = LOOKASIDES.get(fn)          # a stand-in for this Python function (nn.Module.__call__...)
     if lookaside is not None:
         return lookaside(tx, args, kwargs)
+    code_lookaside = CODE_LOOKASIDES.get(fn.__code__)   # e.g. optimizers' step wrapper (lookasides/optimizers.py)
+    if code_lookaside is not None:
+        return code_lookaside(tx, fn, fn_source, args, kwargs)
     if fn.__code__ is CONTEXTMANAGER_HELPER_CODE:      # a @contextlib.contextmanager function
         return contextmanager_call(tx, fn, fn_source, args, kwargs)
     if fn.__code__ is TORCH_DECORATOR_CODE:            # a function decorated with @torch.no_grad() & co
