@@ -18,6 +18,7 @@ update itself on the first step, give a second graph, as under torch.compile; th
 guarded). A state object replaced (load_state_dict) fails its identity guard.
 Learning rates and other hyperparameters are constants guarded by value: changing them recompiles.
 """
+import inspect
 import operator
 from dataclasses import dataclass
 
@@ -102,15 +103,18 @@ def _initialize_state(opt):
     graph is the steady-state step from the first call on. Eager's step would create the same tensors at
     the same point (and skips its creation when they exist)."""
     init = getattr(type(opt), "_init_group", None)
-    code = getattr(init, "__code__", None)
-    if code is None or not (type(opt).__module__ or "").startswith("torch.optim"):
+    if init is None or not (type(opt).__module__ or "").startswith("torch.optim"):
+        return
+    try:
+        lists = len(inspect.signature(init).parameters) - 2          # (self, group, <lists>...)
+    except (TypeError, ValueError):
         return
     for group in opt.param_groups:
         if not any(p.grad is not None and not opt.state.get(p) for p in group["params"]):
             continue
         with torch.no_grad():
             try:
-                init(opt, group, *[[] for _ in range(code.co_argcount - 2)])
+                init(opt, group, *[[] for _ in range(lists)])
             except Exception as e:
                 raise GraphBreak("optimizer", f"{type(opt).__name__}._init_group raised {type(e).__name__}: {e}")
 
