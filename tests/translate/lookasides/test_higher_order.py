@@ -118,6 +118,8 @@ def cond_constant_predicate(x, flag):
     case(checkpoint_function, g34, w44, graphs=1, grads=True, fullgraph=True),
     case(checkpoint_function, g34, w44, graphs=1, grads=True, backend="aot_eager", name="checkpoint_function_aot"),
     case(checkpoint_closure_with_dropout, g34, w44, graphs=1, grads=True, fullgraph=True),
+    case(checkpoint_closure_with_dropout, g34, w44, graphs=1, grads=True, backend="aot_eager",
+         name="checkpoint_closure_with_dropout_aot"),
     case(checkpoint_tuple_output, g34, w44, graphs=1, grads=True, fullgraph=True),
     case(checkpoint_tuple_output, g34, w44, graphs=1, grads=True, backend="aot_eager", name="checkpoint_tuple_output_aot"),
     case(checkpoint_modules, g34, graphs=1, grads=True, fullgraph=True),
