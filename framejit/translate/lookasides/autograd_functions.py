@@ -23,6 +23,7 @@ import torch
 from ...errors import GraphBreak
 from ..values.base import Const, SeqValue, TensorValue
 from ..values.objects import NewObject
+from . import frame_state
 
 _set_grad_enabled = torch._C._set_grad_enabled
 _DEFAULT_SETUP_CONTEXT = torch.autograd.function._SingleLevelFunction.setup_context
@@ -64,6 +65,7 @@ def check_forward(tx, function_cls, args, kwargs):
         grad and isinstance(a, TensorValue) and a.fake.requires_grad for a in args))
     graph_mark = tx.ctx.graph.mark()
     effects_before = len(tx.ctx.side_effects.effects)
+    state_before = frame_state.snapshot(tx, [*args, *kwargs.values()])
     _set_grad_enabled(False)
     try:
         if has_setup:
@@ -81,6 +83,9 @@ def check_forward(tx, function_cls, args, kwargs):
         raise _restarting(GraphBreak("autograd.Function", f"{function_cls.__qualname__}.forward has side effects "
                                      f"({tx.ctx.side_effects.effects[effects_before].kind} store); apply runs "
                                      "as plain Python"))
+    if frame_state.changed(state_before) is not None:
+        raise _restarting(GraphBreak("autograd.Function", f"{function_cls.__qualname__}.forward changes a value of "
+                                     "the calling frame; apply runs as plain Python"))
 
 
 def _restarting(gb):

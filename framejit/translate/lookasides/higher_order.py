@@ -24,6 +24,7 @@ from ...errors import GraphBreak
 from ..graph.subgraph import SubgraphBuilder
 from ..values.base import Const, SeqValue, TensorValue
 from ..dispatch import lookaside
+from . import frame_state
 
 _cond_op = torch.ops.higher_order.cond
 _checkpoint = torch.utils.checkpoint.checkpoint
@@ -36,6 +37,7 @@ def trace_subgraph(tx, fn, args, kwargs, what):
     sub = SubgraphBuilder(outer)
     inner_args = [sub.placeholder(a) if isinstance(a, TensorValue) else a for a in args]
     effects_before = len(tx.ctx.side_effects.effects)
+    state_before = frame_state.snapshot(tx, [fn, *args, *kwargs.values()])
     tx.ctx.graph = sub
     try:
         out = tx.call(fn, inner_args, dict(kwargs))
@@ -48,6 +50,10 @@ def trace_subgraph(tx, fn, args, kwargs, what):
     if len(tx.ctx.side_effects.effects) != effects_before:
         gb = GraphBreak("higher-order op", f"{what} has side effects "
                         f"({tx.ctx.side_effects.effects[effects_before].kind} store)")
+        gb.inlined = True
+        raise gb
+    if frame_state.changed(state_before) is not None:
+        gb = GraphBreak("higher-order op", f"{what} changes a value of the calling frame")
         gb.inlined = True
         raise gb
     if isinstance(out, TensorValue):

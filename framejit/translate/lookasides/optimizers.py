@@ -27,7 +27,7 @@ import torch.optim.optimizer as optimizer_module
 import torch.utils._foreach_utils
 
 from ...errors import GraphBreak
-from ..dispatch import CODE_LOOKASIDES, lookaside
+from ..dispatch import CODE_LOOKASIDES, LOOKASIDES, lookaside
 from ..source import AttrSource, ItemSource, Source, fixed_source
 from ..values.base import Const, ObjectValue, SeqValue, TensorValue, Value
 from .ctx_managers import GradModeManager
@@ -119,6 +119,19 @@ def _initialize_state(opt):
                 raise GraphBreak("optimizer", f"{type(opt).__name__}._init_group raised {type(e).__name__}: {e}")
 
 
+def _see_through_compiler_wrapper(opt_cls):
+    """torch's own compiler, once imported (by anyone), replaces every optimizer class's `_init_group`
+    with a wrapper that keeps itself from compiling it (torch._dynamo's eval_frame; framejit does not import
+    it). The step calls it: it is inlined as the function it wraps."""
+    init = getattr(opt_cls, "_init_group", None)
+    inner = getattr(init, "__wrapped__", None)
+    code = getattr(init, "__code__", None)
+    if inner is None or code is None or init in LOOKASIDES or \
+            not code.co_filename.replace("\\", "/").endswith("/_dynamo/eval_frame.py"):
+        return
+    LOOKASIDES[init] = lambda tx, args, kwargs: tx.inline(inner, None, list(args), dict(kwargs))
+
+
 def step_wrapper_call(tx, fn, fn_source, args, kwargs):
     """Optimizer.profile_hook_step's wrapper(self, *args, **kwargs)."""
     opt_value = args[0] if args else None
@@ -139,6 +152,7 @@ def step_wrapper_call(tx, fn, fn_source, args, kwargs):
     if inner is None:
         raise GraphBreak("optimizer", "an Optimizer.step wrapper without its function")
     _initialize_state(opt)
+    _see_through_compiler_wrapper(type(opt))
     state_source = AttrSource(opt_value.source, "state")
     guards.add("ID_MATCH", state_source, opt.state)
     tx.ctx.wrapped[state_source] = OptimizerState(opt.state, state_source)

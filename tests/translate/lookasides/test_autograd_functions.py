@@ -149,6 +149,12 @@ def logging_forward(x, log):
     return LoggingForward.apply(x, log).sum(), log
 
 
+def forward_appends_to_frame_list(x):
+    log = []
+    y = LoggingForward.apply(x * 2, log)
+    return y, len(log), log
+
+
 class STEModel(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -165,6 +171,7 @@ def model_call(x):
     return MODEL(x).sum()
 
 
+@pytest.mark.filterwarnings("error:framejit failed to convert:RuntimeWarning")   # no internal failure
 @pytest.mark.parametrize(CASE_FIELDS, [
     case(straight_through, g4, graphs=1, grads=True, fullgraph=True),
     case(straight_through, g4, graphs=1, grads=True, backend="aot_eager", name="straight_through_aot"),
@@ -181,6 +188,7 @@ def model_call(x):
     case(counting_forward, g4, grads=True, breaks=1),
     case(counting_forward, g4, grads=True, backend="aot_eager", name="counting_forward_aot"),
     case(logging_forward, g4, [], grads=True, breaks=1),
+    case(forward_appends_to_frame_list, g4, grads=True),
 ])
 def test_autograd_functions(fn, args, kwargs, options):
     run_case(fn, args, kwargs, options)

@@ -114,7 +114,19 @@ def cond_constant_predicate(x, flag):
     return torch.cond(flag, true_branch, false_branch, (x,))
 
 
+def checkpoint_body_appends_to_frame_list(x, w):
+    seen = []
+
+    def body(a):
+        seen.append(a.sum())
+        return a @ w
+    y = checkpoint(body, x, use_reentrant=False)
+    return y.sum(), len(seen), seen
+
+
+@pytest.mark.filterwarnings("error:framejit failed to convert:RuntimeWarning")   # no internal failure
 @pytest.mark.parametrize(CASE_FIELDS, [
+    case(checkpoint_body_appends_to_frame_list, g34, w44, grads=True),
     case(checkpoint_function, g34, w44, graphs=1, grads=True, fullgraph=True),
     case(checkpoint_function, g34, w44, graphs=1, grads=True, backend="aot_eager", name="checkpoint_function_aot"),
     case(checkpoint_closure_with_dropout, g34, w44, graphs=1, grads=True, fullgraph=True),
