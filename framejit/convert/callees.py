@@ -14,6 +14,7 @@ import torch
 from torch.nn.modules import module as _module_impl
 
 from .identity_keys import WeakIdentityMap
+from ..translate.calls import NEVER_INLINE_PREFIXES
 from ..translate.values.base import Value
 
 
@@ -49,6 +50,8 @@ class CalleeWrappers:
         return w
 
     def __call__(self, callee):
+        if _never_inlined(getattr(callee, "__func__", callee)):
+            return callee            # torch's own code (autograd.Function.apply, checkpoint...): nothing to gain
         if type(callee) is types.FunctionType and not getattr(callee, "_framejit_disabled", False) \
                 and getattr(callee, "_framejit_fn", None) is None:
             return self._wrapped(callee)
@@ -62,6 +65,13 @@ class CalleeWrappers:
 
 
 _MODULE_CALL = torch.nn.Module.__call__
+
+
+def _never_inlined(fn):
+    """A function of a module the translator never inlines (translate/calls.py's NEVER_INLINE_PREFIXES):
+    its compiled wrapper would break at once, and run its code as a copy made for resuming."""
+    module = getattr(fn, "__module__", None) if type(fn) is types.FunctionType else None
+    return bool(module) and module.startswith(NEVER_INLINE_PREFIXES) and not module.startswith("torch.nn")
 
 
 def _has_hooks(m):

@@ -46,6 +46,9 @@ NON_FRAME_FLAGS = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC
 USER_ERROR_KINDS = {"constant op raised", "bad call", "key error", "index error", "value error", "name error",
                     "unbound local", "attribute error", "StopIteration", "constant call raised", "raise",
                     "op raised"}
+# Breaks whose cause the eager run itself removes (a lazy module's first call materializes its parameters):
+# an unsplittable frame runs as plain Python for this call only, and the next call converts again.
+TRANSIENT_KINDS = {"lazy module"}
 
 # How many stack items each splittable instruction consumes (NULL positions below stay put).
 def _popped(inst, jump):
@@ -335,7 +338,7 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
         raise Unsupported(f"{gb.reason} (fullgraph=True)\n{info.where}")
     why_not = _why_not_splittable(code, tx, inst, snap)
     if why_not is not None:
-        kind = "once" if gb.kind in USER_ERROR_KINDS else "eager"
+        kind = "once" if gb.kind in USER_ERROR_KINDS or _kind_of(gb, inner_kind) in TRANSIENT_KINDS else "eager"
         routed = _routed_plain_function(fn, ctx, tx, inst, snap, opts, inner_kind) if kind == "eager" else None
         if routed is not None:
             why_not += "; the call itself goes through the callee's compiled wrapper"
@@ -407,6 +410,11 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
         return f"return __fj_break({', '.join(args)})"
 
     return _emit_entry(fn, ctx, values, opts, [info], call_break)
+
+
+def _kind_of(gb, inner_kind):
+    """The kind of the break that decided: the callee's own when the call broke because of it."""
+    return inner_kind if gb.kind == "call" and inner_kind is not None else gb.kind
 
 
 def _routed_plain_function(fn, ctx, tx, inst, snap, opts, inner_kind):

@@ -23,6 +23,7 @@ from ..backends import lookup_backend
 from ..config import Config
 from ..convert.codegen import MISS
 from ..convert.frame import Options, Unobserved, convert_frame
+from ..translate.dispatch import CODE_LOOKASIDES
 from ..convert.resume import RESUME_ORIGIN
 from ..observe import record as _record
 from ..observe.conversion import watch_state
@@ -43,7 +44,19 @@ def _compile(fn, backend_fn, fullgraph, config, observer):
     check_compilable(fn, "framejit.compile")
     if fn in _DISABLED:
         return fn
+    if fn.__code__ in CODE_LOOKASIDES:
+        fn = _calling(fn)
     return _compile_function(fn, backend_fn, fullgraph, config, observer)
+
+
+def _calling(fn):
+    """A function calling `fn`: for a function the translator stands in for by its code (translate/dispatch.py's
+    CODE_LOOKASIDES: `framejit.compile(optimizer.step)` compiles torch's step wrapper), so the stand-in runs
+    at the call instead of its bytecode being translated."""
+    def call(*args, **kwargs):
+        return fn(*args, **kwargs)
+    call.__name__, call.__qualname__ = fn.__name__, fn.__qualname__
+    return call
 
 
 def check_compilable(fn, caller):

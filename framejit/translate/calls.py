@@ -21,9 +21,10 @@ from .lookasides.builtins_table import LOOKASIDES, as_python, unpack_iterable
 from .values.containers import call_container_method
 from .source import AttrSource, ItemSource, fixed_source
 from .lookasides.torch_table import (compiling_answer, graph_target, CONSTANT_FUNCTIONS, FACTORY_FUNCTIONS, LIKE_FACTORIES,
-                          STATE_QUERIES, TENSOR_BREAK_METHODS, TENSOR_CONST_METHODS, is_graph_op,
-                          is_tensor_method_descriptor)
+                          STATE_QUERIES, TENSOR_BREAK_METHODS, TENSOR_CONST_METHODS, is_autograd_function_apply,
+                          is_graph_op, is_tensor_method_descriptor)
 from .values.ndarrays import NdarrayValue
+from .lookasides.autograd_functions import check_forward
 from .values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from .values import operators, operator_values  # noqa: F401  (install operator lookasides)
 from .lookasides import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
@@ -31,6 +32,10 @@ from .lookasides import builtin_methods  # noqa: F401  (installs dict.get & co. 
 from .lookasides import numpy_calls  # (installs numpy's functions, traced through torch._numpy)
 from .lookasides import stdlib as stdlib_lookasides  # noqa: F401  (installs inspect.signature & co.)
 from .lookasides.stdlib import method_lookaside
+from .lookasides import profiler_blocks  # noqa: F401  (installs record_function blocks)
+from .lookasides import higher_order  # noqa: F401  (installs torch.cond and checkpoint)
+from .lookasides.optimizers import tensor_value_rewrite  # (also installs Optimizer.step)
+from .dispatch import CODE_LOOKASIDES
 from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
                            contextmanager_call, torch_decorated_call)
 from .values.exceptions import builtin_protocol, instantiate
@@ -93,6 +98,8 @@ def call_object(tx, fn_value, obj, args, kwargs):
             return method_impl(tx, [receiver, *args], kwargs)
     if is_tensor_method_descriptor(obj) and args and isinstance(args[0], TensorValue):
         return call_method(tx, args[0], obj.__name__, args[1:], kwargs)
+    if hashable and is_autograd_function_apply(obj):
+        check_forward(tx, obj.__self__, args, kwargs)      # a forward with side effects is a break
     if hashable and is_graph_op(obj):
         if any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values()) or \
                 obj in FACTORY_FUNCTIONS:
@@ -214,6 +221,9 @@ def call_tensor_method(tx, t, name, args, kwargs):
         raise GraphBreak("data-dependent", f"tensor.{name}() needs the tensor's data, which a graph does not have")
     if name in ("requires_grad_",) and t.source is not None:
         raise GraphBreak("method", "requires_grad_ on an input tensor")
+    rewritten = tensor_value_rewrite(tx, t, name, args, kwargs)    # value=<0-dim tensor> (optimizers)
+    if rewritten is not None:
+        return rewritten
     out = tx.ctx.graph.call_method(name, (t, *args), kwargs)
     if name.endswith("_") and not name.endswith("__") and isinstance(out, TensorValue):
         return t          # in-place: the same tensor object
@@ -246,6 +256,9 @@ def inline_function(tx, fn, fn_source, args, kwargs, *, closure_values=None, def
     lookaside = LOOKASIDES.get(fn)          # a stand-in for this Python function (nn.Module.__call__...)
     if lookaside is not None:
         return lookaside(tx, args, kwargs)
+    code_lookaside = CODE_LOOKASIDES.get(fn.__code__)   # e.g. optimizers' step wrapper (lookasides/optimizers.py)
+    if code_lookaside is not None:
+        return code_lookaside(tx, fn, fn_source, args, kwargs)
     if fn.__code__ is CONTEXTMANAGER_HELPER_CODE:      # a @contextlib.contextmanager function
         return contextmanager_call(tx, fn, fn_source, args, kwargs)
     if fn.__code__ is TORCH_DECORATOR_CODE:            # a function decorated with @torch.no_grad() & co

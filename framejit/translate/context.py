@@ -17,6 +17,7 @@ from ..bytecode.shared import decoded as decoded_shared
 from ..errors import GraphBreak
 from .lookasides.state_calls import store_break, store_runs_code
 from .lookasides.ctx_managers import AutocastExit, GradModeExit, resumed_autocast_block, resumed_grad_block
+from .lookasides.lazy_modules import is_uninitialized, uninitialized_break
 from .guards.identity import IdentityTracker, guard_object
 from .guards.numpy_inputs import wrap_numpy_input
 from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource
@@ -153,6 +154,8 @@ class ConversionContext:
         g = self.guards
         t = type(obj)
         if isinstance(obj, torch.Tensor):
+            if is_uninitialized(obj):
+                raise uninitialized_break(source.name())
             if t not in (torch.Tensor, torch.nn.Parameter) and not isinstance(obj, torch.nn.Parameter):
                 g.add("ID_MATCH", source, obj)
                 return ObjectValue(obj, source)

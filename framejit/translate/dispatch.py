@@ -35,3 +35,8 @@ def lookaside(*fns):
             LOOKASIDES[f] = impl
         return impl
     return register
+
+
+# Stand-ins for every function of one code object (decorator wrappers made per class or per call):
+# `fn(tx, function, function_source, args, kwargs) -> Value`, looked up when a Python function is inlined.
+CODE_LOOKASIDES = {}

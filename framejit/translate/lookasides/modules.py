@@ -28,6 +28,7 @@ from .builtins_table import LOOKASIDES, as_python
 from ..values.modules import (GlobalHooksSource, HookStateSource, ModuleAttrSource, ModuleValue, global_hook_state,
                             hook_state)
 from ..source import fixed_source
+from .lazy_modules import check_lazy_module
 from ..values.attrs import get_attribute
 from ..values.object_attrs import InstanceHasSource
 from ..values.base import Const, DictValue, IteratorValue, ObjectValue, SeqValue
@@ -47,6 +48,7 @@ def as_module_value(v):
 def call_module(tx, module_value, args, kwargs):
     """`module(*args, **kwargs)`."""
     mv = as_module_value(module_value)
+    check_lazy_module(tx, mv)                   # a lazy module before its first call runs as Python
     call = type(mv.obj).__call__
     if call is _MODULE_CALL:
         return call_impl(tx, mv, args, kwargs)

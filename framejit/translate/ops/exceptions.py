@@ -232,7 +232,7 @@ def _region_catches(tx, exn):
     exit_fn = tx.stack[slot] if 0 <= slot < len(tx.stack) else None
     if isinstance(exit_fn, ExitValue):
         mgr = exit_fn.manager
-        if isinstance(mgr, GlobalStateManager):
+        if isinstance(mgr, GlobalStateManager) or getattr(mgr, "never_suppresses", False):
             return False
         if isinstance(mgr, NullManager) and mgr.kind is not contextlib.suppress:
             return False

@@ -15,9 +15,10 @@ import torch
 
 from ...errors import GraphBreak
 from ..dispatch import lookaside
+from ..source import AttrSource
 from .object_attrs import PropertyCall, delete_class_attr, delete_instance_attr, has_python_lookup, is_generic, \
     read_class_attr, read_instance_attr, read_real_attr, read_through_override
-from .base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from .namedtuples import namedtuple_attr
 from .objects import NewObject, is_plain_instance, store_input_attr
 from .protocol import as_python, is_namedtuple_class, is_structseq_class, wrap_unsourced
@@ -83,11 +84,32 @@ def tensor_attr(tx, t, name):
         return tx.ctx.graph.call_function(getattr, (t, Const(name)), {})
     if name == "data":
         return tx.ctx.graph.call_method("detach", (t,), {})
+    if name == "grad":
+        grad = input_grad(tx, t)
+        if grad is not None:
+            return grad
     if name in ("grad", "grad_fn", "_version", "_base"):
         raise GraphBreak("tensor attribute", f"reading tensor.{name} is not supported in a graph")
     if callable(getattr(torch.Tensor, name, None)):
         return MethodValue(t, name)
     raise GraphBreak("tensor attribute", f"tensor attribute {name!r} is not supported")
+
+
+def input_grad(tx, t):
+    """`.grad` of a tensor the frame received (optimizers read every parameter's): the real attribute,
+    wrapped from its Source (a tensor input, or None, guarded either way), or the frame's own store to
+    it; None for other tensors (a break)."""
+    if t.source is None:
+        return None
+    real = next((tensor for _source, tensor, node in tx.ctx.graph.inputs if node is t.node), None)
+    if real is None:
+        return None
+    pending = tx.ctx.side_effects.pending_attr(real, "grad")
+    if pending is not None:
+        if not isinstance(pending, Value):
+            raise GraphBreak("tensor attribute", "reading tensor.grad after deleting it")
+        return pending
+    return tx.ctx.wrap(real.grad, AttrSource(t.source, "grad"))
 
 
 def object_attr(tx, obj, name):

@@ -11,6 +11,7 @@ A few small classes, no deep tree:
   NULL           the 3.11 NULL stack marker pushed before callables
 Every value may carry a Source (where it came from in the frame); values built in the frame have none.
 """
+import torch
 
 
 class Value:
@@ -115,7 +116,15 @@ class ObjectValue(Value):
         return type(self.obj)
 
     def __repr__(self):
-        return f"ObjectValue({self.obj!r})"
+        return f"ObjectValue({_safe_repr(self.obj)})"
+
+
+def _safe_repr(obj):
+    """repr(obj) for messages, without running code of the program: a tensor's repr goes through
+    __torch_function__ (a subclass may log or count it) and reads the data, so tensors are named by type."""
+    if isinstance(obj, torch.Tensor):
+        return f"<{type(obj).__qualname__} tensor>"
+    return repr(obj)
 
 
 class MethodValue(Value):

@@ -57,7 +57,25 @@ def getitem(tx, obj, index):
         method = getattr(type(obj.obj), "__getitem__", None)
         if isinstance(method, types.FunctionType):
             return tx.inline(method, None, [obj, index], {})
+        alias = _builtin_generic_alias(obj.obj, index)
+        if alias is not None:
+            return ObjectValue(alias)
     raise GraphBreak("subscript", f"subscript of {obj!r} is not supported")
+
+
+def _builtin_generic_alias(cls, index):
+    """`list[Tensor]`, `dict[str, int]` (typing.cast's first argument in torch.optim): a builtin class's
+    own __class_getitem__ only builds a types.GenericAlias, so it runs for real; None otherwise."""
+    import types
+    if not isinstance(cls, type) or cls.__module__ != "builtins" or \
+            type(cls.__dict__.get("__class_getitem__")).__name__ != "classmethod_descriptor":
+        return None
+    try:
+        return cls[as_python(index)]
+    except GraphBreak:
+        return None
+    except Exception:
+        return None
 
 
 def _wrap_const(x):
