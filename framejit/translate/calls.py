@@ -33,6 +33,8 @@ from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTOR
                            contextmanager_call, torch_decorated_call)
 from .values.exceptions import builtin_protocol, instantiate
 from .values.functions import FunctionValue, bind_arguments
+from .values import deques  # noqa: F401  (installs the collections.deque lookaside)
+from .values.dict_kinds import fromkeys as dict_fromkeys, fromkeys_callable
 from .values.generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
 from .lookasides.state_calls import call_watching_state, is_state_setter, setter_break
 
@@ -121,6 +123,9 @@ def call_object(tx, fn_value, obj, args, kwargs):
         if issubclass(obj, BaseException) and builtin_protocol(obj):      # SomeError(...) to be raised
             return instantiate(tx, obj, args, kwargs)
         return tx.ctx.construct(tx, fn_value, obj, args, kwargs)
+    fromkeys_owner = fromkeys_callable(obj)
+    if fromkeys_owner is not None:                # MyDict.fromkeys(...): a builtin classmethod of a dict kind
+        return dict_fromkeys(tx, fromkeys_owner, args, kwargs)
     call_method_fn = _python_call_method(obj)
     if call_method_fn is not None:              # an instance of a Python class with __call__
         return inline_function(tx, call_method_fn, None, [fn_value, *args], kwargs)

@@ -5,6 +5,7 @@ read from a Source into symbolic Values (`wrap`), adding the guard each kind of 
 tensors by type/dtype/device/shape/stride/requires_grad, constants by value, containers by type and
 length (then their items), everything else by identity.
 """
+import collections
 import enum
 import types
 
@@ -18,7 +19,8 @@ from ..errors import GraphBreak
 from .lookasides.state_calls import store_break, store_runs_code
 from .lookasides.ctx_managers import AutocastExit, GradModeExit, resumed_autocast_block, resumed_grad_block
 from .guards.identity import IdentityTracker, guard_object
-from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource
+from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource, LocalSource
+from .values import deques, dict_kinds
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .values.object_attrs import TRUSTED_MODULES
 from .values.protocol import CONST_TYPES, is_namedtuple_class, wrap_unsourced
@@ -182,6 +184,11 @@ class ConversionContext:
                 g.add("TYPE_MATCH", source, t)
                 g.add("DICT_KEYS", source, tuple(obj.keys()))
             return DictValue({k: self.wrap(v, ItemSource(source, k), guard) for k, v in obj.items()}, source)
+        if t is collections.deque:
+            return deques.wrap_input(self, obj, source, guard)
+        if t is not dict and isinstance(obj, dict) and isinstance(source.root(), LocalSource) and \
+                dict_kinds.wrappable_input(obj):
+            return dict_kinds.wrap_input(self, obj, source, guard)   # OrderedDict, defaultdict, a subclass
         if t is set and all(type(x) in CONST_TYPES for x in obj):
             if guard:                         # by contents: a set is mutable, and often made per call
                 g.add("CONST_MATCH", source, set(obj))

@@ -62,6 +62,9 @@ def load_attr(tx, obj, name):
         if is_structseq_class(obj.kind) and name in obj.kind.__match_args__:
             return obj.items[obj.kind.__match_args__.index(name)]
         return MethodValue(obj, name)
+    if isinstance(obj, DictValue) and obj.kind is not dict and not hasattr(obj, "load_attr"):
+        from .dict_kinds import load_attr as dict_kind_attr
+        return dict_kind_attr(tx, obj, name)
     if isinstance(obj, (DictValue, SetValue)):
         return MethodValue(obj, name)
     if hasattr(obj, "load_attr"):          # value kinds with their own attribute rules (ModuleValue...)

@@ -30,6 +30,9 @@ def getitem(tx, obj, index):
             return obj.items[key]
         except (IndexError, TypeError) as e:
             raise GraphBreak("index error", f"{type(e).__name__}: {e}")
+    if isinstance(obj, DictValue) and obj.kind is not dict:      # OrderedDict, defaultdict, a subclass...
+        from . import dict_kinds
+        return dict_kinds.getitem(tx, obj, index)
     if isinstance(obj, DictValue):
         key = as_python(index)
         if key not in obj.items:
@@ -76,6 +79,10 @@ def setitem(tx, obj, index, value):
         obj.items[key] = value if not isinstance(key, slice) else unpack_iterable(tx, value)
         tx.ctx.side_effects.mutate_container(obj)
         return
+    if isinstance(obj, DictValue) and obj.kind is not dict:
+        from . import dict_kinds
+        dict_kinds.setitem(tx, obj, index, value)
+        return
     if isinstance(obj, DictValue):
         obj.items[as_python(index)] = value
         tx.ctx.side_effects.mutate_container(obj)
@@ -86,6 +93,10 @@ def setitem(tx, obj, index, value):
 def delitem(tx, obj, index):
     if hasattr(obj, "delitem"):            # value kinds with their own item deletion (an instance __dict__)
         obj.delitem(tx, index)
+        return
+    if isinstance(obj, DictValue) and obj.kind is not dict:
+        from . import dict_kinds
+        dict_kinds.delitem(tx, obj, index)
         return
     if isinstance(obj, (SeqValue, DictValue)) and (isinstance(obj, DictValue) or obj.kind is list):
         key = as_python(index)
@@ -108,6 +119,9 @@ def call_container_method(tx, recv, name, args, kwargs):
         if impl is None:
             raise GraphBreak("method", f"{recv.kind.__name__}.{name} is not supported")
         return impl(tx, recv, *args, **kwargs)
+    if isinstance(recv, DictValue) and recv.kind is not dict:
+        from . import dict_kinds
+        return dict_kinds.call_method(tx, recv, name, args, kwargs)
     if isinstance(recv, DictValue):
         impl = DICT_METHODS.get(name)
         if impl is None:

@@ -58,6 +58,11 @@ def binary_op(tx, sym, a, b):
     if isinstance(a, Const) and isinstance(b, SeqValue) and sym in ("*", "+"):
         if sym == "*":
             return _seq_binary(tx, sym, b, a)
+    if isinstance(a, DictValue) and a.kind is not dict:       # Counter arithmetic (values/dict_kinds.py)
+        from .dict_kinds import binary_op as dict_kind_binary
+        out = dict_kind_binary(tx, sym, a, b)
+        if out is not None:
+            return out
     if isinstance(a, DictValue) and isinstance(b, DictValue) and sym in ("|", "|="):
         if sym == "|=":
             a.items.update(b.items)
