@@ -11,6 +11,7 @@ import torch
 
 from ...errors import GraphBreak
 from ..source import ItemSource
+from . import dict_kinds
 from .base import Value, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .protocol import as_python, unpack_iterable, wrap_unsourced
 
@@ -31,7 +32,6 @@ def getitem(tx, obj, index):
         except (IndexError, TypeError) as e:
             raise GraphBreak("index error", f"{type(e).__name__}: {e}")
     if isinstance(obj, DictValue) and obj.kind is not dict:      # OrderedDict, defaultdict, a subclass...
-        from . import dict_kinds
         return dict_kinds.getitem(tx, obj, index)
     if isinstance(obj, DictValue):
         key = as_python(index)
@@ -80,7 +80,6 @@ def setitem(tx, obj, index, value):
         tx.ctx.side_effects.mutate_container(obj)
         return
     if isinstance(obj, DictValue) and obj.kind is not dict:
-        from . import dict_kinds
         dict_kinds.setitem(tx, obj, index, value)
         return
     if isinstance(obj, DictValue):
@@ -95,7 +94,6 @@ def delitem(tx, obj, index):
         obj.delitem(tx, index)
         return
     if isinstance(obj, DictValue) and obj.kind is not dict:
-        from . import dict_kinds
         dict_kinds.delitem(tx, obj, index)
         return
     if isinstance(obj, (SeqValue, DictValue)) and (isinstance(obj, DictValue) or obj.kind is list):
@@ -120,7 +118,6 @@ def call_container_method(tx, recv, name, args, kwargs):
             raise GraphBreak("method", f"{recv.kind.__name__}.{name} is not supported")
         return impl(tx, recv, *args, **kwargs)
     if isinstance(recv, DictValue) and recv.kind is not dict:
-        from . import dict_kinds
         return dict_kinds.call_method(tx, recv, name, args, kwargs)
     if isinstance(recv, DictValue):
         impl = DICT_METHODS.get(name)
@@ -303,6 +300,7 @@ DICT_METHODS = {"popitem": _popitem, "keys": _keys, "values": _values, "items": 
                 "setdefault": _setdefault, "update": _update, "clear": _clear, "copy": _copy,
                 "__contains__": lambda tx, d, k: Const(as_python(k) in d.items),
                 "__getitem__": lambda tx, d, k: getitem(tx, d, k)}
+dict_kinds.DICT_METHODS.update(DICT_METHODS)
 
 
 def _set_method(tx, s, name, args, kwargs):

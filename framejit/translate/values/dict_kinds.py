@@ -32,6 +32,7 @@ from .protocol import as_python, unpack_iterable, wrap_unsourced
 
 _BASES = (collections.OrderedDict, collections.defaultdict, dict)
 _BUILTIN_KINDS = (dict, collections.OrderedDict, collections.defaultdict, collections.Counter)
+DICT_METHODS = {}     # the plain dict's method table, filled in by values/containers.py (which imports this)
 
 
 class DefaultDictValue(DictValue):
@@ -271,7 +272,6 @@ def call_method(tx, d, name, args, kwargs):
     if ordered and name in _ORDERED_MUTATORS and (_python_method(d, "__setitem__") or _python_method(d, "__delitem__")):
         # OrderedDict's C methods go through a subclass's own __setitem__/__delitem__ (dict's do not)
         raise GraphBreak("method", f"{d.kind.__name__}.{name} with a Python __setitem__/__delitem__")
-    from .containers import DICT_METHODS
     impl = DICT_METHODS.get(name)
     if impl is None:
         raise GraphBreak("method", f"{d.kind.__name__}.{name} is not supported")
@@ -485,7 +485,6 @@ def _install_builtin_lookasides():
                     return Const(None)
                 if name == "__init__":
                     return builtin_init(tx, d, args[1:], kwargs)
-                from .containers import DICT_METHODS
                 if name in DICT_METHODS:
                     return DICT_METHODS[name](tx, d, *args[1:], **kwargs)
             if previous is not None:
