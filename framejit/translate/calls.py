@@ -34,6 +34,8 @@ from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTOR
 from .values.exceptions import builtin_protocol, instantiate
 from .values.functions import FunctionValue, bind_arguments
 from .values import deques  # noqa: F401  (installs the collections.deque lookaside)
+from .values import itertools_values  # noqa: F401  (installs the itertools lookasides)
+from .lookasides import class_factories  # noqa: F401  (installs namedtuple(...) made in the frame)
 from .values.dict_kinds import fromkeys as dict_fromkeys, fromkeys_callable
 from .values.generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
 from .lookasides.state_calls import call_watching_state, is_state_setter, setter_break

@@ -12,6 +12,7 @@ import torch
 from ...errors import GraphBreak
 from ..source import ItemSource
 from . import dict_kinds
+from .typing_forms import class_subscript, is_typing_form, subscript as typing_subscript
 from .base import Value, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .protocol import as_python, unpack_iterable, wrap_unsourced
 
@@ -47,6 +48,12 @@ def getitem(tx, obj, index):
             raise GraphBreak("constant op raised", f"{type(e).__name__}: {e}")
     if hasattr(obj, "getitem"):            # value kinds with their own indexing (ModuleValue...)
         return obj.getitem(tx, index)
+    if isinstance(obj, ObjectValue) and is_typing_form(obj.obj):      # List[int], Optional[Tensor]
+        return typing_subscript(obj.obj, index)
+    if isinstance(obj, ObjectValue) and isinstance(obj.obj, type) and obj.obj.__module__ == "builtins":
+        alias = class_subscript(obj.obj, index)                          # list[int], dict[str, int]
+        if alias is not None:
+            return alias
     if isinstance(obj, ObjectValue) and isinstance(obj.obj, MODULE_CONTAINERS):
         key = as_python(index)
         real = obj.obj[key]
