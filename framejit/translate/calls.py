@@ -33,6 +33,7 @@ from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTOR
                            contextmanager_call, torch_decorated_call)
 from .values.exceptions import builtin_protocol, instantiate
 from .values.functions import FunctionValue, bind_arguments
+from .values.tensor_type import tensor_type_method
 from .values import deques  # noqa: F401  (installs the collections.deque lookaside)
 from .values import itertools_values  # noqa: F401  (installs the itertools lookasides)
 from .lookasides import class_factories  # noqa: F401  (installs namedtuple(...) made in the frame)
@@ -206,6 +207,8 @@ def call_method(tx, recv, name, args, kwargs):
 
 
 def call_tensor_method(tx, t, name, args, kwargs):
+    if name == "type":                      # x.type() / x.type(torch.float64): values/tensor_type.py
+        return tensor_type_method(tx, t, args, kwargs)
     if name in TENSOR_CONST_METHODS:
         if any(not isinstance(a, Const) for a in args):
             raise GraphBreak("method", f"tensor.{name} with non-constant arguments")

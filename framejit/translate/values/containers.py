@@ -24,6 +24,9 @@ def getitem(tx, obj, index):
     if isinstance(obj, TensorValue):
         return tx.ctx.graph.call_function(operator.getitem, (obj, index), {})
     if isinstance(obj, SeqValue):
+        if isinstance(index, TensorValue):
+            raise GraphBreak("data-dependent", f"indexing a {obj.kind.__name__} with a tensor calls its __index__, "
+                             "which needs the tensor's value")
         key = as_python(index)
         if isinstance(key, slice):
             kind = obj.kind if obj.kind in (tuple, list) else tuple
