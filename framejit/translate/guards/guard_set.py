@@ -162,6 +162,10 @@ class GuardSet:
         self._seen.add(key)
         self.guards.append(Guard(kind, source, expected, origin))
 
+    def has(self, kind, source):
+        """Was a guard of this kind on this source added (ID_MATCH: the object's identity is fixed)?"""
+        return (kind, source) in self._seen
+
     def __len__(self):
         return len(self.guards)
 
