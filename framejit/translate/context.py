@@ -6,7 +6,9 @@ tensors by type/dtype/device/shape/stride/requires_grad, constants by value, con
 length (then their items), everything else by identity.
 """
 import collections
+import decimal
 import enum
+import fractions
 import types
 
 import torch
@@ -31,6 +33,7 @@ def is_cpu_autocast_enabled():
 
 
 _function_modes_active = torch._C._len_torch_function_stack
+EXACT_VALUE_TYPES = (decimal.Decimal, fractions.Fraction)
 _CPU = torch.device("cpu")
 
 
@@ -166,6 +169,10 @@ class ConversionContext:
         if t in CONST_TYPES or isinstance(obj, enum.Enum):
             if guard:
                 g.add("CONST_MATCH" if t in CONST_TYPES else "ID_MATCH", source, obj)
+            return Const(obj, source)
+        if t in EXACT_VALUE_TYPES:         # immutable numbers matched by value (NaN too: guards/const_equality.py)
+            if guard:
+                g.add("CONST_MATCH", source, obj)
             return Const(obj, source)
         if t is torch.Size:
             if guard:
