@@ -126,6 +126,8 @@ def call_object(tx, fn_value, obj, args, kwargs):
         if issubclass(obj, BaseException) and builtin_protocol(obj):      # SomeError(...) to be raised
             return instantiate(tx, obj, args, kwargs)
         return tx.ctx.construct(tx, fn_value, obj, args, kwargs)
+    if _is_subclasses_call(obj) and fn_value.source is not None and not args and not kwargs:
+        return _subclasses(tx, obj.__self__, AttrSource(fn_value.source, "__self__"))
     fromkeys_owner = fromkeys_callable(obj)
     if fromkeys_owner is not None:                # MyDict.fromkeys(...): a builtin classmethod of a dict kind
         return dict_fromkeys(tx, fromkeys_owner, args, kwargs)
@@ -135,6 +137,23 @@ def call_object(tx, fn_value, obj, args, kwargs):
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
     raise GraphBreak("call", f"call to {name} cannot be put in a graph (not a torch op and not Python code "
                      "framejit can inline)")
+
+
+def _is_subclasses_call(obj):
+    return isinstance(obj, types.BuiltinMethodType) and getattr(obj, "__name__", None) == "__subclasses__" \
+        and isinstance(getattr(obj, "__self__", None), type)
+
+
+def _subclasses(tx, cls, cls_source):
+    """cls.__subclasses__(): the live subclasses, guarded on every call (classes come and go)."""
+    from .guards.identity import FactSource
+    listed = FactSource("{0}.__subclasses__()", (cls_source,))
+    found = cls.__subclasses__()
+    # which classes, by id and name, not by a reference: a guard must not keep a subclass alive (it would
+    # stay in the list after eager code dropped it); what the frame reads off them is guarded as usual
+    tx.ctx.guards.add("CONST_MATCH", FactSource("tuple([(id(c), c.__qualname__) for c in {0}.__subclasses__()])",
+                                                (cls_source,)), tuple((id(c), c.__qualname__) for c in found))
+    return SeqValue(list, [tx.ctx.wrap(c, ItemSource(listed, i), guard=False) for i, c in enumerate(found)])
 
 
 def _python_call_method(obj):

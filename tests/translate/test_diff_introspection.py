@@ -116,3 +116,38 @@ def test_set_grad_enabled_graph_count_matches_torch_compile():
     torch.compile(set_grad_enabled_as_function, backend=counting)(g34.detach().clone().requires_grad_())
     torch._dynamo.reset()
     check(set_grad_enabled_as_function, g34, graphs=len(graphs), fullgraph=True)
+
+
+class Plugin:
+    pass
+
+
+class FirstPlugin(Plugin):
+    pass
+
+
+def count_plugins(x):
+    names = [c.__name__ for c in Plugin.__subclasses__()]
+    return x * len(names), names
+
+
+def test_subclasses_in_one_graph():
+    check(count_plugins, x34, **ONE)
+
+
+def test_subclasses_noticed_when_a_class_appears():
+    from tests.differential import check_script, outcome
+
+    import gc
+
+    def script(f):
+        gc.collect()                # a class made by the eager run is gone before the compiled run
+        seen = [outcome(f, x34)]
+        extra = type("SecondPlugin", (Plugin,), {})
+        seen.append(outcome(f, x34))
+        del extra
+        gc.collect()
+        seen.append(outcome(f, x34))
+        return seen
+
+    check_script(count_plugins, script)
