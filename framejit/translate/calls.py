@@ -135,8 +135,17 @@ def call_object(tx, fn_value, obj, args, kwargs):
     if call_method_fn is not None:              # an instance of a Python class with __call__
         return inline_function(tx, call_method_fn, None, [fn_value, *args], kwargs)
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
+    if isinstance(obj, _LRU_WRAPPER):
+        # its cache is real state: a hit returns what an earlier call computed (perhaps from globals that
+        # changed since), a miss runs the function, and cache_info() counts both; inlining __wrapped__
+        # would get none of that right
+        raise GraphBreak("call", f"call to {name}, a functools.lru_cache/cache function: its cache is state "
+                         "the call reads and changes, so it runs as plain Python")
     raise GraphBreak("call", f"call to {name} cannot be put in a graph (not a torch op and not Python code "
                      "framejit can inline)")
+
+
+_LRU_WRAPPER = type(functools.lru_cache(None)(lambda: None))
 
 
 def _is_subclasses_call(obj):

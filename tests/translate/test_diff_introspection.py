@@ -151,3 +151,35 @@ def test_subclasses_noticed_when_a_class_appears():
         return seen
 
     check_script(count_plugins, script)
+
+
+import functools
+
+SCALE = [2]
+
+
+@functools.lru_cache(maxsize=None)
+def cached_scale(n):
+    return n * SCALE[0]
+
+
+def uses_lru_cache(x):
+    return x * cached_scale(3), cached_scale.cache_info()
+
+
+def test_lru_cache_call_matches_eager_including_stale_entries():
+    """The cache is state: a stale entry (SCALE changed after it was filled) is what eager returns,
+    and cache_info counts every call; the call runs as plain Python between two graphs."""
+    from tests.differential import check_script, outcome
+
+    def script(f):
+        cached_scale.cache_clear()
+        seen = [outcome(f, x34)]
+        SCALE[0] = 5                 # the cached entry for 3 is stale now, and eager still returns it
+        seen.append(outcome(f, x34))
+        cached_scale.cache_clear()
+        seen.append(outcome(f, x34))
+        SCALE[0] = 2
+        return seen
+
+    check_script(uses_lru_cache, script)

@@ -378,13 +378,6 @@ def load_attr(tx, d, name):
     return wrap_unsourced(attr)
 
 
-def truth(tx, d):
-    fn = _python_method(d, "__bool__") or _python_method(d, "__len__")
-    if fn is not None:
-        raise GraphBreak("truth", f"truth of a {d.kind.__name__} with a Python __bool__/__len__")
-    return bool(d.items)
-
-
 # ---- fromkeys ------------------------------------------------------------------------------------
 
 def fromkeys(tx, cls, args, kwargs):
