@@ -438,8 +438,11 @@ def _why_not_splittable(code, tx, inst, snap):
             # a for loop over a known sequence resumes in a graph: its iterator goes to the resume
             # function as the items left (_loop_iterators); a while loop, or a for loop inside a try
             # block (whose handler would iterate the passed items in the break function), does not
-            # (the loop's iterator is on the stack: any other kind than IteratorValue cannot be rebuilt)
-            if t.opname != "FOR_ITER" or inst.exn is not None:
+            # (the loop's iterator is on the stack: any other kind than IteratorValue cannot be rebuilt).
+            # A callee that breaks (a model's layer) keeps the loop plain Python with the call routed to
+            # the callee's wrapper: its graphs are shared by every iteration, where a split loop needs a
+            # resume entry per iteration and runs the layers past the recompile limit without graphs.
+            if t.opname != "FOR_ITER" or inst.exn is not None or i in tx.ctx.break_at:
                 return "the break is inside a loop, so the function runs as plain Python"
     for v in snap.stack:
         if isinstance(v, IteratorValue) and _rebuildable(SeqValue(tuple, v.items[v.pos:])):

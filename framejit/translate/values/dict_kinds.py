@@ -32,6 +32,9 @@ from .protocol import as_python, unpack_iterable, wrap_unsourced
 
 _BASES = (collections.OrderedDict, collections.defaultdict, dict)
 _BUILTIN_KINDS = (dict, collections.OrderedDict, collections.defaultdict, collections.Counter)
+# what a user subclass may not define: the value reads its items directly for these protocols
+_NOT_MODELLED = ("__slots__", "__getattribute__", "__getattr__", "__new__", "__len__", "__iter__", "__contains__",
+                 "__bool__", "__eq__", "__ne__", "keys", "items", "values", "__reversed__", "__or__", "__ior__")
 DICT_METHODS = {}     # the plain dict's method table, filled in by values/containers.py (which imports this)
 
 
@@ -69,7 +72,7 @@ def is_dict_kind(cls):
         if klass in _BUILTIN_KINDS or klass is object:
             continue
         own = vars(klass)
-        if "__slots__" in own or "__getattribute__" in own or "__getattr__" in own or "__new__" in own:
+        if any(name in own for name in _NOT_MODELLED):
             return False
         if klass.__module__ == "builtins":
             return False
