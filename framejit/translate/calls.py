@@ -128,6 +128,8 @@ def call_object(tx, fn_value, obj, args, kwargs):
         return tx.ctx.construct(tx, fn_value, obj, args, kwargs)
     if _is_subclasses_call(obj) and fn_value.source is not None and not args and not kwargs:
         return _subclasses(tx, obj.__self__, AttrSource(fn_value.source, "__self__"))
+    if _is_constant_classmethod(obj) and all(isinstance(a, Const) for a in [*args, *kwargs.values()]):
+        return _const_call(tx, obj, args, kwargs)      # int.from_bytes, bytes.fromhex, str.maketrans...
     fromkeys_owner = fromkeys_callable(obj)
     if fromkeys_owner is not None:                # MyDict.fromkeys(...): a builtin classmethod of a dict kind
         return dict_fromkeys(tx, fromkeys_owner, args, kwargs)
@@ -146,6 +148,14 @@ def call_object(tx, fn_value, obj, args, kwargs):
 
 
 _LRU_WRAPPER = type(functools.lru_cache(None)(lambda: None))
+
+
+_CONSTANT_CLASSES = (int, float, complex, str, bytes)
+
+
+def _is_constant_classmethod(obj):
+    """A builtin classmethod of an immutable builtin type: a pure function of constant arguments."""
+    return isinstance(obj, types.BuiltinMethodType) and getattr(obj, "__self__", None) in _CONSTANT_CLASSES
 
 
 def _is_subclasses_call(obj):
