@@ -445,6 +445,10 @@ def _why_not_splittable(code, tx, inst, snap):
             if t.opname != "FOR_ITER" or inst.exn is not None or i in tx.ctx.break_at:
                 return "the break is inside a loop, so the function runs as plain Python"
     for v in snap.stack:
+        if isinstance(v, IteratorValue) and _iterates_a_tensor(v):
+            # its length is the tensor's (often data-dependent: nonzero rows, MoE experts hit): a resume
+            # entry per position and per length would only add tiny graphs
+            return "the break is inside a loop over a tensor's rows, so the function runs as plain Python"
         if isinstance(v, IteratorValue) and _rebuildable(SeqValue(tuple, v.items[v.pos:])):
             continue
         if v is not NULL and not _rebuildable(v):
@@ -453,6 +457,16 @@ def _why_not_splittable(code, tx, inst, snap):
         if not _rebuildable(v):
             return f"local {n!r} ({type(v).__name__}) cannot be rebuilt, so the function runs as plain Python"
     return None
+
+
+def _iterates_a_tensor(it):
+    """Are the iterator's items the rows of a tensor (Tensor.__iter__: getitem of one unbind node)?"""
+    for v in it.items:
+        node = getattr(v, "node", None)
+        if node is not None and node.op == "call_function" and node.args and \
+                getattr(node.args[0], "target", None) is torch.unbind:
+            return True
+    return False
 
 
 def _loop_iterators(stack, popped_below):

@@ -150,6 +150,14 @@ def generator_loop(x):
     return x
 
 
-@pytest.mark.parametrize("fn", [while_loop_break, loop_in_try, generator_loop])
+def tensor_rows_loop(x):
+    """Over a tensor's rows the count is the tensor's (often data-dependent): no split."""
+    for row in x.reshape(3, 1):
+        x = x + row
+        print("row")
+    return x
+
+
+@pytest.mark.parametrize("fn", [while_loop_break, loop_in_try, generator_loop, tensor_rows_loop])
 def test_loops_that_stay_plain_python(fn):
     check(fn, x3, graphs=0)
