@@ -23,6 +23,8 @@ import torch
 from ..errors import GraphBreak
 from .hooks import apply_bytecode_hooks
 from ..translate.source import FIXED_OBJECTS
+from ..translate.values.deques import write_back_lines as deque_write_back
+from ..translate.values.dict_kinds import rebuild_dict, write_back_dict
 from ..translate.values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 from ..translate.context import is_namedtuple_class
 from ..translate.source import LocalSource
@@ -136,7 +138,10 @@ class Rebuilder:
         if isinstance(v, DictValue):
             body = ", ".join(f"{self.ns.bind(k)}: {self.expr(x)}" for k, x in v.items.items())
             d = "{" + body + "}"
-            return d if v.kind is dict else f"{self.ns.bind(v.kind)}({d})"
+            if v.kind is dict:
+                return d
+            factory = self.expr(v.factory) if hasattr(v, "factory") else "None"
+            return f"{self.ns.bind(rebuild_dict)}({self.ns.bind(v.kind)}, {d}, {factory})"
         if isinstance(v, SetValue):
             return ("{" + ", ".join(self.expr(i) for i in v.items) + "}") if v.items else "set()"
         if isinstance(v, ObjectValue) and not hasattr(v, "rebuild"):
@@ -227,7 +232,12 @@ def side_effect_lines(effects, rb):
             lines.append(f"{rb.reload(e.target)}[:] = [{items}]")
         elif e.kind == "dict":
             body = ", ".join(f"{rb.ns.bind(k)}: {rb.expr(x)}" for k, x in e.value.items.items())
-            lines.append(f"__fj_d = {rb.reload(e.target)}; __fj_d.clear(); __fj_d.update({{{body}}})")
+            if e.value.kind is dict:
+                lines.append(f"__fj_d = {rb.reload(e.target)}; __fj_d.clear(); __fj_d.update({{{body}}})")
+            else:                     # a dict subclass: its own __setitem__ already ran in the frame
+                lines.append(f"{rb.ns.bind(write_back_dict)}({rb.reload(e.target)}, {{{body}}})")
+        elif e.kind == "deque":
+            lines.append(deque_write_back(rb.reload(e.target), [rb.expr(i) for i in e.value.items]))
         elif e.kind == "set":
             items = "".join(f"{rb.expr(i)}, " for i in e.value.items)
             lines.append(f"__fj_d = {rb.reload(e.target)}; __fj_d.clear(); __fj_d.update(({items}))")

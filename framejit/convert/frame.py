@@ -38,7 +38,8 @@ from ..translate.lookasides.ctx_managers import STATE_NODE_TARGETS, ExitValue, c
 from ..translate.values.cells import EMPTY
 from ..translate.source import ClosureSource, LocalSource
 from ..translate.translator import Translator, format_position
-from ..translate.values.base import NULL, Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+from ..translate.values.base import NULL, Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, \
+    TensorValue
 
 log = logging.getLogger("framejit")
 
@@ -387,9 +388,13 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
         if any(nulls_after[1:]):
             return ConvertResult("eager", reason=f"{gb.reason}; the break is in the middle of a nested call, so the "
                                  "function runs as plain Python", breaks=[info])
+        iter_slots = _loop_iterators(stack, keep)
+        if iter_slots is None:
+            return ConvertResult("eager", reason=f"{gb.reason}; the breaking instruction takes a loop's iterator, so "
+                                 "the function runs as plain Python", breaks=[info])
         with ctx.phase("codegen"):
             fn_resume = resume.make_resume_function(orig_code, fn.__globals__, orig_index(idx),
-                                                    nulls_after, live, opts.wrap, opts.key)
+                                                    nulls_after, live, opts.wrap, opts.key, iter_slots)
         resume_tails.append((jump, fn_resume, nulls_after))
 
     with ctx.phase("codegen"):
@@ -400,6 +405,9 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
             break_fn = resume.make_break_function(orig_code, fn.__globals__, _break_instructions(tx, snap),
                                                   nulls, live, resume_tails)
 
+    # a for loop's iterator crosses the break as a tuple of the items it has left (the resume prologue
+    # makes it an iterator again); it is on the stack only, so no other reference sees the difference
+    stack = [SeqValue(tuple, v.items[v.pos:]) if isinstance(v, IteratorValue) else v for v in stack]
     values = [v for v in stack if v is not NULL] + [v for v in local_values if v is not None]
 
     def call_break(rb):
@@ -455,14 +463,47 @@ def _why_not_splittable(code, tx, inst, snap):
     for j, other in enumerate(tx.instructions):
         t = other.target
         if t is not None and j > i and "BACKWARD" in other.opname and tx.index[t] <= i:
-            return "the break is inside a loop, so the function runs as plain Python"
+            # a for loop over a known sequence resumes in a graph: its iterator goes to the resume
+            # function as the items left (_loop_iterators); a while loop, or a for loop inside a try
+            # block (whose handler would iterate the passed items in the break function), does not
+            # (the loop's iterator is on the stack: any other kind than IteratorValue cannot be rebuilt).
+            # A callee that breaks (a model's layer) keeps the loop plain Python with the call routed to
+            # the callee's wrapper: its graphs are shared by every iteration, where a split loop needs a
+            # resume entry per iteration and runs the layers past the recompile limit without graphs.
+            if t.opname != "FOR_ITER" or inst.exn is not None or i in tx.ctx.break_at:
+                return "the break is inside a loop, so the function runs as plain Python"
     for v in snap.stack:
+        if isinstance(v, IteratorValue) and _iterates_a_tensor(v):
+            # its length is the tensor's (often data-dependent: nonzero rows, MoE experts hit): a resume
+            # entry per position and per length would only add tiny graphs
+            return "the break is inside a loop over a tensor's rows, so the function runs as plain Python"
+        if isinstance(v, IteratorValue) and _rebuildable(SeqValue(tuple, v.items[v.pos:])):
+            continue
         if v is not NULL and not _rebuildable(v):
             return f"a value on the stack ({type(v).__name__}) cannot be rebuilt, so the function runs as plain Python"
     for n, v in list(snap.locals.items()) + [(n, v) for n, v in snap.cells.items() if v is not EMPTY]:
         if not _rebuildable(v):
             return f"local {n!r} ({type(v).__name__}) cannot be rebuilt, so the function runs as plain Python"
     return None
+
+
+def _iterates_a_tensor(it):
+    """Are the iterator's items the rows of a tensor (Tensor.__iter__: getitem of one unbind node)?"""
+    for v in it.items:
+        node = getattr(v, "node", None)
+        if node is not None and node.op == "call_function" and node.args and \
+                getattr(node.args[0], "target", None) is torch.unbind:
+            return True
+    return False
+
+
+def _loop_iterators(stack, popped_below):
+    """Stack positions of for-loop iterators (IteratorValues), or None when one of them is popped by the
+    breaking instruction (it would get the passed items instead of an iterator) or appears twice."""
+    slots = [i for i, v in enumerate(stack) if isinstance(v, IteratorValue)]
+    if any(i >= popped_below for i in slots) or len({id(stack[i]) for i in slots}) != len(slots):
+        return None
+    return tuple(slots)
 
 
 def _is_with_exit(v):

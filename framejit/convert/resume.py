@@ -70,7 +70,7 @@ def original_position(code, index):
     return orig_code, index - origin[1]
 
 
-def _prologue(code, stack_nulls, positions, cells=True):
+def _prologue(code, stack_nulls, positions, cells=True, iter_slots=()):
     """Frame setup, then the stack pushed back. A copy of the original code makes the original's cells
     (those holding a value arrive as arguments of the same name; MAKE_CELL wraps them). A stack slot's
     argument is deleted once pushed: as in the original frame, the value is on the stack only (a local
@@ -86,10 +86,23 @@ def _prologue(code, stack_nulls, positions, cells=True):
         else:
             out.append(make("LOAD_FAST", f"__fj_s{k}"))
             out.append(make("DELETE_FAST", f"__fj_s{k}"))
+            if iter_slots and _slot_index(stack_nulls, k) in iter_slots:
+                out.append(make("GET_ITER"))      # a for loop's iterator, passed as its remaining items
             k += 1
     for ins in out:
         ins.positions = positions
     return out
+
+
+def _slot_index(stack_nulls, k):
+    """The stack position of the k-th non-NULL slot."""
+    seen = -1
+    for i, is_null in enumerate(stack_nulls):
+        if not is_null:
+            seen += 1
+            if seen == k:
+                return i
+    return -1
 
 
 def _argnames(stack_nulls, live_locals):
@@ -102,18 +115,22 @@ def _varnames(code, argnames):
     return tuple(argnames) + tuple(rest)
 
 
-def make_resume_function(orig_code, f_globals, k_index, stack_nulls, live_locals, wrap, options_key):
+def make_resume_function(orig_code, f_globals, k_index, stack_nulls, live_locals, wrap, options_key,
+                         iter_slots=()):
     """The compiled resume function continuing `orig_code` at instruction `k_index`. For a code with
-    free variables it takes the caller's closure as its first argument (see the module docstring)."""
+    free variables it takes the caller's closure as its first argument (see the module docstring).
+    `iter_slots`: stack positions holding a for loop's iterator, passed as a tuple of its remaining
+    items and turned back into an iterator (GET_ITER) by the prologue."""
     per_code = _RESUME_CACHE.setdefault(orig_code, {})
-    key = (k_index, tuple(stack_nulls), tuple(live_locals), id(f_globals), options_key)
+    key = (k_index, tuple(stack_nulls), tuple(live_locals), id(f_globals), options_key, tuple(iter_slots))
     ref = per_code.get(key)
     hit = ref() if ref is not None else None
     if hit is not None:
         return hit
     original = copy_instructions(decode(orig_code))
     name = f"__fj_resume_at_{original[k_index].offset}_{orig_code.co_name}"
-    code, prologue_length = _entered_copy(orig_code, original, k_index, stack_nulls, live_locals, name)
+    code, prologue_length = _entered_copy(orig_code, original, k_index, stack_nulls, live_locals, name,
+                                          iter_slots=iter_slots)
     # weak: the original's cache holds this resume function, so a strong ref here would keep it alive
     RESUME_ORIGIN[code] = (weakref.ref(orig_code), prologue_length)
     fn = types.FunctionType(code, f_globals, name, None, empty_closure(code))
@@ -122,12 +139,13 @@ def make_resume_function(orig_code, f_globals, k_index, stack_nulls, live_locals
     return compiled
 
 
-def _entered_copy(orig_code, instrs, target_index, stack_nulls, live_locals, name, extra_varnames=()):
+def _entered_copy(orig_code, instrs, target_index, stack_nulls, live_locals, name, extra_varnames=(),
+                  iter_slots=()):
     """Code for `instrs` (a copy of orig_code's instructions, maybe edited) entered at `target_index`:
     a prologue takes the stack slots and live locals as arguments, pushes the stack back and jumps
     there. Returns the code and the number of instructions put before the copy."""
     target = instrs[target_index]
-    prologue = _prologue(orig_code, stack_nulls, target.positions)
+    prologue = _prologue(orig_code, stack_nulls, target.positions, iter_slots=iter_slots)
     jump = make("JUMP_FORWARD", target=target)
     jump.positions = target.positions
     argnames = _argnames(stack_nulls, live_locals)

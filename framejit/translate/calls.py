@@ -40,6 +40,11 @@ from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTOR
                            contextmanager_call, torch_decorated_call)
 from .values.exceptions import builtin_protocol, instantiate
 from .values.functions import FunctionValue, bind_arguments
+from .values.tensor_type import tensor_type_method
+from .values import deques  # noqa: F401  (installs the collections.deque lookaside)
+from .values import itertools_values  # noqa: F401  (installs the itertools lookasides)
+from .lookasides import class_factories  # noqa: F401  (installs namedtuple(...) made in the frame)
+from .values.dict_kinds import fromkeys as dict_fromkeys, fromkeys_callable
 from .values.generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
 from .lookasides.state_calls import call_watching_state, is_state_setter, setter_break
 
@@ -132,12 +137,53 @@ def call_object(tx, fn_value, obj, args, kwargs):
         if issubclass(obj, BaseException) and builtin_protocol(obj):      # SomeError(...) to be raised
             return instantiate(tx, obj, args, kwargs)
         return tx.ctx.construct(tx, fn_value, obj, args, kwargs)
+    if _is_subclasses_call(obj) and fn_value.source is not None and not args and not kwargs:
+        return _subclasses(tx, obj.__self__, AttrSource(fn_value.source, "__self__"))
+    if _is_constant_classmethod(obj) and all(isinstance(a, Const) for a in [*args, *kwargs.values()]):
+        return _const_call(tx, obj, args, kwargs)      # int.from_bytes, bytes.fromhex, str.maketrans...
+    fromkeys_owner = fromkeys_callable(obj)
+    if fromkeys_owner is not None:                # MyDict.fromkeys(...): a builtin classmethod of a dict kind
+        return dict_fromkeys(tx, fromkeys_owner, args, kwargs)
     call_method_fn = _python_call_method(obj)
     if call_method_fn is not None:              # an instance of a Python class with __call__
         return inline_function(tx, call_method_fn, None, [fn_value, *args], kwargs)
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
+    if isinstance(obj, _LRU_WRAPPER):
+        # its cache is real state: a hit returns what an earlier call computed (perhaps from globals that
+        # changed since), a miss runs the function, and cache_info() counts both; inlining __wrapped__
+        # would get none of that right
+        raise GraphBreak("call", f"call to {name}, a functools.lru_cache/cache function: its cache is state "
+                         "the call reads and changes, so it runs as plain Python")
     raise GraphBreak("call", f"call to {name} cannot be put in a graph (not a torch op and not Python code "
                      "framejit can inline)")
+
+
+_LRU_WRAPPER = type(functools.lru_cache(None)(lambda: None))
+
+
+_CONSTANT_CLASSES = (int, float, complex, str, bytes)
+
+
+def _is_constant_classmethod(obj):
+    """A builtin classmethod of an immutable builtin type: a pure function of constant arguments."""
+    return isinstance(obj, types.BuiltinMethodType) and getattr(obj, "__self__", None) in _CONSTANT_CLASSES
+
+
+def _is_subclasses_call(obj):
+    return isinstance(obj, types.BuiltinMethodType) and getattr(obj, "__name__", None) == "__subclasses__" \
+        and isinstance(getattr(obj, "__self__", None), type)
+
+
+def _subclasses(tx, cls, cls_source):
+    """cls.__subclasses__(): the live subclasses, guarded on every call (classes come and go)."""
+    from .guards.identity import FactSource
+    listed = FactSource("{0}.__subclasses__()", (cls_source,))
+    found = cls.__subclasses__()
+    # which classes, by id and name, not by a reference: a guard must not keep a subclass alive (it would
+    # stay in the list after eager code dropped it); what the frame reads off them is guarded as usual
+    tx.ctx.guards.add("CONST_MATCH", FactSource("tuple([(id(c), c.__qualname__) for c in {0}.__subclasses__()])",
+                                                (cls_source,)), tuple((id(c), c.__qualname__) for c in found))
+    return SeqValue(list, [tx.ctx.wrap(c, ItemSource(listed, i), guard=False) for i, c in enumerate(found)])
 
 
 def _python_call_method(obj):
@@ -210,6 +256,8 @@ def call_method(tx, recv, name, args, kwargs):
 
 
 def call_tensor_method(tx, t, name, args, kwargs):
+    if name == "type":                      # x.type() / x.type(torch.float64): values/tensor_type.py
+        return tensor_type_method(tx, t, args, kwargs)
     if name in TENSOR_CONST_METHODS:
         if any(not isinstance(a, Const) for a in args):
             raise GraphBreak("method", f"tensor.{name} with non-constant arguments")

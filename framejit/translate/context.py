@@ -5,7 +5,10 @@ read from a Source into symbolic Values (`wrap`), adding the guard each kind of 
 tensors by type/dtype/device/shape/stride/requires_grad, constants by value, containers by type and
 length (then their items), everything else by identity.
 """
+import collections
+import decimal
 import enum
+import fractions
 import types
 
 import torch
@@ -20,7 +23,8 @@ from .lookasides.ctx_managers import AutocastExit, GradModeExit, resumed_autocas
 from .lookasides.lazy_modules import is_uninitialized, uninitialized_break
 from .guards.identity import IdentityTracker, guard_object
 from .guards.numpy_inputs import wrap_numpy_input
-from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource
+from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource, LocalSource
+from .values import deques, dict_kinds
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .values.object_attrs import TRUSTED_MODULES
 from .values.protocol import CONST_TYPES, is_namedtuple_class, wrap_unsourced
@@ -31,6 +35,7 @@ def is_cpu_autocast_enabled():
 
 
 _function_modes_active = torch._C._len_torch_function_stack
+EXACT_VALUE_TYPES = (decimal.Decimal, fractions.Fraction)
 _CPU = torch.device("cpu")
 
 
@@ -169,6 +174,10 @@ class ConversionContext:
             if guard:
                 g.add("CONST_MATCH" if t in CONST_TYPES else "ID_MATCH", source, obj)
             return Const(obj, source)
+        if t in EXACT_VALUE_TYPES:         # immutable numbers matched by value (NaN too: guards/const_equality.py)
+            if guard:
+                g.add("CONST_MATCH", source, obj)
+            return Const(obj, source)
         if t is torch.Size:
             if guard:
                 g.add("CONST_MATCH", source, obj)
@@ -186,6 +195,11 @@ class ConversionContext:
                 g.add("TYPE_MATCH", source, t)
                 g.add("DICT_KEYS", source, tuple(obj.keys()))
             return DictValue({k: self.wrap(v, ItemSource(source, k), guard) for k, v in obj.items()}, source)
+        if t is collections.deque:
+            return deques.wrap_input(self, obj, source, guard)
+        if t is not dict and isinstance(obj, dict) and isinstance(source.root(), LocalSource) and \
+                dict_kinds.wrappable_input(obj):
+            return dict_kinds.wrap_input(self, obj, source, guard)   # OrderedDict, defaultdict, a subclass
         if t is set and all(type(x) in CONST_TYPES for x in obj):
             if guard:                         # by contents: a set is mutable, and often made per call
                 g.add("CONST_MATCH", source, set(obj))

@@ -36,7 +36,7 @@ class Effect:
     __slots__ = ("kind", "target", "key", "value", "plain_module", "at")
 
     def __init__(self, kind, target, key=None, value=None, plain_module=False):
-        self.kind = kind          # "global" | "attr" | "raw_attr" | "delattr" | "raw_delattr" | "cell" | "list" | "dict" | "set"
+        self.kind = kind          # "global" | "attr" | "raw_attr" | "delattr" | "raw_delattr" | "cell" | "list" | "dict" | "set" | "deque"
         self.target = target      # Source of the mutated object (global/cell: the Source of the slot)
         self.key = key            # global name / attribute name
         self.value = value        # the Value written (list/dict: the SeqValue/DictValue whose contents win)
@@ -105,7 +105,8 @@ class SideEffects:
         if value.source is None or id(value) in self._mutated:
             return
         self._mutated.add(id(value))
-        kind = "dict" if isinstance(value.items, dict) else "set" if isinstance(value, SetValue) else "list"
+        kind = getattr(value, "effect_kind", None) or \
+            ("dict" if isinstance(value.items, dict) else "set" if isinstance(value, SetValue) else "list")
         self._add(Effect(kind, value.source, None, value))
 
     def __bool__(self):

@@ -48,9 +48,12 @@ def break_with_varargs(*xs, **kw):
 
 
 def break_in_loop(x):
-    for i in range(3):
+    # a while loop: a for loop over a known sequence now resumes in graphs (tests/convert/test_loop_breaks.py)
+    i = 0
+    while i < 3:
         x = x + i
         print(i)
+        i += 1
     return x
 
 

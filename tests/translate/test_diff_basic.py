@@ -314,7 +314,7 @@ CASES = [
     case(builtins_min_max_sum, **PY),
     case(math_module, x34, **ONE),
     case(int_methods, **PY),
-    case(int_from_bytes_classmethod, **PY, xfail="calling int.from_bytes (a builtin classmethod)"),
+    case(int_from_bytes_classmethod, **PY),
     case(chained_python_comparisons, 5, **PY),
     case(ord_chr_hash, **PY),
     case(walrus_and_ternary, 4, **PY),

@@ -651,7 +651,7 @@ CASES = [
     case(dict_update_pop_setdefault, **PY),
     case(dict_popitem_is_lifo, **PY),
     case(dict_copy_is_independent, x34, **PY),
-    bug(dict_fromkeys, x34, **PY, reason="dict.fromkeys is not supported (GraphBreak)"),
+    case(dict_fromkeys, x34, **PY),
     case(dict_merge_operators, **PY),
     case(dict_of_tensors_in_order, x34, y34, **ONE),
     case(dict_keys_view_membership_and_list, **PY),

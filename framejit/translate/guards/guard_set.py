@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .const_equality import same_constant, self_equal
+
 
 @dataclass(frozen=True)
 class TensorMeta:
@@ -123,7 +125,7 @@ class Guard:
                     return f"{name}.{f} changed {a} -> {b}"
             return None
         if self.kind == "CONST_MATCH":
-            ok = type(actual) is type(self.expected) and actual == self.expected
+            ok = same_constant(actual, self.expected)
             return None if ok else f"{name} changed {self.expected!r} -> {actual!r}"
         if self.kind == "ID_MATCH":
             expected = self.expected.ref() if isinstance(self.expected, WeakIdentity) else self.expected
@@ -159,6 +161,10 @@ class GuardSet:
             return
         self._seen.add(key)
         self.guards.append(Guard(kind, source, expected, origin))
+
+    def has(self, kind, source):
+        """Was a guard of this kind on this source added (ID_MATCH: the object's identity is fixed)?"""
+        return (kind, source) in self._seen
 
     def __len__(self):
         return len(self.guards)
@@ -262,7 +268,8 @@ def fuse_atom_items(guards, sequence_type):
         values, parts = [], [g]
         for i in range(g.expected):
             mine = on.get(ItemSource(g.source, i), [])
-            consts = [h for h in mine if h.kind == "CONST_MATCH" and type(h.expected) in ATOM_TYPES]
+            consts = [h for h in mine if h.kind == "CONST_MATCH" and type(h.expected) in ATOM_TYPES
+                      and self_equal(h.expected)]
             if len(consts) != 1 or any(h is not consts[0] and not (h.kind == "TYPE_MATCH" and
                                                                    h.expected is type(consts[0].expected))
                                        for h in mine):
@@ -309,6 +316,8 @@ def _render(g, bind):
             return e                       # the expression is a bool test already
         if x is None or x is True or x is False:
             return f"{e} is {x!r}"
+        if not self_equal(x):                 # a NaN somewhere: `==` would never hold
+            return f"{bind(same_constant)}({e}, {bind(x)})"
         return f"type({e}) is {bind(type(x))} and {e} == {bind(x)}"
     if g.kind == "ID_MATCH":
         return f"{e} is {bind(g.expected)}"

@@ -88,6 +88,12 @@ def guard_object(ctx, obj, source):
             g.add("ID_MATCH", func_source, obj.__func__)
     elif type(obj) is functools.partial:
         g.add("TYPE_MATCH", source, functools.partial)
+    elif isinstance(obj, types.BuiltinMethodType) and isinstance(getattr(obj, "__self__", None), type):
+        # a builtin classmethod read off its class (`dict.fromkeys`): a new bound object on every read,
+        # the same (class, name) pair
+        g.add("TYPE_MATCH", source, types.BuiltinMethodType)
+        g.add("ID_MATCH", AttrSource(source, "__self__"), obj.__self__)
+        g.add("CONST_MATCH", AttrSource(source, "__name__"), obj.__name__)
     else:
         g.add("ID_MATCH", source, obj)
 

@@ -10,7 +10,9 @@ is guarded, so a registry that changes between calls is noticed.
 from ...errors import GraphBreak
 from .builtins_table import LOOKASIDES, as_python
 from ..source import DictKeySource, Source
-from ..values.base import Const, ObjectValue
+from ..values.base import Const, DictValue, ObjectValue
+from ..values.containers import DICT_METHODS
+from ..values.dict_kinds import builtin_getitem
 
 
 def _real_dict(args, what):
@@ -39,6 +41,8 @@ def _value(tx, d, key):
 
 
 def _dict_get(tx, args, kwargs):
+    if args and isinstance(args[0], DictValue):        # a dict subclass modelled as a dict: super().get(k)
+        return DICT_METHODS["get"](tx, *args, **kwargs)
     d = _real_dict(args, "get")
     key = _key(args[1])
     default = args[2] if len(args) > 2 else Const(None)
@@ -46,6 +50,8 @@ def _dict_get(tx, args, kwargs):
 
 
 def _dict_getitem(tx, args, kwargs):
+    if len(args) == 2 and isinstance(args[0], DictValue):
+        return builtin_getitem(tx, args[0], args[1])
     d = _real_dict(args, "__getitem__")
     key = _key(args[1])
     if not _present(tx, d, key):
@@ -54,6 +60,8 @@ def _dict_getitem(tx, args, kwargs):
 
 
 def _dict_contains(tx, args, kwargs):
+    if len(args) == 2 and isinstance(args[0], DictValue):
+        return DICT_METHODS["__contains__"](tx, *args)
     d = _real_dict(args, "__contains__")
     return Const(_present(tx, d, _key(args[1])))
 

@@ -395,11 +395,11 @@ def _set_grad_enabled_ctor(tx, args, kwargs):
         else _raise(GraphBreak("with", "torch.set_grad_enabled() with unusual arguments"))
     if type(mode) is not bool:
         raise GraphBreak("with", "torch.set_grad_enabled() of a non-bool")
-    # Constructing it already switches grad mode for the caller; that is only translatable when a
-    # with-statement enters it right away (BEFORE_WITH follows), which restores the mode at its end.
+    # Constructing it already switches grad mode for the caller. Entered by a with-statement right away
+    # (BEFORE_WITH follows), the block restores the mode at its end; called as a function, the mode
+    # stays switched for the rest of the program: a state node in the graph (values/grad_setter.py).
     if _next_opname(tx) != "BEFORE_WITH":
-        raise GraphBreak("grad mode", "torch.set_grad_enabled() outside a with-statement changes grad mode "
-                         "for the rest of the program; it runs as plain Python")
+        return set_grad_mode_for_good(tx, mode, torch.set_grad_enabled)
     return GradModeManager(mode, torch.set_grad_enabled)
 
 
@@ -421,8 +421,32 @@ def _autocast(tx, args, kwargs):
 
 
 def _grad_mode_setter(tx, args, kwargs):
-    raise GraphBreak("grad mode", "torch._C._set_grad_enabled() changes grad mode for the rest of the "
-                     "program; it runs as plain Python")
+    (mode,), _ = _const_args("torch._C._set_grad_enabled", args, kwargs) if len(args) == 1 and not kwargs \
+        else _raise(GraphBreak("grad mode", "torch._C._set_grad_enabled() with unusual arguments"))
+    if type(mode) is not bool:
+        raise GraphBreak("grad mode", "torch._C._set_grad_enabled() of a non-bool")
+    set_grad_mode_for_good(tx, mode, None)
+    return Const(None)
+
+
+class GradModeSet(Value):
+    """What `torch.set_grad_enabled(mode)` called as a function returned: the mode is already switched;
+    the object itself (entered later, or escaping) is not modelled."""
+    __slots__ = ()
+
+    def python_type(self):
+        return torch.set_grad_enabled
+
+    def __repr__(self):
+        return "GradModeSet"
+
+
+def set_grad_mode_for_good(tx, mode, factory):
+    """Grad mode switched outside a with-statement: a state node in the graph switches it for real at
+    run time (and it stays switched after the call, as eagerly); the rest is translated under it."""
+    tx.ctx.guard_state(torch.is_grad_enabled)
+    _switch_grad(tx, mode)
+    return GradModeSet(None) if factory is not None else Const(None)
 
 
 def _nullcontext(tx, args, kwargs):

@@ -20,6 +20,7 @@ from .object_attrs import PropertyCall, delete_class_attr, delete_instance_attr,
     read_class_attr, read_instance_attr, read_real_attr, read_through_override
 from .base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from .namedtuples import namedtuple_attr
+from .tensor_type import tensor_class
 from .objects import NewObject, is_plain_instance, store_input_attr
 from .protocol import as_python, is_namedtuple_class, is_structseq_class, wrap_unsourced
 
@@ -36,6 +37,11 @@ TENSOR_CONST_ATTRS = {
     "layout": lambda f: f.layout,
     "is_leaf": None,                   # depends on autograd history: handled below
     "itemsize": lambda f: f.itemsize,
+    "is_nested": lambda f: f.is_nested,
+    "is_mkldnn": lambda f: False,
+    "is_sparse_csr": lambda f: False,
+    "is_xpu": lambda f: f.device.type == "xpu",
+    "is_mps": lambda f: f.device.type == "mps",
 }
 TENSOR_VIEW_ATTRS = {"T", "mT", "H", "mH", "real", "imag"}
 HEAPTYPE = 1 << 9
@@ -63,6 +69,9 @@ def load_attr(tx, obj, name):
         if is_structseq_class(obj.kind) and name in obj.kind.__match_args__:
             return obj.items[obj.kind.__match_args__.index(name)]
         return MethodValue(obj, name)
+    if isinstance(obj, DictValue) and obj.kind is not dict and not hasattr(obj, "load_attr"):
+        from .dict_kinds import load_attr as dict_kind_attr
+        return dict_kind_attr(tx, obj, name)
     if isinstance(obj, (DictValue, SetValue)):
         return MethodValue(obj, name)
     if hasattr(obj, "load_attr"):          # value kinds with their own attribute rules (ModuleValue...)
@@ -80,6 +89,8 @@ def tensor_attr(tx, t, name):
         # fakes carry the autograd history of the ops that made them: a tensor the frame detached and
         # then set requires_grad on is a leaf that requires grad
         return Const(t.fake.is_leaf)
+    if name == "__class__":
+        return tensor_class(t)
     if name in TENSOR_VIEW_ATTRS:
         return tx.ctx.graph.call_function(getattr, (t, Const(name)), {})
     if name == "data":

@@ -16,6 +16,7 @@ import torch
 
 from ...errors import GraphBreak
 from ..dispatch import lookaside
+from .dict_kinds import construct as construct_dict_kind, is_dict_kind
 from .modules import fresh_module
 from .objects import NewObject, inline, lookup, why_not_constructible
 from .base import Const, SeqValue
@@ -33,6 +34,8 @@ def construct(tx, cls_value, cls, args, kwargs):
         fresh = fresh_module(tx, cls, args, kwargs)
         if fresh is not None:
             return fresh
+    if is_dict_kind(cls):                     # OrderedDict, defaultdict, Counter, a dict subclass
+        return construct_dict_kind(tx, cls, args, kwargs)
     why = why_not_constructible(cls)
     if why is not None:
         raise GraphBreak("construct", why)

@@ -11,6 +11,8 @@ import torch
 
 from ...errors import GraphBreak
 from ..source import ItemSource
+from . import dict_kinds
+from .typing_forms import class_subscript, is_typing_form, subscript as typing_subscript
 from .base import Value, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .protocol import as_python, unpack_iterable, wrap_unsourced
 
@@ -22,6 +24,9 @@ def getitem(tx, obj, index):
     if isinstance(obj, TensorValue):
         return tx.ctx.graph.call_function(operator.getitem, (obj, index), {})
     if isinstance(obj, SeqValue):
+        if isinstance(index, TensorValue):
+            raise GraphBreak("data-dependent", f"indexing a {obj.kind.__name__} with a tensor calls its __index__, "
+                             "which needs the tensor's value")
         key = as_python(index)
         if isinstance(key, slice):
             kind = obj.kind if obj.kind in (tuple, list) else tuple
@@ -30,6 +35,8 @@ def getitem(tx, obj, index):
             return obj.items[key]
         except (IndexError, TypeError) as e:
             raise GraphBreak("index error", f"{type(e).__name__}: {e}")
+    if isinstance(obj, DictValue) and obj.kind is not dict:      # OrderedDict, defaultdict, a subclass...
+        return dict_kinds.getitem(tx, obj, index)
     if isinstance(obj, DictValue):
         key = as_python(index)
         if key not in obj.items:
@@ -44,6 +51,12 @@ def getitem(tx, obj, index):
             raise GraphBreak("constant op raised", f"{type(e).__name__}: {e}")
     if hasattr(obj, "getitem"):            # value kinds with their own indexing (ModuleValue...)
         return obj.getitem(tx, index)
+    if isinstance(obj, ObjectValue) and is_typing_form(obj.obj):      # List[int], Optional[Tensor]
+        return typing_subscript(obj.obj, index)
+    if isinstance(obj, ObjectValue) and isinstance(obj.obj, type) and obj.obj.__module__ == "builtins":
+        alias = class_subscript(obj.obj, index)                          # list[int], dict[str, int]
+        if alias is not None:
+            return alias
     if isinstance(obj, ObjectValue) and isinstance(obj.obj, MODULE_CONTAINERS):
         key = as_python(index)
         real = obj.obj[key]
@@ -94,6 +107,9 @@ def setitem(tx, obj, index, value):
         obj.items[key] = value if not isinstance(key, slice) else unpack_iterable(tx, value)
         tx.ctx.side_effects.mutate_container(obj)
         return
+    if isinstance(obj, DictValue) and obj.kind is not dict:
+        dict_kinds.setitem(tx, obj, index, value)
+        return
     if isinstance(obj, DictValue):
         obj.items[as_python(index)] = value
         tx.ctx.side_effects.mutate_container(obj)
@@ -104,6 +120,9 @@ def setitem(tx, obj, index, value):
 def delitem(tx, obj, index):
     if hasattr(obj, "delitem"):            # value kinds with their own item deletion (an instance __dict__)
         obj.delitem(tx, index)
+        return
+    if isinstance(obj, DictValue) and obj.kind is not dict:
+        dict_kinds.delitem(tx, obj, index)
         return
     if isinstance(obj, (SeqValue, DictValue)) and (isinstance(obj, DictValue) or obj.kind is list):
         key = as_python(index)
@@ -126,6 +145,8 @@ def call_container_method(tx, recv, name, args, kwargs):
         if impl is None:
             raise GraphBreak("method", f"{recv.kind.__name__}.{name} is not supported")
         return impl(tx, recv, *args, **kwargs)
+    if isinstance(recv, DictValue) and recv.kind is not dict:
+        return dict_kinds.call_method(tx, recv, name, args, kwargs)
     if isinstance(recv, DictValue):
         impl = DICT_METHODS.get(name)
         if impl is None:
@@ -307,6 +328,7 @@ DICT_METHODS = {"popitem": _popitem, "keys": _keys, "values": _values, "items": 
                 "setdefault": _setdefault, "update": _update, "clear": _clear, "copy": _copy,
                 "__contains__": lambda tx, d, k: Const(as_python(k) in d.items),
                 "__getitem__": lambda tx, d, k: getitem(tx, d, k)}
+dict_kinds.DICT_METHODS.update(DICT_METHODS)
 
 
 def _set_method(tx, s, name, args, kwargs):

@@ -7,6 +7,8 @@ source); lists, tuples and dicts follow Python's own rules symbolically.
 import dis
 import operator
 
+import torch
+
 from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
 from . import ndarrays
@@ -61,6 +63,20 @@ def binary_op(tx, sym, a, b):
     if isinstance(a, Const) and isinstance(b, SeqValue) and sym in ("*", "+"):
         if sym == "*":
             return _seq_binary(tx, sym, b, a)
+    if isinstance(a, Const) and isinstance(b, SeqValue) and sym in ("+", "+=") and \
+            type(a.value) in (tuple, list, torch.Size):
+        # (1, 2) + tuple_of_values: the constant side as a sequence of constants (Size + tuple is a Size)
+        kind = type(a.value)
+        if b.kind is not kind and not (torch.Size in (kind, b.kind) and {kind, b.kind} <= {tuple, torch.Size}):
+            raise GraphBreak("bad call", f"TypeError: can only concatenate {kind.__name__} (not "
+                             f"\"{b.kind.__name__}\") to {kind.__name__}")
+        out_kind = torch.Size if torch.Size in (kind, b.kind) else kind
+        return SeqValue(out_kind, [Const(i) for i in a.value] + b.items)
+    if isinstance(a, DictValue) and a.kind is not dict:       # Counter arithmetic (values/dict_kinds.py)
+        from .dict_kinds import binary_op as dict_kind_binary
+        out = dict_kind_binary(tx, sym, a, b)
+        if out is not None:
+            return out
     if isinstance(a, DictValue) and isinstance(b, DictValue) and sym in ("|", "|="):
         if sym == "|=":
             a.items.update(b.items)
