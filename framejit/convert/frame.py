@@ -27,6 +27,7 @@ import torch
 
 from . import codegen, raising_graphs, resume
 from ..backends.registry import BACKEND_SIGNATURE
+from ..distributed.ddp_split import SPLIT_REASONS
 from .callees import CalleeWrappers, CompiledCallee, callee_position
 from ..errors import BackendError, GraphBreak, Unsupported
 from ..translate.guards.guard_set import is_instance_guard
@@ -205,6 +206,9 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
     live = list(values) + [e.value for e in effects]
     outputs = codegen.tensors_in(live)
     compiled, gm = _compile_graph(ctx, outputs, opts)
+    cuts = getattr(compiled, SPLIT_REASONS, ())        # a backend that cut the graph (distributed/ddp_split.py)
+    if cuts:
+        breaks = list(breaks) + [BreakInfo("ddp bucket", reason, "", fn.__qualname__) for reason in cuts]
 
     def body(ns):
         rb = codegen.Rebuilder(ns, {v.node: i for i, v in enumerate(outputs)},
