@@ -120,13 +120,13 @@ def _traced(model, config):
             recorder.leaf()
         return proxy
 
+    own = {k: vars(tracer)[k] for k in ("call_module", "create_proxy") if k in vars(tracer)}
     tracer.call_module, tracer.create_proxy = watched_call_module, watched_create_proxy
     try:
         tracer.trace(model, config.concrete_args)
     finally:
-        del tracer.call_module, tracer.create_proxy     # the class's methods again
-        if getattr(tracer, "call_module", None) is not call_module:   # (they were instance attributes)
-            tracer.call_module, tracer.create_proxy = call_module, create_proxy
+        del tracer.call_module, tracer.create_proxy     # the tracer as it was: its class's methods,
+        vars(tracer).update(own)                       # or instance attributes it had of its own
     return recorder.info
 
 
@@ -140,35 +140,50 @@ def _is_leaf(module):
 
 
 class _CaptureListener:
-    """Hears each conversion's events (graph/module_order.py) and replays them into a _Recorder."""
+    """Hears each conversion's events (graph/module_order.py) and replays them into a _Recorder each time
+    the conversion's graph runs (a cached entry running again is a module called again), or once at once
+    for a conversion without a graph."""
 
     def __init__(self, root):
         self.root = root
         self.recorder = _Recorder(root)
         self.parent = {child: parent for parent in root.modules() for child in parent.children()}
+        self.pending = None           # the graph callable the conversion under way compiled
+
+    def backend(self, gm, example_inputs):
+        graph = _ReplayingGraph(gm.forward)
+        self.pending = graph
+        return graph
 
     def commit(self, builder, fn, arguments, outcome):
+        graph, self.pending = self.pending, None
         if outcome != "entry":
             return                    # the frame runs as plain Python: its modules are heard one by one
-        recorder = self.recorder
         module = self._forward_of(fn, arguments)
-        own = module is not None and module is not self.root
-        saved = recorder.current
-        if own:                       # a module called at a graph break, converted on its own
-            recorder.current = self._caller(module)
-            recorder.enter(module)
-        self._replay(builder, own and _is_leaf(module))
-        recorder.current = saved
-
-    def _replay(self, builder, in_leaf):
-        recorder = self.recorder
+        own = module if module is not None and module is not self.root else None
         alive = set(builder.graph.nodes)
         param_of = {node: tensor for _, tensor, node in builder.inputs}
+        events = [(kind, what, [param_of[n] for n in used if n in param_of] if kind == "use" else None)
+                  for kind, what, used in builder.order_events if kind != "use" or what in alive]
+
+        def replay():
+            self._replay(own, events)
+        if graph is not None:
+            graph.replay = replay
+        else:
+            replay()
+
+    def _replay(self, own, events):
+        recorder = self.recorder
+        saved = recorder.current
+        if own is not None:           # a module called at a graph break, converted on its own
+            recorder.current = self._caller(own)
+            recorder.enter(own)
         stack = []
-        leaf_depth = 1 if in_leaf else 0          # inside a leaf module: its calls and ops are its own
-        if in_leaf:
+        leaf_depth = 1 if own is not None and _is_leaf(own) else 0   # inside a leaf: its calls and ops are its own
+        if leaf_depth:
             recorder.leaf()
-        for kind, what, used in builder.order_events:
+        for kind, what, params in events:
             if kind == "enter":
                 if leaf_depth:
                     leaf_depth += 1
@@ -184,10 +199,10 @@ class _CaptureListener:
                 leaf_depth = 0
                 if stack:
                     recorder.exit(stack.pop())
-            elif not leaf_depth and what in alive:
-                recorder.use([(recorder.name_of.get(param_of[n], ""), param_of[n]) for n in used if n in param_of])
-        while stack:
-            recorder.exit(stack.pop())
+            elif not leaf_depth:
+                recorder.use([(recorder.name_of.get(p, ""), p) for p in params])
+        recorder.current = saved
+
 
     def _forward_of(self, fn, arguments):
         """The module whose forward `fn` is (a module called at a graph break converts on its own)."""
@@ -207,16 +222,27 @@ class _CaptureListener:
         return parent if parent is not None else self.root
 
 
+class _ReplayingGraph:
+    """A graph run as it is, telling the listener its conversion's events each time it runs."""
+
+    def __init__(self, forward):
+        self.forward = forward
+        self.replay = None
+
+    def __call__(self, *args):
+        if self.replay is not None:
+            self.replay()
+        return self.forward(*args)
+
+
 def _captured(model, args, kwargs):
     framejit = importlib.import_module("framejit")    # the public surface, looked up at run time
 
-    def run_graph(gm, example_inputs):
-        return gm.forward
     listener = _CaptureListener(model)
     previous_listener = module_order.LISTENER[0]
     module_order.LISTENER[0] = listener
     try:
-        with _temporary_forwards(model, framejit, run_graph), _buffers_put_back(model), \
+        with _temporary_forwards(model, framejit, listener.backend), _buffers_put_back(model), \
                 torch.random.fork_rng(devices=[]):
             model(*args, **kwargs)
     finally:

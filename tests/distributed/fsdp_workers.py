@@ -140,3 +140,54 @@ def fsdp_against_eager(rank, world_size, mode, steps=3):
     return {"diffs": diffs, "calls": calls, "hook_diffs": hook_diffs, "forward_diffs": forward_diffs,
             "structure": (_structure(eager), _structure(model)), "events": events[1][:6],
             "forward_keeps_object": all("forward" in b.__dict__ for b in model.blocks) if mode == "blocks" else True}
+
+
+def fsdp_modes(rank, world_size):
+    return {mode: fsdp_against_eager(rank, world_size, mode) for mode in ("blocks", "root")}
+
+
+class Reordered(Net):
+    """Calls its blocks in an order that depends on the rank: rank 1 runs the last two swapped."""
+
+    def forward(self, x):
+        h = self.embed(x)
+        order = [0, 1, 2] if dist.get_rank() == 0 else [0, 2, 1]
+        for i in order:
+            h = self.blocks[i](h)
+        return self.head(h).pow(2).mean()
+
+
+def prefetch_and_order_check(rank, world_size):
+    """prefetch_plan on an FSDP2 model (blocks compiled in place): the plan follows the forward order,
+    FSDP holds it, training still matches eager; then a model whose order differs by rank is caught."""
+    from framejit.distributed import prefetch_plan
+    from framejit.distributed.prefetch import ForwardOrderMismatch
+    torch.manual_seed(0)
+    base = Net()
+    eager = _shard(copy.deepcopy(base))
+    model = _shard(copy.deepcopy(base))
+    for block in model.blocks:
+        framejit.compile(block, inplace=True)
+    x = _data(rank, 0)
+    plan = prefetch_plan(model, x)
+    state_name = {m._get_fsdp_state(): n for n, m in model.named_modules() if isinstance(m, FSDPModule)}
+    held = {n: [state_name[t] for t in s._states_to_forward_prefetch] for s, n in state_name.items()
+            if s._states_to_forward_prefetch}
+    held_backward = {n: [state_name[t] for t in s._states_to_backward_prefetch] for s, n in state_name.items()
+                     if s._states_to_backward_prefetch}
+    losses = []
+    for m in (eager, model):
+        loss = m(x)
+        loss.backward()
+        losses.append(loss.item())
+    grads_equal = all(torch.allclose(p.grad.full_tensor(), q.grad.full_tensor(), atol=1e-6)
+                      for p, q in zip(eager.parameters(), model.parameters()))
+    reordered = _shard(Reordered())
+    try:
+        prefetch_plan(reordered, x)
+        message = None
+    except ForwardOrderMismatch as e:
+        message = str(e)
+    return {"order": plan.order, "forward": plan.forward, "backward": plan.backward, "held": held,
+            "held_backward": held_backward, "losses": losses, "grads_equal": grads_equal, "mismatch": message,
+            "inplace_kept": all("forward" in b.__dict__ for b in model.blocks)}
