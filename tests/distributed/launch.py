@@ -20,7 +20,7 @@ import traceback
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def run_ranks(worker, *args, world_size=2, timeout=50.0):
+def run_ranks(worker, *args, world_size=2, timeout=57.0):
     """[worker's return value on rank 0, rank 1, ...]; `worker(rank, world_size, *args)` must be a
     module-level function (each rank imports it)."""
     with tempfile.TemporaryDirectory(prefix="framejit-dist-") as tmp:
