@@ -142,10 +142,6 @@ def fsdp_against_eager(rank, world_size, mode, steps=3):
             "forward_keeps_object": all("forward" in b.__dict__ for b in model.blocks) if mode == "blocks" else True}
 
 
-def fsdp_modes(rank, world_size):
-    return {mode: fsdp_against_eager(rank, world_size, mode) for mode in ("blocks", "root")}
-
-
 class Reordered(Net):
     """Calls its blocks in an order that depends on the rank: rank 1 runs the last two swapped."""
 

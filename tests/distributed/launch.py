@@ -20,9 +20,12 @@ import traceback
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def run_ranks(worker, *args, world_size=2, timeout=57.0):
+def run_ranks(worker, *args, world_size=2, timeout=None):
     """[worker's return value on rank 0, rank 1, ...]; `worker(rank, world_size, *args)` must be a
-    module-level function (each rank imports it)."""
+    module-level function (each rank imports it). The deadline is 57 s (FRAMEJIT_TEST_DIST_TIMEOUT
+    overrides it, for a machine too loaded to start two torch processes in that time)."""
+    if timeout is None:
+        timeout = float(os.environ.get("FRAMEJIT_TEST_DIST_TIMEOUT", "57"))
     with tempfile.TemporaryDirectory(prefix="framejit-dist-") as tmp:
         with open(os.path.join(tmp, "job"), "wb") as f:
             pickle.dump((worker.__module__, worker.__qualname__, args), f)

@@ -1,27 +1,29 @@
 """FSDP2 (fully_shard on each block and the root) with framejit on 2 ranks: blocks compiled in place
 (regional) or the root compiled in place; prefetch_plan from the recorded order; the cross-rank check."""
+import pytest
+
 from .launch import run_ranks
-from .fsdp_workers import fsdp_modes, prefetch_and_order_check
+from .fsdp_workers import fsdp_against_eager, prefetch_and_order_check
 
 
-def test_fsdp2_with_blocks_or_root_compiled_in_place_trains_like_eager_fsdp2():
-    ranks = run_ranks(fsdp_modes)
-    for rank, modes in enumerate(ranks):
-        for mode, run in modes.items():
-            where = (rank, mode)
-            assert run["diffs"] == [], (where, run["diffs"])          # losses, grads, params over 3 steps
-            # FSDP's hooks ran as eager FSDP runs them: the same unshard/reshard/backward calls, in order
-            assert run["hook_diffs"] == [], (where, run["hook_diffs"])
-            # the same parameters are resharded after forward
-            assert run["forward_diffs"] == [], where
-            # the FSDP structure is eager's: the same FSDP modules, one root, the same states it manages
-            eager_structure, compiled_structure = run["structure"]
-            assert compiled_structure == eager_structure, where
-            assert compiled_structure["root"] == [""]
-            # each block's forward converted once, on the first step, and never again
-            assert run["calls"] == [3, 3, 3], (where, run["calls"])
-            assert run["forward_keeps_object"]
-    assert all(r[mode]["calls"] == ranks[0][mode]["calls"] for r in ranks for mode in r)
+@pytest.mark.parametrize("mode", ["blocks", "root"])
+def test_fsdp2_with_blocks_or_root_compiled_in_place_trains_like_eager_fsdp2(mode):
+    ranks = run_ranks(fsdp_against_eager, mode)
+    for rank, run in enumerate(ranks):
+        where = (rank, mode)
+        assert run["diffs"] == [], (where, run["diffs"])          # losses, grads, params over 3 steps
+        # FSDP's hooks ran as eager FSDP runs them: the same unshard/reshard/backward calls, in order
+        assert run["hook_diffs"] == [], (where, run["hook_diffs"])
+        # the same parameters are resharded after forward
+        assert run["forward_diffs"] == [], where
+        # the FSDP structure is eager's: the same FSDP modules, one root, the same states it manages
+        eager_structure, compiled_structure = run["structure"]
+        assert compiled_structure == eager_structure, where
+        assert compiled_structure["root"] == [""]
+        # each block's forward converted once, on the first step, and never again
+        assert run["calls"] == [3, 3, 3], (where, run["calls"])
+        assert run["forward_keeps_object"]
+    assert all(r["calls"] == ranks[0]["calls"] for r in ranks)
 
 
 def test_prefetch_plan_follows_the_forward_order_and_ranks_that_differ_are_named():
