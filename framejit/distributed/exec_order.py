@@ -14,10 +14,12 @@ With a `TracingConfig`, the given torch.fx tracer traces the model and its `call
 order is read from framejit's own capture (graph/module_order.py): the model runs once, compiled with a
 backend that runs the graphs as they are, with every module's forward compiled for the occasion (its
 instance attribute, put back afterwards), so a module that runs at a graph break is captured by its own
-conversion. Python control flow is followed as it runs, so models fx cannot trace work. That run is
-real: its random numbers are drawn from a forked generator and the buffers it updates are put back.
-Not seen this way: a second call of a module that runs at a graph break (its conversion is cached), and
-ops of a forward that runs as plain Python as a whole.
+conversion; a conversion's events are replayed each time its graph runs, so a module called again hits
+the cache and is still heard. Python control flow is followed as it runs, so models fx cannot trace
+work. That run is real: its random numbers are drawn from a forked generator and the buffers it updates
+are put back. Not seen this way: ops of a forward that runs as plain Python as a whole (a root whose
+layer loop holds a graph break: its layers are heard, its own ops between them are not), and a second
+call of a module whose conversion made no graph.
 """
 import contextlib
 import dataclasses
