@@ -6,25 +6,34 @@ that behaves like the original with a compiled forward.
 """
 import dataclasses
 
+import torch
+
 from .backends import lookup_backend
 from .config import Config, check_settings
 from .runtime import cache
 from .runtime.compiled import _DISABLED, _compile, check_compilable
 
 
-def compile(fn=None, *, backend="eager", fullgraph=False, config=None, **config_overrides):
+def compile(fn=None, *, backend="eager", fullgraph=False, config=None, inplace=False, **config_overrides):
     """Compile a function or nn.Module with framejit.
 
         @framejit.compile                      # or framejit.compile(fn), framejit.compile(backend="eager")(fn)
         def f(x, y): ...
         model = framejit.compile(model)         # an nn.Module that behaves like the original
+        framejit.compile(block, inplace=True)  # the same object, its forward compiled (FSDP: fully_shard)
+        model = framejit.compile(ddp_model)    # DDP: the wrapped forward, split at DDP's gradient buckets
     """
-    check_settings("framejit.compile", config_overrides, also=("backend", "fullgraph", "config"))
+    check_settings("framejit.compile", config_overrides, also=("backend", "fullgraph", "config", "inplace"))
     backend_fn = lookup_backend(backend)
     if not isinstance(fullgraph, bool):
         raise TypeError(f"fullgraph must be a bool, got {type(fullgraph).__name__}")
+    if not isinstance(inplace, bool):
+        raise TypeError(f"inplace must be a bool, got {type(inplace).__name__}")
     if fn is not None:
         check_compilable(fn, "framejit.compile")
+        if inplace and not isinstance(fn, torch.nn.Module):
+            raise TypeError(f"framejit.compile(..., inplace=True) compiles an nn.Module in place, keeping the object; "
+                            f"got {type(fn).__name__} (compile functions without inplace)")
     if config is None:
         config = Config.from_env(**config_overrides)
     elif not isinstance(config, Config):
@@ -32,8 +41,8 @@ def compile(fn=None, *, backend="eager", fullgraph=False, config=None, **config_
     elif config_overrides:
         config = dataclasses.replace(config, **config_overrides)
     if fn is None:
-        return lambda f: compile(f, backend=backend, fullgraph=fullgraph, config=config)
-    return _compile(fn, backend_fn, fullgraph, config, observer=None)
+        return lambda f: compile(f, backend=backend, fullgraph=fullgraph, config=config, inplace=inplace)
+    return _compile(fn, backend_fn, fullgraph, config, observer=None, inplace=inplace)
 
 
 def disable(fn=None):

@@ -15,6 +15,7 @@ from torch.nn.modules import module as _module_impl
 
 from .identity_keys import WeakIdentityMap
 from ..translate.calls import NEVER_INLINE_PREFIXES
+from ..translate.lookasides.modules import is_fsdp_managed
 from ..translate.values.base import Value
 
 
@@ -57,6 +58,15 @@ class CalleeWrappers:
             return self._wrapped(callee)
         if type(callee) is types.MethodType and type(callee.__func__) is types.FunctionType:
             return types.MethodType(self._wrapped(callee.__func__), callee.__self__)
+        if isinstance(callee, torch.nn.Module) and is_fsdp_managed(callee) and "forward" not in callee.__dict__ \
+                and type(type(callee).forward) is types.FunctionType:
+            # FSDP keys its state by the module object and runs its hooks around forward: the module's forward
+            # is compiled in place (as framejit.compile(m, inplace=True) does), its hooks stay plain Python
+            compiled = self._wrapped(type(callee).forward)
+            if getattr(compiled, "_framejit_state", None) is not None:
+                compiled._framejit_inplace = True
+                callee.forward = types.MethodType(compiled, callee)
+            return callee
         if isinstance(callee, torch.nn.Module) and not _has_hooks(callee) and "forward" not in callee.__dict__ \
                 and type(type(callee).forward) is types.FunctionType and type(callee).__call__ is _MODULE_CALL:
             # a module without hooks: calling it is calling its forward

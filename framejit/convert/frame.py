@@ -27,8 +27,10 @@ import torch
 
 from . import codegen, raising_graphs, resume
 from ..backends.registry import BACKEND_SIGNATURE
+from ..distributed.ddp_split import SPLIT_REASONS
 from .callees import CalleeWrappers, CompiledCallee, callee_position
 from ..errors import BackendError, GraphBreak, Unsupported
+from ..translate.graph import module_order
 from ..translate.guards.guard_set import GuardSet, is_instance_guard
 from ..translate.guards import module_guards
 from ..translate.guards.identity import guard_storage_sharing
@@ -187,9 +189,16 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
                 inner_kinds[index] = gb.kind
                 observation.note_restart(f"{gb.reason} (inside the call at line {tx.line_of(inst)} of {code.co_qualname})")
                 continue
-            return _finish_break(fn, ctx, tx, gb, opts, inner_kinds.get(index))
-        return _finish_return(fn, ctx, rv, opts)
+            return _told(ctx, fn, bound, _finish_break(fn, ctx, tx, gb, opts, inner_kinds.get(index)))
+        return _told(ctx, fn, bound, _finish_return(fn, ctx, rv, opts))
     raise RuntimeError("framejit: too many restarts while converting " + code.co_qualname)
+
+
+def _told(ctx, fn, bound, result):
+    """The execution-order listener, if any, hears the attempt that made the outcome (module_order.py)."""
+    if ctx.graph.order_events is not None:
+        module_order.commit(ctx.graph, fn, bound, result.kind)
+    return result
 
 
 def _inner_reason(gb):
@@ -211,6 +220,9 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
     live = list(values) + [e.value for e in effects]
     outputs = codegen.tensors_in(live)
     compiled, gm = _compile_graph(ctx, outputs, opts)
+    cuts = getattr(compiled, SPLIT_REASONS, ())        # a backend that cut the graph (distributed/ddp_split.py)
+    if cuts:
+        breaks = list(breaks) + [BreakInfo("ddp bucket", reason, "", fn.__qualname__) for reason in cuts]
 
     def body(ns, plan):
         rb = codegen.Rebuilder(ns, {v.node: i for i, v in enumerate(outputs)}, plan.cached_targets)

@@ -28,13 +28,18 @@ from ..convert.resume import RESUME_ORIGIN
 from ..observe import record as _record
 from ..observe.conversion import watch_state
 from .dispatcher import build_dispatcher, build_module_call, module_call_fits
+from .ddp import compile_ddp, is_ddp
 
 _DISABLED = weakref.WeakSet()
 _record.RESUME_ORIGIN = RESUME_ORIGIN     # records name the code a resume function continues
 
 
-def _compile(fn, backend_fn, fullgraph, config, observer):
+def _compile(fn, backend_fn, fullgraph, config, observer, inplace=False):
     if isinstance(fn, torch.nn.Module):
+        if inplace:
+            return compile_module_inplace(fn, backend_fn, fullgraph, config, observer)
+        if is_ddp(fn):
+            return compile_ddp(fn, backend_fn, fullgraph, config, observer, _compile_module)
         return _compile_module(fn, backend_fn, fullgraph, config, observer)
     if getattr(fn, "_framejit_fn", None) is not None:
         fn = fn._framejit_fn
@@ -312,13 +317,11 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
         mod = cls._framejit_original
         cls = type(mod)
     if "forward" in mod.__dict__:
+        if getattr(mod.__dict__["forward"], "_framejit_inplace", False):
+            raise TypeError("framejit.compile: this module was compiled in place (framejit.compile(m, inplace=True)); "
+                            "call it directly, or `del m.forward` first to compile it anew")
         raise TypeError("framejit.compile: modules with an instance-level `forward` attribute are not supported")
-    forward = cls.forward
-    if getattr(forward, "_framejit_fn", None) is not None or not isinstance(forward, types.FunctionType) or \
-            forward in _DISABLED:
-        compiled_forward = _compile(forward, backend_fn, fullgraph, config, observer)
-    else:                                     # forward runs on `mod` itself (build_dispatcher's self_object)
-        compiled_forward = _compile_function(forward, backend_fn, fullgraph, config, observer, self_object=mod)
+    compiled_forward = _compiled_forward(mod, cls, backend_fn, fullgraph, config, observer)
     members = {}
     if cls.__call__ is _MODULE_CALL:
         members["__call__"] = getattr(compiled_forward, "_framejit_module_call", None) or \
@@ -334,6 +337,37 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
     release = weakref.finalize(new, _release_compiled_class, sub, tuple(members) + ("forward", "_framejit_original"))
     release.atexit = False               # only when it dies: a program's exit handlers may still call it
     return new
+
+
+def _compiled_forward(mod, cls, backend_fn, fullgraph, config, observer):
+    forward = cls.forward
+    if getattr(forward, "_framejit_fn", None) is not None or not isinstance(forward, types.FunctionType) or \
+            forward in _DISABLED:
+        return _compile(forward, backend_fn, fullgraph, config, observer)
+    # forward runs on `mod` itself (build_dispatcher's self_object)
+    return _compile_function(forward, backend_fn, fullgraph, config, observer, self_object=mod)
+
+
+def compile_module_inplace(mod, backend_fn, fullgraph, config, observer):
+    """`framejit.compile(mod, inplace=True)`: `mod` stays the same object (its class, identity, hooks and
+    everything keyed by it: FSDP's state, optimizers, DDP's reducer), and its forward becomes the compiled
+    forward as an instance attribute, the one nn.Module.__call__ calls after the module's hooks. So hooks
+    run as plain Python, exactly as eagerly (FSDP's all-gathers, DDP's bookkeeping), around the compiled
+    forward. Compiling again in place replaces it; `del mod.forward` undoes it."""
+    if getattr(type(mod), "_framejit_compiled", False):
+        raise TypeError("framejit.compile(m, inplace=True): m is already a compiled copy (framejit.compile(m) "
+                        "returned it); compile the original module in place instead")
+    current = mod.__dict__.get("forward")
+    if current is not None and not getattr(current, "_framejit_inplace", False):
+        raise TypeError("framejit.compile(m, inplace=True): m has an instance-level `forward` attribute; "
+                        "compile that function instead")
+    if current is not None:
+        del mod.forward
+    compiled_forward = _compiled_forward(mod, type(mod), backend_fn, fullgraph, config, observer)
+    if getattr(compiled_forward, "_framejit_state", None) is not None:
+        compiled_forward._framejit_inplace = True    # tells it from a user's instance forward
+    mod.forward = types.MethodType(compiled_forward, mod)
+    return mod
 
 
 def _release_compiled_class(sub, names):

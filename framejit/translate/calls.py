@@ -121,6 +121,15 @@ def call_object(tx, fn_value, obj, args, kwargs):
         return special(tx, args, kwargs)
     if isinstance(obj, types.FunctionType):
         return inline_function(tx, obj, fn_value.source, args, kwargs)
+    if isinstance(obj, types.MethodType) and getattr(obj.__func__, "_framejit_fn", None) is not None and \
+            isinstance(obj.__func__, types.FunctionType):
+        # a compiled function bound to an object (a module compiled in place): inline the function it wraps
+        src = fn_value.source
+        inner = tx.ctx.wrap(obj.__func__._framejit_fn, AttrSource(AttrSource(src, "__func__"), "_framejit_fn")) \
+            if src is not None else ObjectValue(obj.__func__._framejit_fn)
+        self_value = tx.ctx.wrap(obj.__self__, AttrSource(src, "__self__")) if src is not None else \
+            ObjectValue(obj.__self__)
+        return call_value(tx, inner, [self_value, *args], kwargs)
     if isinstance(obj, types.MethodType) and isinstance(obj.__func__, types.FunctionType):
         self_source = AttrSource(fn_value.source, "__self__") if fn_value.source is not None else None
         self_value = tx.ctx.wrap(obj.__self__, self_source) if self_source is not None else ObjectValue(obj.__self__)

@@ -21,6 +21,7 @@ import torch.fx as fx
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from . import fake_memo
+from .module_order import new_event_log
 from .fake_inputs import fake_of_input
 from .overlap import check_overlap, tensors_of, versions_of
 from ..values.base import Const, DictValue, ObjectValue, SeqValue, TensorValue
@@ -69,6 +70,7 @@ class GraphBuilder:
         self.input_by_id = {}         # id(real tensor) -> TensorValue (aliases share one placeholder)
         self.input_storages = {}      # real storage -> the fake of the first input on it
         self.created = []             # nodes in creation order, for rollback
+        self.order_events = new_event_log()   # only while distributed.execution_order listens (module_order.py)
         self.current_stack_trace = None
         self.op_memo = fake_memo.SHARED    # fake results by input metadata, shared by conversions
 
@@ -144,6 +146,10 @@ class GraphBuilder:
             return itself
         node = self.graph.create_node(op, target, fx_args, fx_kwargs)
         self.created.append(node)
+        if self.order_events is not None:
+            used = [a.node for a in args if isinstance(a, TensorValue) and a.node.meta.get("is_param")]
+            if used:
+                self.order_events.append(("use", node, used))
         if self.current_stack_trace:
             node.meta["stack_trace"] = self.current_stack_trace
         return self._wrap(node, out, target)

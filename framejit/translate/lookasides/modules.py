@@ -18,6 +18,7 @@ are lookasides here too: they are generators in torch, answered from the real mo
 member carrying its Source.
 """
 import inspect
+import sys
 import types
 
 import torch
@@ -57,6 +58,18 @@ def call_module(tx, module_value, args, kwargs):
     raise GraphBreak("call", f"{type(mv.obj).__name__}.__call__ is not Python code")
 
 
+def is_fsdp_managed(m):
+    """Is `m` a module FSDP2's fully_shard manages (its class is FSDP's generated FSDPModule subclass)?"""
+    fsdp = _FSDP_MODULE[0]
+    if fsdp is None:
+        package = sys.modules.get("torch.distributed.fsdp")   # not imported: no module can be FSDP-managed
+        fsdp = _FSDP_MODULE[0] = getattr(package, "FSDPModule", None)
+    return fsdp is not None and isinstance(m, fsdp)
+
+
+_FSDP_MODULE = [None]
+
+
 # ---- nn.Module.__call__ -----------------------------------------------------------------------------
 
 def _guard_hooks(tx, mv):
@@ -76,7 +89,24 @@ def _guard_hooks(tx, mv):
 def call_impl(tx, mv, args, kwargs):
     """nn.Module._call_impl: pre-hooks, forward, hooks (torch/nn/modules/module.py, same order:
     global hooks first, then the module's own)."""
+    events = tx.ctx.graph.order_events          # distributed.execution_order listens (graph/module_order.py)
+    if events is None:
+        return _call_impl(tx, mv, args, kwargs)
+    events.append(("enter", mv.obj, None))
+    try:
+        return _call_impl(tx, mv, args, kwargs)
+    finally:
+        events.append(("exit", mv.obj, None))
+
+
+def _call_impl(tx, mv, args, kwargs):
     m = mv.obj
+    if is_fsdp_managed(m):
+        gb = GraphBreak("fsdp module", f"{type(m).__name__} is managed by FSDP (fully_shard): it is called as plain "
+                        "Python, so FSDP's hooks (all-gather, reshard, backward registration) run as FSDP runs them; "
+                        "its forward runs compiled")
+        gb.inlined = True             # like a callee that breaks: the call goes through the callee wrappers
+        raise gb
     if _guard_hooks(tx, mv):
         return call_forward(tx, mv, args, kwargs)
     g = _torch_module
