@@ -425,8 +425,8 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
     def call_break(rb):
         rb.ns.env["__fj_break"] = break_fn
         args = ["__fj_cl"] if code.co_freevars else []      # the break function runs over the caller's cells
-        args += [rb.expr(v) for v in stack if v is not NULL]
         args += [rb.expr(v) if v is not None else n for n, v in zip(live, local_values)]
+        args += [rb.expr(v) for v in stack if v is not NULL]      # after the locals (resume._argnames)
         return f"return __fj_break({', '.join(args)})"
 
     return _emit_entry(fn, ctx, values, opts, [info], call_break)

@@ -106,8 +106,10 @@ def _slot_index(stack_nulls, k):
 
 
 def _argnames(stack_nulls, live_locals):
+    """The live locals first, then the stack slots: a method's `self` stays its first argument, which is
+    where zero-argument super() looks for it."""
     n = sum(1 for x in stack_nulls if not x)
-    return [f"__fj_s{i}" for i in range(n)] + list(live_locals)
+    return list(live_locals) + [f"__fj_s{i}" for i in range(n)]
 
 
 def _varnames(code, argnames):
@@ -310,13 +312,13 @@ def _call_resume_tail(resume_fn, stack_nulls, live_locals, positions, cells=froz
         out += [make("LOAD_CLOSURE", name) for name in freevars]
         out.append(make("BUILD_TUPLE", len(freevars)))
         n += 1
+    for name in live_locals:                  # in _argnames' order
+        out.append(make("LOAD_DEREF" if name in cells else "LOAD_FAST", name))
+    n += len(live_locals)
     for i, is_null in enumerate(stack_nulls):
         if not is_null:
             out.append(make("LOAD_FAST", f"__fj_r{i}"))
             n += 1
-    for name in live_locals:
-        out.append(make("LOAD_DEREF" if name in cells else "LOAD_FAST", name))
-    n += len(live_locals)
     out.append(make("PRECALL", n))
     out.append(make("CALL", n))
     out.append(make("RETURN_VALUE"))

@@ -206,3 +206,21 @@ def test_a_stack_value_passed_to_a_break_function_is_not_kept_in_its_frame():
         assert not any(v is e for v in frame.tb_frame.f_locals.values())
     else:
         raise AssertionError("no exception")
+
+
+class _Base:
+    def f(self, x):
+        return x + 1
+
+
+class _Child(_Base):
+    def f(self, x):
+        print("break")               # the rest runs in a resume function
+        return super().f(x) * 2     # zero-argument super() reads the frame's first argument
+
+
+def test_zero_argument_super_after_a_break():
+    from tests.differential import check
+    child = _Child()
+    check(lambda x: child.f(x), torch.ones(2))
+    check(_Child.f, child, torch.ones(2))
