@@ -33,6 +33,14 @@ STATE_SWITCHES = frozenset({torch._C._set_grad_enabled, torch.autograd.grad_mode
                             torch.amp.autocast_mode._exit_autocast})
 
 
+# Autograd's checks of in-place writes to saved values and to views: the joint trace runs the backward
+# at compile time, so it raises them where eager raises only when (if ever) that backward runs, or never
+# (eager's check depends on which views exist and require grad when the write happens). A graph that
+# fails so is run as its own fx code: eager's ops, whose checks then fire exactly when eager's do.
+EAGER_TIME_AUTOGRAD_ERRORS = ("modified by an inplace operation", "is a view and its base or another view of its base "
+                              "has been modified inplace", "A view was created in no_grad mode")
+
+
 def aot_eager(gm, example_inputs):
     if needs_regions(gm, torch.is_grad_enabled()):
         # grad off somewhere, or parts with separate autograd histories (backends/grad_regions.py)
@@ -55,7 +63,12 @@ def _compile_aot(gm, example_inputs):
     try:
         compiled = compile_graph(gm)
     except Exception as first_error:
-        compiled = mutations_outside(gm, example_inputs, compile_graph, first_error)
+        try:
+            compiled = mutations_outside(gm, example_inputs, compile_graph, first_error)
+        except RuntimeError as e:
+            if not any(words in str(e) for words in EAGER_TIME_AUTOGRAD_ERRORS):
+                raise
+            compiled = gm.forward         # see EAGER_TIME_AUTOGRAD_ERRORS
     compiled = keep_none_grads(gm, compiled)
     if n_results is None:
         return compiled
@@ -293,6 +306,15 @@ def _reached_inputs(fake, anchors):
 def keep_none_grads(gm, compiled):
     """`compiled`, or a wrapper that gives None gradients where eager does (see the module doc); the
     wrapper only for graphs where some input requiring grad does not feed every differentiable output."""
+    try:
+        return _keep_none_grads(gm, compiled)
+    except RuntimeError:
+        # reading a fake's grad_fn raises for a view whose base was written after it was made (autograd
+        # refuses to regenerate it): the graph's autograd history cannot be read, so nothing is changed
+        return compiled
+
+
+def _keep_none_grads(gm, compiled):
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     anchors = _input_anchors([n.meta.get("example_value") for n in placeholders])
     if anchors is None:
