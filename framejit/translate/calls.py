@@ -29,6 +29,7 @@ from .lookasides import modules  # noqa: F401  (installs nn.Module lookasides: _
 from .lookasides import builtin_methods  # noqa: F401  (installs dict.get & co. on real dicts)
 from .lookasides import stdlib as stdlib_lookasides  # noqa: F401  (installs inspect.signature & co.)
 from .lookasides.stdlib import method_lookaside
+from .lookasides.process_state import process_lookaside  # (also installs os.environ reads & co.)
 from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
                            contextmanager_call, torch_decorated_call)
 from .values.exceptions import builtin_protocol, instantiate
@@ -68,7 +69,7 @@ def call_object(tx, fn_value, obj, args, kwargs):
     if hashable:
         if is_state_setter(obj):              # torch.set_default_dtype, torch.manual_seed, ...
             raise setter_break(obj)
-        impl = LOOKASIDES.get(obj)
+        impl = LOOKASIDES.get(obj) or process_lookaside(obj)
         if impl is not None:
             return impl(tx, args, kwargs)
         compiling = compiling_answer(obj)      # torch.compiler.is_compiling() and friends

@@ -12,7 +12,7 @@ import torch
 from ...errors import GraphBreak
 from ..source import ItemSource
 from .base import Value, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
-from .protocol import as_python, unpack_iterable, wrap_unsourced
+from .protocol import as_python, is_structseq_class, unpack_iterable, wrap_unsourced
 
 MODULE_CONTAINERS = (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict, torch.nn.ParameterList,
                      torch.nn.ParameterDict)
@@ -44,6 +44,11 @@ def getitem(tx, obj, index):
             raise GraphBreak("constant op raised", f"{type(e).__name__}: {e}")
     if hasattr(obj, "getitem"):            # value kinds with their own indexing (ModuleValue...)
         return obj.getitem(tx, index)
+    if isinstance(obj, ObjectValue) and is_structseq_class(type(obj.obj)):    # sys.version_info[0], [:2]
+        key = as_python(index)
+        if isinstance(key, slice) or obj.source is None:
+            return wrap_unsourced(obj.obj[key])
+        return tx.ctx.wrap(obj.obj[key], ItemSource(obj.source, key))
     if isinstance(obj, ObjectValue) and isinstance(obj.obj, MODULE_CONTAINERS):
         key = as_python(index)
         real = obj.obj[key]

@@ -70,6 +70,9 @@ def unpack_iterable(tx, v):
         return list(tx.ctx.graph.call_function(torch.unbind, (v, Const(0)), {}).items)
     if hasattr(v, "unpack"):
         return v.unpack(tx)
+    if isinstance(v, ObjectValue) and is_structseq_class(type(v.obj)) and \
+            all(type(x) in CONST_TYPES for x in v.obj):       # major, minor, *_ = sys.version_info
+        return [Const(x) for x in v.obj]
     raise GraphBreak("iterate", f"cannot iterate over {v!r}")
 
 
