@@ -22,6 +22,7 @@ from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .values.object_attrs import TRUSTED_MODULES
 from .values.protocol import CONST_TYPES, is_namedtuple_class, wrap_unsourced
+from .values.model_outputs import ModelOutputValue, is_model_output_class
 
 # Queries of global torch state: folded to constants at translation, so guarded (ConversionContext.guard_state)
 def is_cpu_autocast_enabled():
@@ -187,9 +188,12 @@ class ConversionContext:
                 g.add("CONST_MATCH", source, set(obj))
             return SetValue([Const(x) for x in obj], source)
         if t is slice or t is range:
-            if guard:
-                g.add("CONST_MATCH", source, obj) if t is range else g.add("ID_MATCH", source, obj)
+            if guard:            # by value: a slice the frame builds is new on every call
+                by_value = t is range or all(type(p) in CONST_TYPES for p in (obj.start, obj.stop, obj.step))
+                g.add("CONST_MATCH", source, obj) if by_value else g.add("ID_MATCH", source, obj)
             return Const(obj, source)
+        if guard and is_model_output_class(t):       # by class and keys, not identity (values/model_outputs.py)
+            return ModelOutputValue.of_input(self, obj, source)
         if guard:
             guard_object(self, obj, source)
         if isinstance(obj, torch.nn.Module):
