@@ -11,6 +11,7 @@ from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
 from .base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .protocol import as_python, truth, unpack_iterable
+from .user_protocol import is_user_object, user_binary_op
 
 BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
           "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
@@ -42,6 +43,9 @@ def binary_op(tx, sym, a, b):
     fn = BINARY.get(sym) or INPLACE[sym]
     if isinstance(a, Const) and isinstance(b, Const):
         return _fold(fn, a, b)
+    out = user_binary_op(tx, sym, a, b)         # a user object's dunders (values/user_protocol.py)
+    if out is not None:
+        return out
     if sym == "%" and isinstance(a, Const) and isinstance(a.value, str) and isinstance(b, (SeqValue, DictValue)):
         return _fold(fn, a, Const(as_python(b)))           # "%s and %s" % (x, y) of constants
     if isinstance(a, TensorValue) or isinstance(b, TensorValue):
@@ -118,7 +122,7 @@ def compare_op(tx, sym, a, b):
     if sym in ("in", "not in"):
         found = _contains(tx, b, a)
         return found if isinstance(found, TensorValue) else Const(found if sym == "in" else not found)
-    if hasattr(a, "rich_compare") or hasattr(b, "rich_compare"):     # objects made in the frame
+    if hasattr(a, "rich_compare") or hasattr(b, "rich_compare") or is_user_object(a) or is_user_object(b):
         from .objects import rich_compare
         return rich_compare(tx, sym, a, b)
     fn = COMPARE[sym]

@@ -70,6 +70,10 @@ def unpack_iterable(tx, v):
         return list(tx.ctx.graph.call_function(torch.unbind, (v, Const(0)), {}).items)
     if hasattr(v, "unpack"):
         return v.unpack(tx)
+    if isinstance(v, ObjectValue):
+        from .user_protocol import is_user_object, user_iterate
+        if is_user_object(v):
+            return unpack_iterable(tx, user_iterate(tx, v))
     if isinstance(v, ObjectValue) and is_structseq_class(type(v.obj)) and \
             all(type(x) in CONST_TYPES for x in v.obj):       # major, minor, *_ = sys.version_info
         return [Const(x) for x in v.obj]
@@ -102,6 +106,9 @@ def truth(tx, v):
     if hasattr(v, "truth"):
         return v.truth(tx)
     if isinstance(v, ObjectValue):
+        from .user_protocol import is_user_object, user_truth
+        if is_user_object(v):
+            return user_truth(tx, v)
         if type(v.obj).__bool__ is object.__bool__ if hasattr(type(v.obj), "__bool__") else False:
             return True
         if not hasattr(type(v.obj), "__bool__") and not hasattr(type(v.obj), "__len__"):
