@@ -30,6 +30,7 @@ from .lookasides import builtin_methods  # noqa: F401  (installs dict.get & co. 
 from .lookasides import stdlib as stdlib_lookasides  # noqa: F401  (installs inspect.signature & co.)
 from .lookasides.stdlib import method_lookaside
 from .lookasides.process_state import process_lookaside  # (also installs os.environ reads & co.)
+from .lookasides import copies  # noqa: F401  (installs copy.copy, copy.deepcopy)
 from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
                            contextmanager_call, torch_decorated_call)
 from .values.exceptions import builtin_protocol, instantiate
