@@ -34,6 +34,7 @@ from .lookasides import copies  # noqa: F401  (installs copy.copy, copy.deepcopy
 from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
                            contextmanager_call, torch_decorated_call)
 from .values.exceptions import builtin_protocol, instantiate
+from .guards.identity import is_bound_builtin
 from .values.functions import FunctionValue, bind_arguments
 from .values.generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
 from .lookasides.state_calls import call_watching_state, is_state_setter, setter_break
@@ -89,6 +90,13 @@ def call_object(tx, fn_value, obj, args, kwargs):
             src = AttrSource(fn_value.source, "__self__") if fn_value.source is not None else None
             receiver = tx.ctx.wrap(obj.__self__, src) if src is not None else ObjectValue(obj.__self__)
             return method_impl(tx, [receiver, *args], kwargs)
+    if hashable and is_bound_builtin(obj):     # d.get(k) on a real dict: the lookaside of dict.get
+        descriptor = getattr(type(obj.__self__), obj.__name__, None) if not isinstance(obj.__self__, type) else None
+        impl = LOOKASIDES.get(descriptor) if _hashable(descriptor) else None
+        if impl is not None:
+            src = AttrSource(fn_value.source, "__self__") if fn_value.source is not None else None
+            receiver = tx.ctx.wrap(obj.__self__, src) if src is not None else ObjectValue(obj.__self__)
+            return impl(tx, [receiver, *args], kwargs)
     if is_tensor_method_descriptor(obj) and args and isinstance(args[0], TensorValue):
         return call_method(tx, args[0], obj.__name__, args[1:], kwargs)
     if hashable and is_graph_op(obj):

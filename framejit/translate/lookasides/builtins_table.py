@@ -49,6 +49,13 @@ def _len(tx, args, kwargs):
 
 @lookaside(isinstance)
 def _isinstance(tx, args, kwargs):
+    try:
+        return _isinstance_answer(tx, args)
+    except TypeError as e:          # isinstance(x, SomeTypedDict), a bad second argument: raises as eagerly
+        raise GraphBreak("constant call raised", f"isinstance raised TypeError: {e}")
+
+
+def _isinstance_answer(tx, args):
     v, cls = args
     classes = as_python(cls)
     t = python_type_of(v)

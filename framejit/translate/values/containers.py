@@ -44,6 +44,9 @@ def getitem(tx, obj, index):
             raise GraphBreak("constant op raised", f"{type(e).__name__}: {e}")
     if hasattr(obj, "getitem"):            # value kinds with their own indexing (ModuleValue...)
         return obj.getitem(tx, index)
+    if isinstance(obj, ObjectValue) and type(obj.obj) is dict and obj.source is not None:
+        from ..dispatch import LOOKASIDES         # a real dict with keys no DictValue holds (classes)
+        return LOOKASIDES[dict.__getitem__](tx, [obj, index], {})
     if isinstance(obj, ObjectValue) and is_structseq_class(type(obj.obj)):    # sys.version_info[0], [:2]
         key = as_python(index)
         if isinstance(key, slice) or obj.source is None:

@@ -188,6 +188,8 @@ def _contains(tx, container, item):
         return container.contains(tx, item)
     if isinstance(container, TensorValue):
         return tx.ctx.graph.call_method("__contains__", (container, item), {})
+    if isinstance(container, ObjectValue) and type(container.obj) is dict and container.source is not None:
+        return truth(tx, LOOKASIDES[dict.__contains__](tx, [container, item], {}))   # keys no DictValue holds
     if isinstance(container, ObjectValue):     # an object whose class defines __contains__ in Python
         import types
         method = getattr(type(container.obj), "__contains__", None)
