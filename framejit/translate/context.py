@@ -121,7 +121,8 @@ class ConversionContext:
     def store_object_attr(self, tx, obj, name, value):
         if store_runs_code(obj.obj, name):          # torch.backends.cudnn.deterministic = True
             raise store_break(obj.obj, name)
-        if isinstance(obj.obj, torch.nn.Module) and isinstance(value, TensorValue):
+        if isinstance(obj.obj, torch.nn.Module) and isinstance(value, TensorValue) and \
+                not _plain_tensor_attribute(obj.obj, name, value):
             raise GraphBreak("store attr", f"assigning a tensor to module attribute .{name}")
         obj.edited = True
         self.side_effects.store_attr(obj.obj, obj.source, name, value)
@@ -208,6 +209,21 @@ class ConversionContext:
         if source is None:
             return wrap_unsourced(obj)
         return self.wrap(obj, source, guard=not trusted)
+
+
+def _plain_tensor_attribute(module, name, value):
+    """Does `module.name = <tensor>` only set an instance attribute (Phi-3's longrope `long_inv_freq`)? Then
+    it is a side effect like any attribute store, replayed after the graph with nn.Module's __setattr__.
+    Not when the name is a parameter, buffer or submodule (registries the frame's reads do not follow),
+    the value a Parameter, or the class has a __setattr__ of its own."""
+    from .guards.module_watch import unwrapped
+    if unwrapped(type(module).__setattr__) is not unwrapped(torch.nn.Module.__setattr__):
+        return False
+    if isinstance(value.fake, torch.nn.Parameter):
+        return False
+    registries = (module.__dict__.get("_parameters", {}), module.__dict__.get("_buffers", {}),
+                  module.__dict__.get("_modules", {}))
+    return not any(name in r for r in registries)
 
 
 def _raise(e):
