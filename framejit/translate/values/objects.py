@@ -358,12 +358,14 @@ def rich_compare(tx, sym, a, b):
 
 def _compare_with(tx, op, left, right):
     """left.__op__(right) as a Value, or NotImplemented."""
-    from .user_protocol import is_user_object, user_class
-    if not is_user_object(left):
+    if isinstance(left, NewObject):
+        cls = left.cls
+    elif isinstance(left, ObjectValue) and is_plain_instance(left.obj) and type(left.obj) is not types.SimpleNamespace:
+        cls = type(left.obj)                      # a user object from outside the frame (user_protocol.py)
+    else:
         if isinstance(left, Const) and type(left.value).__module__ == "builtins":
             return NotImplemented                 # builtin values do not know user objects
         raise GraphBreak("operator", f"comparison {op} between {left!r} and {right!r}")
-    cls = user_class(left)
     fn = lookup(tx, cls, COMPARE_DUNDERS[op])
     if op == "!=" and fn is object.__ne__:     # the default __ne__ inverts __eq__
         eq = _compare_with(tx, "==", left, right)

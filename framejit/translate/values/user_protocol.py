@@ -13,11 +13,12 @@ answer is NotImplemented and the user class's reflected method decides.
 import types
 
 from ...errors import GraphBreak
-from .base import Const, ObjectValue, TensorValue
+from .base import Const, IteratorValue, ObjectValue, TensorValue
+from .objects import BINARY_DUNDERS, MISSING, NewObject, is_plain_instance, lookup
+from .protocol import USER_OBJECTS, truth
 
 
 def is_user_object(v):
-    from .objects import NewObject, is_plain_instance
     if isinstance(v, NewObject):
         return True
     return isinstance(v, ObjectValue) and is_plain_instance(v.obj) and \
@@ -30,7 +31,6 @@ def user_class(v):
 
 def _method(tx, v, name, what):
     """The Python function `name` of v's class (guarded lookup); GraphBreak when it is missing or C."""
-    from .objects import MISSING, lookup
     fn = lookup(tx, user_class(v), name)
     if isinstance(fn, types.FunctionType):
         return fn
@@ -48,8 +48,6 @@ def user_length(tx, v):
 
 def user_truth(tx, v):
     """bool(v): __bool__, else __len__() != 0, else True."""
-    from .objects import MISSING, lookup
-    from .protocol import truth
     for name in ("__bool__", "__len__"):
         if lookup(tx, user_class(v), name) is not MISSING:
             out = tx.inline(_method(tx, v, name, "truth value"), None, [v], {})
@@ -61,7 +59,6 @@ def user_truth(tx, v):
 
 def user_iterate(tx, v):
     """iter(v) through the class's Python __iter__ (a generator method gives a lazily run generator)."""
-    from .base import IteratorValue
     out = tx.inline(_method(tx, v, "__iter__", "iter()"), None, [v], {})
     if isinstance(out, IteratorValue) or hasattr(out, "next_value"):
         return out
@@ -74,7 +71,6 @@ def _not_implemented(v):
 
 def user_binary_op(tx, sym, a, b):
     """`a <sym> b` when either operand is a user object, as Python evaluates it; None when neither is."""
-    from .objects import BINARY_DUNDERS, MISSING, lookup
     left_user, right_user = is_user_object(a), is_user_object(b)
     if not (left_user or right_user):
         return None
@@ -114,3 +110,6 @@ def user_binary_op(tx, sym, a, b):
         if not _not_implemented(out):
             return out
     raise GraphBreak("bad call", f"TypeError: unsupported operand type(s) for {sym}")
+
+
+USER_OBJECTS.update(is_user_object=is_user_object, truth=user_truth, iterate=user_iterate)
