@@ -36,9 +36,12 @@ from .lookasides import profiler_blocks  # noqa: F401  (installs record_function
 from .lookasides import higher_order  # noqa: F401  (installs torch.cond and checkpoint)
 from .lookasides.optimizers import tensor_value_rewrite  # (also installs Optimizer.step)
 from .dispatch import CODE_LOOKASIDES
+from .lookasides.process_state import process_lookaside  # (also installs os.environ reads & co.)
+from .lookasides import copies  # noqa: F401  (installs copy.copy, copy.deepcopy)
 from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
                            contextmanager_call, torch_decorated_call)
 from .values.exceptions import builtin_protocol, instantiate
+from .guards.identity import is_bound_builtin
 from .values.functions import FunctionValue, bind_arguments
 from .values.tensor_type import tensor_type_method
 from .values import deques  # noqa: F401  (installs the collections.deque lookaside)
@@ -80,7 +83,7 @@ def call_object(tx, fn_value, obj, args, kwargs):
     if hashable:
         if is_state_setter(obj):              # torch.set_default_dtype, torch.manual_seed, ...
             raise setter_break(obj)
-        impl = LOOKASIDES.get(obj)
+        impl = LOOKASIDES.get(obj) or process_lookaside(obj)
         if impl is not None:
             return impl(tx, args, kwargs)
         if obj in numpy_calls.TORCH_READERS and args and isinstance(args[0], NdarrayValue):
@@ -101,6 +104,13 @@ def call_object(tx, fn_value, obj, args, kwargs):
             src = AttrSource(fn_value.source, "__self__") if fn_value.source is not None else None
             receiver = tx.ctx.wrap(obj.__self__, src) if src is not None else ObjectValue(obj.__self__)
             return method_impl(tx, [receiver, *args], kwargs)
+    if hashable and is_bound_builtin(obj):     # d.get(k) on a real dict: the lookaside of dict.get
+        descriptor = getattr(type(obj.__self__), obj.__name__, None) if not isinstance(obj.__self__, type) else None
+        impl = LOOKASIDES.get(descriptor) if _hashable(descriptor) else None
+        if impl is not None:
+            src = AttrSource(fn_value.source, "__self__") if fn_value.source is not None else None
+            receiver = tx.ctx.wrap(obj.__self__, src) if src is not None else ObjectValue(obj.__self__)
+            return impl(tx, [receiver, *args], kwargs)
     if is_tensor_method_descriptor(obj) and args and isinstance(args[0], TensorValue):
         return call_method(tx, args[0], obj.__name__, args[1:], kwargs)
     if hashable and is_autograd_function_apply(obj):

@@ -28,6 +28,7 @@ from .values import deques, dict_kinds
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .values.object_attrs import TRUSTED_MODULES
 from .values.protocol import CONST_TYPES, is_namedtuple_class, wrap_unsourced
+from .values.model_outputs import ModelOutputValue, is_model_output_class
 
 # Queries of global torch state: folded to constants at translation, so guarded (ConversionContext.guard_state)
 def is_cpu_autocast_enabled():
@@ -127,7 +128,8 @@ class ConversionContext:
     def store_object_attr(self, tx, obj, name, value):
         if store_runs_code(obj.obj, name):          # torch.backends.cudnn.deterministic = True
             raise store_break(obj.obj, name)
-        if isinstance(obj.obj, torch.nn.Module) and isinstance(value, TensorValue):
+        if isinstance(obj.obj, torch.nn.Module) and isinstance(value, TensorValue) and \
+                not _plain_tensor_attribute(obj.obj, name, value):
             raise GraphBreak("store attr", f"assigning a tensor to module attribute .{name}")
         obj.edited = True
         self.side_effects.store_attr(obj.obj, obj.source, name, value)
@@ -205,13 +207,16 @@ class ConversionContext:
                 g.add("CONST_MATCH", source, set(obj))
             return SetValue([Const(x) for x in obj], source)
         if t is slice or t is range:
-            if guard:
-                g.add("CONST_MATCH", source, obj) if t is range else g.add("ID_MATCH", source, obj)
+            if guard:            # by value: a slice the frame builds is new on every call
+                by_value = t is range or all(type(p) in CONST_TYPES for p in (obj.start, obj.stop, obj.step))
+                g.add("CONST_MATCH", source, obj) if by_value else g.add("ID_MATCH", source, obj)
             return Const(obj, source)
         if guard and t.__module__ == "numpy":     # ndarrays and numpy scalars (guards/numpy_inputs.py)
             value = wrap_numpy_input(self, obj, source)
             if value is not None:
                 return value
+        if guard and is_model_output_class(t):       # by class and keys, not identity (values/model_outputs.py)
+            return ModelOutputValue.of_input(self, obj, source)
         if guard:
             guard_object(self, obj, source)
         if isinstance(obj, torch.nn.Module):
@@ -226,6 +231,21 @@ class ConversionContext:
         if source is None:
             return wrap_unsourced(obj)
         return self.wrap(obj, source, guard=not trusted)
+
+
+def _plain_tensor_attribute(module, name, value):
+    """Does `module.name = <tensor>` only set an instance attribute (Phi-3's longrope `long_inv_freq`)? Then
+    it is a side effect like any attribute store, replayed after the graph with nn.Module's __setattr__.
+    Not when the name is a parameter, buffer or submodule (registries the frame's reads do not follow),
+    the value a Parameter, or the class has a __setattr__ of its own."""
+    from .guards.module_watch import unwrapped
+    if unwrapped(type(module).__setattr__) is not unwrapped(torch.nn.Module.__setattr__):
+        return False
+    if isinstance(value.fake, torch.nn.Parameter):
+        return False
+    registries = (module.__dict__.get("_parameters", {}), module.__dict__.get("_buffers", {}),
+                  module.__dict__.get("_modules", {}))
+    return not any(name in r for r in registries)
 
 
 def _raise(e):

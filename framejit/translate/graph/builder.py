@@ -229,7 +229,8 @@ def _input_handed_back(target, args, fake_args, fake_kwargs, out, tensors, versi
     if not isinstance(out, torch.Tensor) or "out" in fake_kwargs:
         return None
     name = target if isinstance(target, str) else getattr(target, "__name__", "")
-    if name.endswith("_") or name.startswith("__i") or fake_memo.is_inplace_operator(target):
+    if name.endswith("_") or name.startswith("__i") or fake_memo.is_inplace_operator(target) or \
+            fake_memo.schema_writes(target):
         return None
     for value, fake in zip(args, fake_args):
         if fake is out and isinstance(value, TensorValue):

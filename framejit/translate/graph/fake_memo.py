@@ -60,6 +60,17 @@ def is_inplace_operator(target):
     return target in _INPLACE_OPERATORS
 
 
+def schema_writes(target):
+    """A dispatcher operator (torch.ops.<ns>.<op>, or one overload of it) whose schema writes an argument
+    (`aten.add_.Tensor`, a custom op declared with mutates_args): it hands back its input with the write
+    done, so its node must stay."""
+    if isinstance(target, torch._ops.OpOverload):
+        return target._schema.is_mutable
+    if isinstance(target, torch._ops.OpOverloadPacket):
+        return any(getattr(target, name)._schema.is_mutable for name in target.overloads())
+    return False
+
+
 class _Unmemoisable(Exception):
     """Raised while building a signature: this call is never memoised."""
 
@@ -83,7 +94,7 @@ class _HandBack(TorchDispatchMode):
 def _memoisable_target(op, target):
     if op == "call_method":
         return not target.endswith("_") or target.endswith("__") and not target.startswith("__i")
-    if target in _INPLACE_OPERATORS:
+    if target in _INPLACE_OPERATORS or schema_writes(target):
         return False
     name = getattr(target, "__name__", "")
     if name.endswith("_") and not name.endswith("__") and getattr(target, "__module__", None) != "_operator":

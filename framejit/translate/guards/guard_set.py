@@ -320,6 +320,9 @@ def _render(g, bind):
             return f"{bind(same_constant)}({e}, {bind(x)})"
         return f"type({e}) is {bind(type(x))} and {e} == {bind(x)}"
     if g.kind == "ID_MATCH":
+        if type(g.expected) in (int, float, str, bytes, complex):     # bind() spells these as literals,
+            x = g.expected                                            # and `is` on a literal is an error
+            return f"type({e}) is {bind(type(x))} and {e} == {bind(x)}"
         return f"{e} is {bind(g.expected)}"
     if g.kind == "TYPE_MATCH":
         return f"type({e}) is {bind(g.expected)}"

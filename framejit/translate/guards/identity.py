@@ -15,6 +15,7 @@ checks that the inputs that were different objects at translation still are
 Both guards are CONST_MATCH guards on a FactSource: a Source whose expression is a Python fact about
 other Sources.
 """
+import collections
 import functools
 import types
 from dataclasses import dataclass
@@ -94,8 +95,48 @@ def guard_object(ctx, obj, source):
         g.add("TYPE_MATCH", source, types.BuiltinMethodType)
         g.add("ID_MATCH", AttrSource(source, "__self__"), obj.__self__)
         g.add("CONST_MATCH", AttrSource(source, "__name__"), obj.__name__)
+    elif type(obj) in KEY_VIEW_TYPES and all(type(k) in (str, int, bool, type(None)) for k in obj):
+        g.add("TYPE_MATCH", source, type(obj))        # a keys view made on each call: by its keys
+        g.add("CONST_MATCH", FactSource("tuple({0})", (source,)), tuple(obj))
+    elif is_bound_builtin(obj):
+        guard_bound_builtin(ctx, obj, source)
+    elif isinstance(obj, types.MethodType):           # a method of a C function, a partial, a callable
+        g.add("TYPE_MATCH", source, types.MethodType)
+        g.add("ID_MATCH", AttrSource(source, "__func__"), obj.__func__)
+        _guard_receiver(ctx, obj.__self__, AttrSource(source, "__self__"))
     else:
         g.add("ID_MATCH", source, obj)
+
+
+KEY_VIEW_TYPES = (type({}.keys()), type(collections.OrderedDict().keys()))
+
+
+def is_bound_builtin(obj):
+    """A C method bound to an object or a class (`od.keys`, `lst.append`, `(1).__add__`, `dict.fromkeys`):
+    a new object on every attribute access, so never matched by identity. C functions of a module
+    (`len`, `torch.add`: bound to their module) are the same object on every access."""
+    if not isinstance(obj, (types.BuiltinMethodType, types.MethodWrapperType)):
+        return False
+    receiver = getattr(obj, "__self__", None)
+    return receiver is not None and not isinstance(receiver, types.ModuleType)
+
+
+def guard_bound_builtin(ctx, obj, source):
+    """A bound C method matched by what makes it: the receiver (its class fixes which C method a name
+    finds, or the class itself for a classmethod) and the name."""
+    g = ctx.guards
+    g.add("TYPE_MATCH", source, type(obj))
+    g.add("CONST_MATCH", AttrSource(source, "__name__"), obj.__name__)
+    _guard_receiver(ctx, obj.__self__, AttrSource(source, "__self__"))
+
+
+def _guard_receiver(ctx, receiver, source):
+    """The object a method is bound to: a class (or module) by identity, an instance by its type (what
+    the frame reads from it is guarded through its own Source when it reads it)."""
+    if isinstance(receiver, (type, types.ModuleType)):
+        ctx.guards.add("ID_MATCH", source, receiver)
+    else:
+        ctx.guards.add("ID_MATCH", FactSource("type({0})", (source,)), type(receiver))
 
 
 def guard_function(ctx, fn, source):

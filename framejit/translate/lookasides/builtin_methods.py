@@ -9,7 +9,9 @@ is guarded, so a registry that changes between calls is noticed.
 
 from ...errors import GraphBreak
 from .builtins_table import LOOKASIDES, as_python
-from ..source import DictKeySource, Source
+from dataclasses import dataclass
+
+from ..source import DictKeySource, Source, fixed_source
 from ..values.base import Const, DictValue, ObjectValue
 from ..values.containers import DICT_METHODS
 from ..values.dict_kinds import builtin_getitem
@@ -25,19 +27,51 @@ def _real_dict(args, what):
 
 def _key(v):
     key = as_python(v)
-    if type(key) not in (str, int, bool, type(None), float):
+    if type(key) not in (str, int, bool, type(None), float) and not _identity_key(key):
         raise GraphBreak("call", f"dict lookup with a key of type {type(key).__name__}")
     return key
 
 
+def _identity_key(key):
+    """A key that hashes and compares by identity, named in guards by a bound object (a class, a typing
+    special form, a function): huggingface_hub's validator table is keyed by typing origins."""
+    t = type(key)
+    return t.__hash__ is object.__hash__ and t.__eq__ is object.__eq__ or \
+        isinstance(key, type) and type(key).__hash__ is type.__hash__ and type(key).__eq__ is type.__eq__
+
+
+@dataclass(frozen=True)
+class DictObjectKeySource(Source):
+    """DictKeySource for a key that has no literal spelling: the key is a bound object."""
+    base: Source
+    key: Source
+    lookup: bool = True
+
+    def expr(self):
+        method = "__getitem__" if self.lookup else "__contains__"
+        return f"__fj_b['dict'].{method}({self.base.expr()}, {self.key.expr()})"
+
+    def name(self):
+        return f"{self.base.name()}[{self.key.name()}]" if self.lookup else f"{self.key.name()} in {self.base.name()}"
+
+    def root(self):
+        return self.base.root()
+
+
+def _key_source(d, key, lookup):
+    if type(key) in (str, int, bool, type(None), float):
+        return DictKeySource(d.source, key, lookup=lookup)
+    return DictObjectKeySource(d.source, fixed_source(key, getattr(key, "__qualname__", None) or repr(key)), lookup)
+
+
 def _present(tx, d, key):
     found = dict.__contains__(d.obj, key)
-    tx.ctx.guards.add("CONST_MATCH", DictKeySource(d.source, key, lookup=False), found)
+    tx.ctx.guards.add("CONST_MATCH", _key_source(d, key, False), found)
     return found
 
 
 def _value(tx, d, key):
-    return tx.ctx.wrap(dict.__getitem__(d.obj, key), DictKeySource(d.source, key))
+    return tx.ctx.wrap(dict.__getitem__(d.obj, key), _key_source(d, key, True))
 
 
 def _dict_get(tx, args, kwargs):

@@ -14,6 +14,7 @@ from ..source import TypeSource
 from ..values.attrs import get_attribute, store_attr
 from ..values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 from ..values.protocol import as_python, python_type_of, truth, unpack_iterable
+from ..values.user_protocol import is_user_object, user_length
 
 def all_const(values):
     return all(isinstance(v, Const) for v in values)
@@ -41,11 +42,20 @@ def _len(tx, args, kwargs):
         return _call_real(len, args, kwargs)
     if hasattr(v, "length"):
         return Const(v.length(tx))
+    if is_user_object(v):
+        return Const(user_length(tx, v))
     raise GraphBreak("len", f"len() of {v!r}")
 
 
 @lookaside(isinstance)
 def _isinstance(tx, args, kwargs):
+    try:
+        return _isinstance_answer(tx, args)
+    except TypeError as e:          # isinstance(x, SomeTypedDict), a bad second argument: raises as eagerly
+        raise GraphBreak("constant call raised", f"isinstance raised TypeError: {e}")
+
+
+def _isinstance_answer(tx, args):
     v, cls = args
     classes = as_python(cls)
     t = python_type_of(v)
@@ -97,6 +107,8 @@ def _make_converter(fn):
             raise GraphBreak("data-dependent", f"{fn.__name__}() of a tensor needs its value")
         if fn is bool and len(args) == 1 and isinstance(args[0], (SeqValue, DictValue, SetValue)):
             return Const(bool(args[0].items))
+        if fn is bool and len(args) == 1 and not kwargs and (is_user_object(args[0]) or hasattr(args[0], "truth")):
+            return Const(truth(tx, args[0]))            # a Python __bool__/__len__, inlined
         if fn is str and len(args) == 1 and isinstance(args[0], ObjectValue) and isinstance(args[0].obj, type):
             return Const(str(args[0].obj))       # a class: its name (the class is guarded by identity)
         if fn is str and len(args) == 1 and not isinstance(args[0], Const):

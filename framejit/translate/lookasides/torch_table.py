@@ -88,6 +88,10 @@ TENSOR_BREAK_METHODS = {"item", "tolist", "numpy", "data_ptr", "__bool__", "__in
                         "register_hook", "retain_grad", "__len__", "__iter__", "cpu_numpy", "__array__"}
 
 # Python operators on tensors, by name used in BINARY_OP / COMPARE_OP, map to these fx targets.
+# Operators of torch's dispatcher reached through torch.ops: the packet (`torch.ops.aten.add`, a custom
+# library's `torch.ops.transformers.grouped_mm_fallback`) and one overload of it (`torch.ops.aten.add.Tensor`).
+TORCH_OPS_TYPES = (torch._ops.OpOverloadPacket, torch._ops.OpOverload)
+
 OPERATOR_NAMES = {getattr(operator, n) for n in dir(operator) if not n.startswith("_")}
 
 
@@ -95,6 +99,8 @@ def is_graph_op(fn):
     if fn in FACTORY_FUNCTIONS:
         return True
     if is_autograd_function_apply(fn):
+        return True
+    if isinstance(fn, TORCH_OPS_TYPES):       # torch.ops.<ns>.<op>(...) and torch.ops.<ns>.<op>.<overload>(...)
         return True
     mod = getattr(fn, "__module__", None)
     if mod in GRAPH_OP_MODULES:

@@ -6,6 +6,7 @@ containers, ranges and iterators of known length are unrolled: FOR_ITER walks an
 """
 from ...errors import GraphBreak
 from ..lookasides.builtins_table import truth, unpack_iterable
+from ..values.user_protocol import is_user_object, user_iterate
 from ..dispatch import RETURN, handler
 from ..values.base import Const, IteratorValue, TensorValue
 
@@ -85,6 +86,9 @@ def get_iter(tx, inst):
         return
     if hasattr(v, "iterate"):                                       # an object with a Python __iter__
         tx.push(v.iterate(tx))
+        return
+    if is_user_object(v):                                           # ... from outside the frame
+        tx.push(user_iterate(tx, v))
         return
     tx.push(IteratorValue(unpack_iterable(tx, v)))
 

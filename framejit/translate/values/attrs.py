@@ -74,6 +74,10 @@ def load_attr(tx, obj, name):
         return dict_kind_attr(tx, obj, name)
     if isinstance(obj, (DictValue, SetValue)):
         return MethodValue(obj, name)
+    if isinstance(obj, NewObject) and name != "__class__":
+        override = new_object_lookup(tx, obj)
+        if override is not None:           # the class's Python __getattribute__, inlined
+            return read_new_object_through(tx, obj, override, name)
     if hasattr(obj, "load_attr"):          # value kinds with their own attribute rules (ModuleValue...)
         return obj.load_attr(tx, name)
     if isinstance(obj, ObjectValue):
@@ -189,6 +193,32 @@ def store_attr(tx, obj, name, value):
     if isinstance(obj, TensorValue):
         raise GraphBreak("store attr", f"setting tensor.{name} is not supported")
     raise GraphBreak("store attr", f"setting .{name} on {obj!r} is not supported")
+
+
+def new_object_lookup(tx, obj):
+    """The Python __getattribute__ of a NewObject's class (transformers' configs rename through their
+    attribute_map there), or None when lookup is object's own."""
+    from .object_attrs import class_lookup, mro_lookup
+    found = mro_lookup(obj.cls, "__getattribute__")
+    if is_generic(found, "__getattribute__") or not isinstance(found, types.FunctionType):
+        return None
+    return class_lookup(tx, obj.cls, "__getattribute__")
+
+
+def read_new_object_through(tx, obj, fn, name):
+    """`obj.name` through `fn` (its object.__getattribute__ is the plain lookup), then the class's
+    __getattr__ when that raises AttributeError, as the type slot does."""
+    from .object_attrs import class_lookup, is_attribute_error
+    from .objects import inline
+    try:
+        return inline(tx, fn, [obj, Const(name)])
+    except GraphBreak as gb:
+        if not is_attribute_error(gb):
+            raise
+        getattr_fn = class_lookup(tx, obj.cls, "__getattr__")
+        if not isinstance(getattr_fn, types.FunctionType):
+            raise
+    return inline(tx, getattr_fn, [obj, Const(name)])
 
 
 @lookaside(object.__getattribute__)

@@ -14,7 +14,7 @@ from ..source import ItemSource
 from . import dict_kinds
 from .typing_forms import class_subscript, is_typing_form, subscript as typing_subscript
 from .base import Value, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
-from .protocol import as_python, unpack_iterable, wrap_unsourced
+from .protocol import as_python, is_structseq_class, unpack_iterable, wrap_unsourced
 
 MODULE_CONTAINERS = (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict, torch.nn.ParameterList,
                      torch.nn.ParameterDict)
@@ -57,6 +57,14 @@ def getitem(tx, obj, index):
         alias = class_subscript(obj.obj, index)                          # list[int], dict[str, int]
         if alias is not None:
             return alias
+    if isinstance(obj, ObjectValue) and type(obj.obj) is dict and obj.source is not None:
+        from ..dispatch import LOOKASIDES         # a real dict with keys no DictValue holds (classes)
+        return LOOKASIDES[dict.__getitem__](tx, [obj, index], {})
+    if isinstance(obj, ObjectValue) and is_structseq_class(type(obj.obj)):    # sys.version_info[0], [:2]
+        key = as_python(index)
+        if isinstance(key, slice) or obj.source is None:
+            return wrap_unsourced(obj.obj[key])
+        return tx.ctx.wrap(obj.obj[key], ItemSource(obj.source, key))
     if isinstance(obj, ObjectValue) and isinstance(obj.obj, MODULE_CONTAINERS):
         key = as_python(index)
         real = obj.obj[key]

@@ -21,6 +21,7 @@ import collections
 import dataclasses
 
 from ...errors import GraphBreak
+from ..source import AttrSource
 from .base import Const, IteratorValue, MethodValue, SeqValue, TensorValue, Value
 from .protocol import as_python, wrap_unsourced
 
@@ -89,6 +90,26 @@ class ModelOutputValue(Value):
         keys = [n for n in names if not _is_none(attrs[n])]
         return cls_(cls, attrs, keys)
 
+    @classmethod
+    def of_input(cls_, ctx, obj, source):
+        """A ModelOutput from outside the frame (an argument, the result of a call made before a graph
+        break): matched by its class and its keys, each attribute guarded when wrapped through its own
+        Source, never by identity (a model's `encoder_outputs` is a new object on every call)."""
+        cls = type(obj)
+        ctx.guards.add("TYPE_MATCH", source, cls)
+        keys = tuple(collections.OrderedDict.keys(obj))
+        ctx.guards.add("DICT_KEYS", source, keys)
+        attrs = {k: ctx.wrap(v, AttrSource(source, k)) for k, v in vars(obj).items()}
+        if any(k not in attrs for k in keys):
+            raise GraphBreak("model output", f"a {cls.__name__} whose keys are not its attributes")
+        value = cls_(cls, attrs, keys)
+        value.source = source
+        return value
+
+    def _writable(self, what):
+        if self.source is not None:
+            raise GraphBreak("model output", f"{what} on a {self.cls.__name__} from outside the frame")
+
     # ---- reading ------------------------------------------------------------------------------
     def load_attr(self, tx, name):
         if name in self.attrs:
@@ -133,11 +154,13 @@ class ModelOutputValue(Value):
 
     # ---- writing ------------------------------------------------------------------------------
     def store_attr(self, tx, name, value):
+        self._writable(f"setting .{name}")
         if name in {f.name for f in dataclasses.fields(self.cls)} and not _is_none(value) and name not in self.keys:
             self.keys.append(name)
         self.attrs[name] = value
 
     def setitem(self, tx, index, value):
+        self._writable("item assignment")
         key = as_python(index)
         if key not in self.keys:
             self.keys.append(key)
@@ -152,10 +175,12 @@ class ModelOutputValue(Value):
 
     # ---- after the graph ----------------------------------------------------------------------
     def children(self):
-        return list(self.attrs.values())
+        return list(self.attrs.values()) if self.source is None else []
 
     def rebuild(self, rb):
         """Inline statements, not a helper call: one Python frame less per call."""
+        if self.source is not None:            # the caller's own object, unchanged
+            return rb.reload(self.source)
         bind = rb.ns.bind
         name = rb.declare(self, f"{bind(_NEW)}({bind(self.cls)})")
         attrs = ", ".join(f"{k!r}: {rb.expr(v)}" for k, v in self.attrs.items())

@@ -241,7 +241,9 @@ def fresh_module(tx, cls, args, kwargs):
     arguments), with constant arguments, that end up with no parameters, buffers or submodules. Registering a buffer (even None, as the weighted losses do) runs
     the global buffer-registration hooks: made only while there are none, which is guarded."""
     from ..source import fixed_source
-    if cls.__module__ not in _PARAMETERLESS_FILES and cls is not torch.nn.Identity or cls in _FRESH_EXCLUDED:
+    from .module_init_purity import construct_if_pure
+    torch_own = (cls.__module__ in _PARAMETERLESS_FILES or cls is torch.nn.Identity) and cls not in _FRESH_EXCLUDED
+    if not torch_own and cls.__module__.startswith("torch."):
         return None
     values = [*args, *kwargs.values()]
     if not all(isinstance(v, Const) and type(v.value) in _FRESH_ARG_TYPES for v in values):
@@ -251,11 +253,16 @@ def fresh_module(tx, cls, args, kwargs):
         return None
     const_args = tuple(v.value for v in args)
     const_kwargs = {k: v.value for k, v in kwargs.items()}
-    try:
-        with torch.random.fork_rng(devices=[]):
-            obj = cls(*const_args, **const_kwargs)
-    except Exception:
-        return None                                     # the frame raises there: let the break say so
+    if torch_own:
+        try:
+            with torch.random.fork_rng(devices=[]):
+                obj = cls(*const_args, **const_kwargs)
+        except Exception:
+            return None                                 # the frame raises there: let the break say so
+    else:                                   # a library's or user's class: only a pure __init__ (checked)
+        obj = construct_if_pure(cls, const_args, const_kwargs)
+        if obj is None:
+            return None
     if obj._parameters or obj._modules or any(b is not None for b in obj._buffers.values()):
         return None
     tx.ctx.guards.add("LEN_MATCH", fixed_source(registration, "torch.nn.modules.module._global_buffer_registration_hooks"), 0)

@@ -345,7 +345,7 @@ REFLECTED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
 def rich_compare(tx, sym, a, b):
-    """`a <sym> b` with at least one NewObject, as Python does it: the left operand's method, then the
+    """`a <sym> b` with at least one user object (made in the frame or not), as Python does it: the left operand's method, then the
     reflected method of the right one, then identity for ==/!= (TypeError for orderings)."""
     for left, right, op in ((a, b, sym), (b, a, REFLECTED[sym])):
         out = _compare_with(tx, op, left, right)
@@ -358,22 +358,26 @@ def rich_compare(tx, sym, a, b):
 
 def _compare_with(tx, op, left, right):
     """left.__op__(right) as a Value, or NotImplemented."""
-    if not isinstance(left, NewObject):
+    if isinstance(left, NewObject):
+        cls = left.cls
+    elif isinstance(left, ObjectValue) and is_plain_instance(left.obj) and type(left.obj) is not types.SimpleNamespace:
+        cls = type(left.obj)                      # a user object from outside the frame (user_protocol.py)
+    else:
         if isinstance(left, Const) and type(left.value).__module__ == "builtins":
             return NotImplemented                 # builtin values do not know user objects
         raise GraphBreak("operator", f"comparison {op} between {left!r} and {right!r}")
-    fn = lookup(tx, left.cls, COMPARE_DUNDERS[op])
+    fn = lookup(tx, cls, COMPARE_DUNDERS[op])
     if op == "!=" and fn is object.__ne__:     # the default __ne__ inverts __eq__
         eq = _compare_with(tx, "==", left, right)
         if eq is NotImplemented:
             return NotImplemented
         if not isinstance(eq, Const):
-            raise GraphBreak("operator", f"{left.cls.__name__}.__eq__ returned {eq!r}")
+            raise GraphBreak("operator", f"{cls.__name__}.__eq__ returned {eq!r}")
         return Const(not eq.value)
     if fn is getattr(object, COMPARE_DUNDERS[op]):
         return Const(True) if op == "==" and left is right else NotImplemented
     if not isinstance(fn, types.FunctionType):
-        raise GraphBreak("operator", f"{left.cls.__name__}.{COMPARE_DUNDERS[op]} is not Python code")
+        raise GraphBreak("operator", f"{cls.__name__}.{COMPARE_DUNDERS[op]} is not Python code")
     out = inline(tx, fn, [left, right])
     return NotImplemented if _is_not_implemented(out) else out
 

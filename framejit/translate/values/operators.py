@@ -14,6 +14,7 @@ from ..dispatch import LOOKASIDES
 from . import ndarrays
 from .base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .protocol import as_python, truth, unpack_iterable
+from .user_protocol import is_user_object, user_binary_op
 
 BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
           "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
@@ -47,6 +48,9 @@ def binary_op(tx, sym, a, b):
         return _fold(fn, a, b)
     if ndarrays.numpy_involved(a, b):        # numpy arrays and scalars: numpy's rules (values/ndarrays.py)
         return ndarrays.BRIDGE.binary(tx, sym, a, b)
+    out = user_binary_op(tx, sym, a, b)         # a user object's dunders (values/user_protocol.py)
+    if out is not None:
+        return out
     if sym == "%" and isinstance(a, Const) and isinstance(a.value, str) and isinstance(b, (SeqValue, DictValue)):
         return _fold(fn, a, Const(as_python(b)))           # "%s and %s" % (x, y) of constants
     if isinstance(a, TensorValue) or isinstance(b, TensorValue):
@@ -137,7 +141,7 @@ def compare_op(tx, sym, a, b):
     if sym in ("in", "not in"):
         found = _contains(tx, b, a)
         return found if isinstance(found, TensorValue) else Const(found if sym == "in" else not found)
-    if hasattr(a, "rich_compare") or hasattr(b, "rich_compare"):     # objects made in the frame
+    if hasattr(a, "rich_compare") or hasattr(b, "rich_compare") or is_user_object(a) or is_user_object(b):
         from .objects import rich_compare
         return rich_compare(tx, sym, a, b)
     fn = COMPARE[sym]
@@ -205,6 +209,8 @@ def _contains(tx, container, item):
         return container.contains(tx, item)
     if isinstance(container, TensorValue):
         return tx.ctx.graph.call_method("__contains__", (container, item), {})
+    if isinstance(container, ObjectValue) and type(container.obj) is dict and container.source is not None:
+        return truth(tx, LOOKASIDES[dict.__contains__](tx, [container, item], {}))   # keys no DictValue holds
     if isinstance(container, ObjectValue):     # an object whose class defines __contains__ in Python
         import types
         method = getattr(type(container.obj), "__contains__", None)

@@ -16,6 +16,11 @@ CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis)
                torch.dtype, torch.device, torch.layout, torch.memory_format)
 
 
+# The protocol of user objects from outside the frame (values/user_protocol.py fills this in when it is
+# imported: it imports this module, so this module does not import it): is_user_object, truth, iterate.
+USER_OBJECTS = {}
+
+
 def is_namedtuple_class(cls):
     return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields") and cls is not tuple
 
@@ -70,6 +75,11 @@ def unpack_iterable(tx, v):
         return list(tx.ctx.graph.call_function(torch.unbind, (v, Const(0)), {}).items)
     if hasattr(v, "unpack"):
         return v.unpack(tx)
+    if isinstance(v, ObjectValue) and USER_OBJECTS and USER_OBJECTS["is_user_object"](v):
+        return unpack_iterable(tx, USER_OBJECTS["iterate"](tx, v))
+    if isinstance(v, ObjectValue) and is_structseq_class(type(v.obj)) and \
+            all(type(x) in CONST_TYPES for x in v.obj):       # major, minor, *_ = sys.version_info
+        return [Const(x) for x in v.obj]
     raise GraphBreak("iterate", f"cannot iterate over {v!r}")
 
 
@@ -99,6 +109,8 @@ def truth(tx, v):
     if hasattr(v, "truth"):
         return v.truth(tx)
     if isinstance(v, ObjectValue):
+        if USER_OBJECTS and USER_OBJECTS["is_user_object"](v):
+            return USER_OBJECTS["truth"](tx, v)
         if type(v.obj).__bool__ is object.__bool__ if hasattr(type(v.obj), "__bool__") else False:
             return True
         if not hasattr(type(v.obj), "__bool__") and not hasattr(type(v.obj), "__len__"):
