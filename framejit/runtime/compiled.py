@@ -27,6 +27,7 @@ from ..convert.resume import RESUME_ORIGIN
 from ..observe import record as _record
 from ..observe.conversion import watch_state
 from .dispatcher import build_dispatcher, build_module_call, module_call_fits
+from .dynamic_misses import learn_dynamic
 
 _DISABLED = weakref.WeakSet()
 _record.RESUME_ORIGIN = RESUME_ORIGIN     # records name the code a resume function continues
@@ -97,7 +98,7 @@ def _compile_function(fn, backend_fn, fullgraph, config, observer, self_object=N
     def wrap(resume_fn, closure_arg=False):
         return _compile_function(resume_fn, backend_fn, fullgraph, config, observer, closure_arg=closure_arg)
 
-    opts = Options(backend_fn, config, fullgraph, wrap, observer)
+    opts = Options(backend_fn, config, fullgraph, wrap, observer, shape_memory=state.shape_memory)
     local = cache.WrapperState(fn)       # per wrapper, not per code object (cache.WrapperState)
 
     if closure_arg:
@@ -172,7 +173,7 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs, closure=None):
             result = None
         else:
             if state.entries:
-                reason = _recompile_reason(fn, state, signature, args, kwargs)
+                reason = _recompile_reason(fn, state, signature, args, kwargs, opts.config.dynamic)
                 state.recompile_reasons.append(reason)
             while len(state.entries) >= max(SHARED_CODE_LIMIT * limit, 1):
                 state.evict_oldest()
@@ -213,7 +214,9 @@ def _convert(fn, signature, state, opts, args, kwargs):
     return result
 
 
-def _recompile_reason(fn, state, signature, args, kwargs):
+def _recompile_reason(fn, state, signature, args, kwargs, dynamic=False):
+    """The failing guard in words; under dynamic=None a size or int that changed is remembered (automatic
+    dynamic, framejit/shapes/memory.py), so the conversion this miss starts makes it symbolic."""
     try:
         binding = signature.bind(*args, **kwargs)
     except TypeError:
@@ -231,6 +234,8 @@ def _recompile_reason(fn, state, signature, args, kwargs):
         for g in result.guards.guards:
             why = g.explain_miss(env)
             if why is not None:
+                if dynamic is not False and learn_dynamic(state.shape_memory, g, env):
+                    why += ": now dynamic"
                 reasons.append(why)
                 break
     detail = reasons[-1] if reasons else "a guard failed"

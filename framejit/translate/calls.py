@@ -33,6 +33,7 @@ from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTOR
                            contextmanager_call, torch_decorated_call)
 from .values.exceptions import builtin_protocol, instantiate
 from .values.functions import FunctionValue, bind_arguments
+from .values.symbolic import symbolic_metadata
 from .values.generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
 from .lookasides.state_calls import call_watching_state, is_state_setter, setter_break
 
@@ -200,6 +201,10 @@ def call_method(tx, recv, name, args, kwargs):
 
 def call_tensor_method(tx, t, name, args, kwargs):
     if name in TENSOR_CONST_METHODS:
+        if name in ("size", "numel", "nelement", "stride") and not kwargs:
+            out = symbolic_metadata(tx, t, name, args)     # dynamic shapes: graph values, not constants
+            if out is not None:
+                return out
         if any(not isinstance(a, Const) for a in args):
             raise GraphBreak("method", f"tensor.{name} with non-constant arguments")
         out = getattr(t.fake, name)(*[a.value for a in args], **{k: v.value for k, v in kwargs.items()})

@@ -20,6 +20,7 @@ from .object_attrs import PropertyCall, delete_class_attr, delete_instance_attr,
 from .base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .namedtuples import namedtuple_attr
 from .objects import NewObject, is_plain_instance, store_input_attr
+from .symbolic import symbolic_metadata
 from .protocol import as_python, is_namedtuple_class, is_structseq_class, wrap_unsourced
 
 TENSOR_CONST_ATTRS = {
@@ -72,6 +73,10 @@ def load_attr(tx, obj, name):
 
 
 def tensor_attr(tx, t, name):
+    if name == "shape":
+        sizes = symbolic_metadata(tx, t, "shape")      # dynamic shapes: graph values, not constants
+        if sizes is not None:
+            return sizes
     fold = TENSOR_CONST_ATTRS.get(name)
     if fold is not None:
         return Const(fold(t.fake))
