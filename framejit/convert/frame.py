@@ -26,7 +26,7 @@ import weakref
 import torch
 
 from . import codegen, raising_graphs, resume
-from ..backends.registry import BACKEND_SIGNATURE
+from ..backends.registry import BACKEND_SIGNATURE, runs_graph_as_is
 from .callees import CalleeWrappers, CompiledCallee, callee_position
 from ..errors import BackendError, GraphBreak, Unsupported
 from ..translate.guards.guard_set import is_instance_guard
@@ -159,7 +159,7 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
         return ConvertResult("once", reason=f"the arguments do not bind: {e}")
     break_at = {}            # root call index -> what broke inside that callee, in words
     inner_kinds = {}         # root call index -> kind of the break found inside the callee
-    policy = ShapePolicy(opts.config.dynamic, opts.shape_memory)
+    policy = ShapePolicy(opts.config.dynamic, opts.shape_memory, floats=runs_graph_as_is(opts.backend))
     symbolic = policy.wants_symbols(bound.values())
     for _attempt in range(8):
         ctx = ConversionContext(opts.config, fn.__globals__, dict(break_at), observation, policy,

@@ -18,11 +18,12 @@ from .marks import ALL, has_marks, marks_of
 class ShapePolicy:
     """The policy of one conversion: `dynamic` (True/None/False) and the code's ShapeMemory."""
 
-    __slots__ = ("dynamic", "memory")
+    __slots__ = ("dynamic", "memory", "floats")
 
-    def __init__(self, dynamic, memory):
+    def __init__(self, dynamic, memory, floats=False):
         self.dynamic = dynamic
         self.memory = memory
+        self.floats = floats        # may a Python float become a symbolic input (backends.runs_graph_as_is)?
 
     def wants_symbols(self, arguments):
         """Does this conversion need a ShapeEnv: dynamic=True, something remembered, or a marked tensor
@@ -50,8 +51,8 @@ class ShapePolicy:
         out = {d: bounds for d, bounds in chosen.items() if d not in static and d < len(shape) and shape[d] > 1}
         return out or None
 
-    def number_dynamic(self, name):
-        return self.dynamic is not False and name in self.memory.numbers
+    def number_dynamic(self, name, kind=int):
+        return self.dynamic is not False and name in self.memory.numbers and (kind is int or self.floats)
 
 
 def _symbolic_layout(t):

@@ -169,7 +169,7 @@ class ConversionContext:
         if t is AutocastExit:                 # ... or inside an autocast block
             return resumed_autocast_block(self, obj, source)
         if (t is int or t is float) and guard and self.graph.shapes is not None and \
-                self.shape_policy.number_dynamic(source.name()):
+                self.shape_policy.number_dynamic(source.name(), t):
             g.add("TYPE_MATCH", source, t)      # its value: a graph input, its relations the SHAPES guard's
             return self.graph.add_number_input(obj, source)
         if t in CONST_TYPES or isinstance(obj, enum.Enum):

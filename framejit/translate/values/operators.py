@@ -16,6 +16,15 @@ from .symbolic import SymValue
 _NUMBER_TYPES = (int, float, bool)
 
 
+def _specializable(a, b):
+    """A symbolic number meets an operand that is neither a number nor a tensor: its value is needed."""
+    return (isinstance(a, SymValue) or isinstance(b, SymValue)) and not any(isinstance(x, TensorValue) for x in (a, b))
+
+
+def _specialized(a, b):
+    return tuple(Const(x.as_python()) if isinstance(x, SymValue) else x for x in (a, b))
+
+
 def _symbolic_operands(a, b):
     """Is this an operation on a symbolic number (values/symbolic.py) and plain numbers?"""
     return (isinstance(a, SymValue) or isinstance(b, SymValue)) and all(
@@ -57,6 +66,8 @@ def binary_op(tx, sym, a, b):
         if sym in INPLACE:
             fn = BINARY[sym[:-1]]            # numbers have no in-place operators
         return tx.ctx.graph.call_function(fn, (a, b), {})
+    if _specializable(a, b):                 # `[x] * n`, "%d" % n: Python needs the number (guarded)
+        return binary_op(tx, sym, *_specialized(a, b))
     if isinstance(a, TensorValue) or isinstance(b, TensorValue):
         if not all(isinstance(x, (TensorValue, Const, SymValue)) for x in (a, b)):
             raise GraphBreak("operator", f"{sym} between a tensor and {a if not isinstance(a, TensorValue) else b!r}")
