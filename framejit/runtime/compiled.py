@@ -231,13 +231,21 @@ def _recompile_reason(fn, state, signature, args, kwargs, dynamic=False):
         env.update(bound)
         if fn.__code__.co_freevars:
             env["__fj_cl"] = fn.__closure__
+        failed = None
         for g in result.guards.guards:
-            why = g.explain_miss(env)
+            why = g.explain_miss(env) if failed is None else None
             if why is not None:
+                failed = why
                 if dynamic is not False and learn_dynamic(state.shape_memory, g, env):
-                    why += ": now dynamic"
-                reasons.append(why)
-                break
+                    failed += ": now dynamic"
+                if dynamic is False:
+                    break
+            elif failed is not None:
+                # every other size or number that changed too, as torch.compile's automatic dynamic
+                # does: a KV cache's layers all grow at once, and each should not cost a recompile
+                learn_dynamic(state.shape_memory, g, env)
+        if failed is not None:
+            reasons.append(failed)
     detail = reasons[-1] if reasons else "a guard failed"
     return f"recompiled {fn.__qualname__}: {detail}"
 

@@ -9,6 +9,7 @@ them and guards can check them.
 The builder can roll back to a mark (nodes created by an instruction that then graph-breaks are
 erased), and `finish` returns a linted GraphModule whose outputs are the requested values.
 """
+import contextlib
 import contextvars
 import linecache
 import logging
@@ -17,6 +18,7 @@ import weakref
 
 import torch
 import torch.fx as fx
+from torch._dispatch.python import enable_python_dispatcher
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from . import fake_memo
@@ -27,6 +29,7 @@ from ..values.symbolic import SYM_TYPES, SymValue, constant_of
 from ...errors import GraphBreak
 
 
+_NO_CONTEXT = contextlib.nullcontext()
 _RUNNING_FAKE = contextvars.ContextVar("framejit_running_fake", default=False)
 
 
@@ -182,7 +185,9 @@ class GraphBuilder:
                 return out
         token = _RUNNING_FAKE.set(True)
         try:
-            with self.fake_mode:
+            # with symbolic sizes, composite ops decompose through the Python dispatcher, whose kernels
+            # read sizes as SymInts: C++ ones read them as ints, which would fix every size they touch
+            with self.fake_mode, (enable_python_dispatcher() if self.shapes is not None else _NO_CONTEXT):
                 if op == "call_method":
                     out = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
                 else:
