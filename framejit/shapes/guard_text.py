@@ -50,9 +50,20 @@ def _facts(shapes):
     for sym, value in env.replacements.items():
         if sym in shapes.symbols:
             facts.append((sympy.Eq(sym, value, evaluate=False), "replacement"))
+    ranges = tuple(env.var_to_range.items())
     for g in env.guards:
-        facts.append((g.expr, "relation"))
+        if not _implied_by_ranges(env, g.expr, ranges):
+            facts.append((g.expr, "relation"))
     return facts
+
+
+def _implied_by_ranges(env, expr, ranges):
+    """Does the relation follow from the symbols' ranges alone (which are guarded themselves)? A view's
+    `Eq(Mod(s0*s1, s1), 0)` does; `s1 > 4` (a branch) narrowed the range and is checked as the range."""
+    try:
+        return env._maybe_evaluate_static(expr, axioms=(), var_to_range=ranges) == sympy.true
+    except Exception:
+        return False
 
 
 def _check_known(shapes, expr):
@@ -64,17 +75,28 @@ def _check_known(shapes, expr):
 def render(shapes):
     """One Python boolean expression (text) over the entry's arguments, or "True"."""
     names = {sym: sympy.Symbol(f"__fj_s{i}", integer=True) for i, sym in enumerate(shapes.symbols)}
+    facts = _facts(shapes)
+    lower = {}                       # symbol -> its lower bound, checked where the symbol is read
+    for expr, kind in facts:
+        if kind == "range" and isinstance(expr, sympy.Ge) and expr.lhs in names and expr.lhs not in lower:
+            lower[expr.lhs] = expr
     parts = []
     for sym, info in shapes.symbols.items():
         first, _ = info.reads[0]
-        parts.append(f"(({names[sym]} := {first}) is not None)")    # bind: the reads come first
+        if sym in lower:             # bind each symbol where it is first read: `(__fj_s0 := x.size(0)) >= 2`
+            parts.append(f"({names[sym]} := {first}) >= {_PRINTER.doprint(lower[sym].rhs)}")
+        else:
+            parts.append(f"(({names[sym]} := {first}) is not None)")
         parts += [f"{text} == {names[sym]}" for text, _ in info.reads[1:]]
-    seen = set()
-    for expr, _ in _facts(shapes):
+    seen = {id(e) for e in lower.values()}
+    texts = set()
+    for expr, _ in facts:
+        if id(expr) in seen:
+            continue
         _check_known(shapes, expr)
         text = _PRINTER.doprint(expr.xreplace(names))
-        if text not in seen and text != "True":
-            seen.add(text)
+        if text not in texts and text != "True":
+            texts.add(text)
             parts.append(f"({text})")
     return " and ".join(parts) if parts else "True"
 

@@ -359,8 +359,15 @@ def _render(g, bind):
         head = f"type({v}) is {bind(m.type)}" if v == e else f"type(__fj_t := {e}) is {bind(m.type)}"
         device = f"{v}.is_cpu" if m.device.type == "cpu" else f"{v}.device == {bind(m.device)}"
         sizes = "".join(f" and {v}.size({i}) == {n}" for i, n in enumerate(m.shape) if n is not None)
-        return (f"{head} and {v}.dtype is {bind(m.dtype)} and {device} and {v}.dim() == {len(m.shape)}{sizes}"
-                f" and {v}.is_contiguous() and {v}.requires_grad is {m.requires_grad}")
+        plain = (f"{head} and {v}.dtype is {bind(m.dtype)} and {device} and {v}.dim() == {len(m.shape)}{sizes}"
+                 f" and {v}.is_contiguous() and {v}.requires_grad is {m.requires_grad}")
+        from .tensor_words import dynamic_input_check
+        native = dynamic_input_check(m)
+        if native is None:
+            return plain
+        # one native call for all but the symbolic sizes and the strides; the getters only if it can't tell
+        first = f"{bind(native[0])}({v if v == e else f'(__fj_t := {e})'}, {bind(native[1])})"
+        return f"(({first} and {v}.is_contiguous()) or ({plain}))"
     if g.kind == "SHAPES":
         from ...shapes.guard_text import render
         return render(g.expected)
