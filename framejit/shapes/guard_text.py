@@ -8,7 +8,7 @@ A symbolic entry is valid for every call whose sizes satisfy what the conversion
   * the ShapeEnv's guards: every relation a branch, a view or a broadcast decided.
 
 `render` gives one boolean expression whose first term per symbol binds it by walrus
-(`2 <= (__fj_s0 := x.size(0))`), so each size is read once; `terms` gives the same facts one by one,
+(`(__fj_sym0 := x.size(0)) >= 2`), so each size is read once; `terms` gives the same facts one by one,
 each standalone (sizes read in place), with words, for recompile reasons and explain().
 """
 import sympy
@@ -74,7 +74,7 @@ def _check_known(shapes, expr):
 
 def render(shapes):
     """One Python boolean expression (text) over the entry's arguments, or "True"."""
-    names = {sym: sympy.Symbol(f"__fj_s{i}", integer=True) for i, sym in enumerate(shapes.symbols)}
+    names = {sym: sympy.Symbol(f"__fj_sym{i}", integer=True) for i, sym in enumerate(shapes.symbols)}
     facts = _facts(shapes)
     lower = {}                       # symbol -> its lower bound, checked where the symbol is read
     for expr, kind in facts:
@@ -83,7 +83,7 @@ def render(shapes):
     parts = []
     for sym, info in shapes.symbols.items():
         first, _ = info.reads[0]
-        if sym in lower:             # bind each symbol where it is first read: `(__fj_s0 := x.size(0)) >= 2`
+        if sym in lower:             # bind each symbol where it is first read: `(__fj_sym0 := x.size(0)) >= 2`
             parts.append(f"({names[sym]} := {first}) >= {_PRINTER.doprint(lower[sym].rhs)}")
         else:
             parts.append(f"(({names[sym]} := {first}) is not None)")

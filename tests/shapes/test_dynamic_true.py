@@ -128,3 +128,17 @@ def test_explain_lists_dynamic_dims_and_shape_guards():
     assert "x: Tensor Tensor float32 cpu shape=[*, *] (* dynamic)" in text
     assert "x.shape[0]: dynamic (s" in text and "x.shape[1]: dynamic (s" in text
     assert "x.shape[0] >= 3" in text         # the branch, as a range of the symbol
+
+
+def test_resume_function_stack_arguments_keep_their_values():
+    # a resume function takes the stack at the break as arguments named like generated locals: the
+    # SHAPES guard's bound symbols must not overwrite them
+    def f(x):
+        return (x * 2) + breaks(x) + x.shape[0]
+    calls = [(randn(n, 3, seed=n),) for n in (3, 4, 6)]
+    check_calls(f, calls, dynamic=True)
+
+
+def breaks(t):
+    print("a graph break")
+    return t.sum()
