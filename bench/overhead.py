@@ -1,6 +1,7 @@
 """Per-call overhead of framejit vs torch.compile on a 3-op function, side by side in one run.
 
-    .venv/bin/python bench/overhead.py
+    .venv/bin/python bench/overhead.py            # static shapes
+    .venv/bin/python bench/overhead.py --dynamic  # both compiled with dynamic=True (symbolic sizes)
 
 Prints the best (minimum over interleaved rounds, thread CPU time) time per call of: eager, the captured graph called directly (the floor), framejit
 (eager backend) and torch.compile(backend="eager"), and framejit's overhead over eager as a fraction of
@@ -36,12 +37,12 @@ def bench(f, *args, number=2000, repeat=15):
     return min(times)
 
 
-def main():
+def main(dynamic=False):
     torch.set_num_threads(1)
     x, y = torch.randn(8, 8), torch.randn(8, 8)
     counter = framejit.CompileCounter()
-    fj = framejit.compile(fn, backend=counter)
-    tc = torch.compile(fn, backend="eager")
+    fj = framejit.compile(fn, backend=counter, dynamic=dynamic or None)
+    tc = torch.compile(fn, backend="eager", dynamic=dynamic or None)
     fj(x, y)
     tc(x, y)
     assert counter.frame_count == 1
@@ -54,7 +55,7 @@ def main():
         results["framejit"].append(bench(fj, x, y))
         results["torch.compile"].append(bench(tc, x, y))
     med = {k: min(v) for k, v in results.items()}
-    print(f"3-op function on 8x8 tensors, torch {torch.__version__}, 1 thread")
+    print(f"3-op function on 8x8 tensors, torch {torch.__version__}, 1 thread{', dynamic=True' if dynamic else ''}")
     for k, v in med.items():
         print(f"  {k:<15} {v * 1e6:8.2f} us/call")
     fj_over = med["framejit"] - med["eager"]
@@ -67,4 +68,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    main(dynamic="--dynamic" in sys.argv[1:])

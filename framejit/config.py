@@ -94,6 +94,10 @@ class Config:
     if the path ends in .jsonl or .json)."""
     inline_depth: int = 16
     """How deep the translator inlines calls to user functions before giving up."""
+    dynamic: bool | None = None
+    """Symbolic sizes (framejit/shapes/): None starts static and, when a call misses because a size or a
+    Python int changed, converts again with it symbolic (automatic dynamic); True makes every input
+    dimension symbolic from the start; False never does (only framejit.mark_dynamic's dims)."""
 
     def __post_init__(self) -> None:
         _check_int(self, "recompile_limit", minimum=1)
@@ -101,6 +105,9 @@ class Config:
         _check_int(self, "inline_depth", minimum=0)
         for name in ("record_all", "record_on_failure", "debug", "profile_conversion"):
             _check_bool(self, name)
+        if self.dynamic is not None and not isinstance(self.dynamic, bool):
+            raise TypeError(f"Config.dynamic must be None, True or False (got {type(self.dynamic).__name__} "
+                            f"{self.dynamic!r})")
         object.__setattr__(self, "debug_dir", _as_path("debug_dir", self.debug_dir))
         if self.report_path is not None:
             object.__setattr__(self, "report_path", _as_path("report_path", self.report_path))

@@ -574,3 +574,26 @@ def check_script(fn, script, backend=None, fullgraph=False, atol=1e-6):
         _fail("script stdout", "", f"{eager_out!r} (eager) != {comp_out!r} (compiled)")
     compare(eager_globals, comp_globals, "globals after script", "", atol)
     return comp_log
+
+
+def check_calls(fn, calls, backend=None, atol=1e-6, grads=False, **compile_options):
+    """fn called once per item of `calls` ((args, kwargs) pairs, or argument tuples), eagerly and through
+    one compiled function (framejit.compile(fn, backend=<counted>, **compile_options), e.g. dynamic=True),
+    each on fresh copies of the same inputs: every call must behave as eagerly (see check()). Returns
+    (compiled function, counting backend): `counter.frame_count` is the number of graphs compiled."""
+    fj = _framejit()
+    fj.reset()
+    if backend is None or isinstance(backend, str):
+        counter = fj.backends.CompileCounter(backend or "eager")
+    else:
+        counter = _CountingBackend(backend)
+    compiled_fn = fj.compile(fn, backend=counter, **compile_options)
+    watch = _StateWatch(fn)
+    state = _TorchState()
+    for i, call in enumerate(calls):
+        args, kwargs = call if len(call) == 2 and isinstance(call[1], dict) and isinstance(call[0], tuple) \
+            else (tuple(call), {})
+        eager = _run(fn, *copy.deepcopy((args, kwargs)), watch, grads, state)
+        compiled = _run(compiled_fn, *copy.deepcopy((args, kwargs)), watch, grads, state)
+        _compare_outcomes(eager, compiled, atol, f"call {i}: ")
+    return compiled_fn, counter

@@ -90,6 +90,17 @@ def inductor(gm, example_inputs):
     return keep_none_grads(gm, compile_fx(gm, example_inputs))    # AOT autograd underneath, too
 
 
+def runs_graph_as_is(backend):
+    """Does `backend` run the GraphModule as it is (eager, or a CompileCounter over eager)? Such a graph
+    may take a Python float as a symbolic input; a tracing backend (AOT autograd) cannot: its pass that
+    turns symbolic floats into tensors asks its caller to restart the trace, which only torch.compile does."""
+    if isinstance(backend, str):
+        backend = BACKENDS.get(backend)
+    if isinstance(backend, CompileCounter):
+        return runs_graph_as_is(backend.inner)
+    return backend is eager
+
+
 class CompileCounter:
     """A backend that counts the graphs it receives and keeps them (for tests and quick checks)."""
 

@@ -26,6 +26,7 @@ from ..translate.source import FIXED_OBJECTS
 from ..translate.values.deques import write_back_lines as deque_write_back
 from ..translate.values.dict_kinds import rebuild_dict, write_back_dict
 from ..translate.values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+from ..translate.values.symbolic import SymValue
 from ..translate.context import is_namedtuple_class
 from ..translate.source import LocalSource
 from ..translate.guards.module_guards import CachedSource
@@ -120,7 +121,7 @@ class Rebuilder:
     def _expr(self, v):
         if isinstance(v, Const):
             return self.ns.bind(v.value)
-        if isinstance(v, TensorValue):
+        if isinstance(v, (TensorValue, SymValue)):     # a SymValue: a size the graph computes (or reads)
             if v.node.op == "placeholder" and v.source is not None:
                 return self.reload(v.source)
             return f"__fj_o{self.output_index[v.node]}"
@@ -166,7 +167,7 @@ def _children(v):
 
 
 def tensors_in(values):
-    """Graph tensors (not untouched inputs) reachable from values, in first-seen order."""
+    """Graph tensors and symbolic sizes (not untouched inputs) reachable from values, in first-seen order."""
     out, seen, stack = [], set(), list(reversed(values))
     visited = set()
     while stack:
@@ -174,7 +175,7 @@ def tensors_in(values):
         if id(v) in visited:
             continue
         visited.add(id(v))
-        if isinstance(v, TensorValue):
+        if isinstance(v, (TensorValue, SymValue)):
             if not (v.node.op == "placeholder" and v.source is not None) and v.node not in seen:
                 seen.add(v.node)
                 out.append(v)

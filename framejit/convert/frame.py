@@ -26,7 +26,7 @@ import weakref
 import torch
 
 from . import codegen, raising_graphs, resume
-from ..backends.registry import BACKEND_SIGNATURE
+from ..backends.registry import BACKEND_SIGNATURE, runs_graph_as_is
 from ..distributed.ddp_split import SPLIT_REASONS
 from .callees import CalleeWrappers, CompiledCallee, callee_position
 from ..errors import BackendError, GraphBreak, Unsupported
@@ -42,6 +42,10 @@ from ..translate.source import ClosureSource, LocalSource
 from ..translate.translator import Translator, format_position
 from ..translate.values.base import NULL, Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, \
     TensorValue
+from ..translate.values.symbolic import SymValue
+from ..shapes.memory import ShapeMemory
+from ..shapes.policy import ShapePolicy
+from ..shapes.symbols import ShapeContext
 
 log = logging.getLogger("framejit")
 
@@ -116,7 +120,8 @@ class Options:
     """What a compiled function was compiled with: backend callable, config, fullgraph, and `wrap`,
     which compiles generated resume functions with the same options."""
 
-    def __init__(self, backend, config, fullgraph, wrap, observer=None):
+    def __init__(self, backend, config, fullgraph, wrap, observer=None, shape_memory=None):
+        self.shape_memory = shape_memory if shape_memory is not None else ShapeMemory()  # automatic dynamic
         self.backend = backend
         self.config = config
         self.fullgraph = fullgraph
@@ -162,8 +167,11 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
         return ConvertResult("once", reason=f"the arguments do not bind: {e}")
     break_at = {}            # root call index -> what broke inside that callee, in words
     inner_kinds = {}         # root call index -> kind of the break found inside the callee
+    policy = ShapePolicy(opts.config.dynamic, opts.shape_memory, floats=runs_graph_as_is(opts.backend))
+    symbolic = policy.wants_symbols(bound.values())
     for _attempt in range(8):
-        ctx = ConversionContext(opts.config, fn.__globals__, dict(break_at), observation)
+        ctx = ConversionContext(opts.config, fn.__globals__, dict(break_at), observation, policy,
+                                ShapeContext() if symbolic else None)
         nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
         ctx.frame_params = code.co_varnames[:nparams] + (("__fj_cl",) if code.co_freevars else ())
         star = code.co_argcount + code.co_kwonlyargcount
@@ -303,6 +311,9 @@ def _call_backend(backend, gm, example_inputs):
 
 def _make_entry(fn, ctx, compiled, gm, body, opts, breaks):
     code = fn.__code__
+    shapes = ctx.graph.shapes
+    if shapes is not None and shapes.used:        # the symbols' ranges and relations (shapes/guard_text.py)
+        ctx.guards.add("SHAPES", None, shapes)
     # the modules the frame receives are matched by id and held weakly: the entry goes when one dies
     instances = [g for g in ctx.guards.guards if is_instance_guard(g, ctx.frame_params)]
     try:
@@ -529,7 +540,7 @@ def _is_with_exit(v):
 
 def _rebuildable(v, visiting=None):
     """Can codegen rebuild v (and everything it contains) as a real object? Cycles are fine."""
-    if isinstance(v, (Const, TensorValue, ObjectValue)):
+    if isinstance(v, (Const, TensorValue, ObjectValue, SymValue)):
         return True
     visiting = set() if visiting is None else visiting
     if id(v) in visiting:

@@ -20,6 +20,8 @@ import sys
 import threading
 import weakref
 
+from ..shapes.memory import ShapeMemory
+
 LOCK = threading.RLock()
 _STATES = weakref.WeakValueDictionary()    # (id(code), id(globals), options, id(owner)) -> CodeState
 _WRAPPERS = weakref.WeakSet()              # every live WrapperState, for reset()
@@ -45,6 +47,7 @@ class CodeState:
         self.warned_limit = False
         self.conversions = 0
         self.listeners = weakref.WeakSet()   # dispatchers to regenerate when entries change
+        self.shape_memory = ShapeMemory()     # automatic dynamic: sizes and numbers seen to change
 
     def __del__(self):
         if self.results or self.recompile_reasons or self.eager_reason is not None:

@@ -29,6 +29,7 @@ from ..observe import record as _record
 from ..observe.conversion import watch_state
 from .dispatcher import build_dispatcher, build_module_call, module_call_fits
 from .ddp import compile_ddp, is_ddp
+from .dynamic_misses import learn_dynamic
 
 _DISABLED = weakref.WeakSet()
 _record.RESUME_ORIGIN = RESUME_ORIGIN     # records name the code a resume function continues
@@ -116,7 +117,7 @@ def _compile_function(fn, backend_fn, fullgraph, config, observer, self_object=N
     def wrap(resume_fn, closure_arg=False):
         return _compile_function(resume_fn, backend_fn, fullgraph, config, observer, closure_arg=closure_arg)
 
-    opts = Options(backend_fn, config, fullgraph, wrap, observer)
+    opts = Options(backend_fn, config, fullgraph, wrap, observer, shape_memory=state.shape_memory)
     local = cache.WrapperState(fn)       # per wrapper, not per code object (cache.WrapperState)
 
     if closure_arg:
@@ -192,7 +193,7 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs, closure=None):
             result = None
         else:
             if state.entries:
-                reason = _recompile_reason(fn, state, signature, args, kwargs)
+                reason = _recompile_reason(fn, state, signature, args, kwargs, opts.config.dynamic)
                 state.recompile_reasons.append(reason)
             while len(state.entries) >= max(SHARED_CODE_LIMIT * limit, 1):
                 state.evict_oldest()
@@ -233,7 +234,9 @@ def _convert(fn, signature, state, opts, args, kwargs):
     return result
 
 
-def _recompile_reason(fn, state, signature, args, kwargs):
+def _recompile_reason(fn, state, signature, args, kwargs, dynamic=False):
+    """The failing guard in words; under dynamic=None a size or int that changed is remembered (automatic
+    dynamic, framejit/shapes/memory.py), so the conversion this miss starts makes it symbolic."""
     try:
         binding = signature.bind(*args, **kwargs)
     except TypeError:
@@ -250,11 +253,21 @@ def _recompile_reason(fn, state, signature, args, kwargs):
         env.update(bound)
         if fn.__code__.co_freevars:
             env["__fj_cl"] = fn.__closure__
+        failed = None
         for g in result.guards.guards:
-            why = g.explain_miss(env)
+            why = g.explain_miss(env) if failed is None else None
             if why is not None:
-                reasons.append(why)
-                break
+                failed = why
+                if dynamic is not False and learn_dynamic(state.shape_memory, g, env):
+                    failed += ": now dynamic"
+                if dynamic is False:
+                    break
+            elif failed is not None:
+                # every other size or number that changed too, as torch.compile's automatic dynamic
+                # does: a KV cache's layers all grow at once, and each should not cost a recompile
+                learn_dynamic(state.shape_memory, g, env)
+        if failed is not None:
+            reasons.append(failed)
     detail = reasons[-1] if reasons else "a guard failed"
     return f"recompiled {fn.__qualname__}: {detail}"
 

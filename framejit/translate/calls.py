@@ -48,6 +48,7 @@ from .values import deques  # noqa: F401  (installs the collections.deque lookas
 from .values import itertools_values  # noqa: F401  (installs the itertools lookasides)
 from .lookasides import class_factories  # noqa: F401  (installs namedtuple(...) made in the frame)
 from .values.dict_kinds import fromkeys as dict_fromkeys, fromkeys_callable
+from .values.symbolic import symbolic_metadata
 from .values.generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
 from .lookasides.state_calls import call_watching_state, is_state_setter, setter_break
 
@@ -278,6 +279,10 @@ def call_tensor_method(tx, t, name, args, kwargs):
     if name == "type":                      # x.type() / x.type(torch.float64): values/tensor_type.py
         return tensor_type_method(tx, t, args, kwargs)
     if name in TENSOR_CONST_METHODS:
+        if name in ("size", "numel", "nelement", "stride") and not kwargs:
+            out = symbolic_metadata(tx, t, name, args)     # dynamic shapes: graph values, not constants
+            if out is not None:
+                return out
         if any(not isinstance(a, Const) for a in args):
             raise GraphBreak("method", f"tensor.{name} with non-constant arguments")
         out = getattr(t.fake, name)(*[a.value for a in args], **{k: v.value for k, v in kwargs.items()})

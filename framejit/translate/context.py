@@ -13,7 +13,7 @@ import types
 
 import torch
 
-from .guards.guard_set import GuardSet, TensorMeta
+from .guards.guard_set import DynamicTensorMeta, GuardSet, TensorMeta
 from .graph.builder import GraphBuilder
 from .side_effects import SideEffects
 from ..bytecode.shared import decoded as decoded_shared
@@ -56,10 +56,13 @@ STATE_FUNCTIONS = (torch.is_grad_enabled, torch.get_default_dtype, torch.is_infe
 
 
 class ConversionContext:
-    def __init__(self, config, f_globals, break_at, observation):
+    def __init__(self, config, f_globals, break_at, observation, shape_policy=None, shapes=None):
         self.config = config
         self.phase = observation.phase   # `with ctx.phase("translate"):` times a phase of the conversion
-        self.graph = GraphBuilder(observation.phase)
+        # dynamic shapes (framejit/shapes/): which inputs get symbols, and the conversion's ShapeContext
+        # (None: every size is a constant, as without dynamic shapes)
+        self.shape_policy = shape_policy
+        self.graph = GraphBuilder(observation.phase, shapes)
         self.guards = GuardSet()
         self.side_effects = SideEffects(position=self.graph.mark)   # a bound method of the graph: no cycle through self
         self.f_globals = f_globals
@@ -166,12 +169,20 @@ class ConversionContext:
             if t not in (torch.Tensor, torch.nn.Parameter) and not isinstance(obj, torch.nn.Parameter):
                 g.add("ID_MATCH", source, obj)
                 return ObjectValue(obj, source)
+            dims = self._dynamic_dims(obj, source)
+            if dims:
+                g.add("DYN_TENSOR_MATCH", source, DynamicTensorMeta.of(obj, dims))
+                return self.graph.add_input(obj, source, dims)
             g.add("TENSOR_MATCH", source, TensorMeta.of(obj))
             return self.graph.add_input(obj, source)
         if t is GradModeExit:                 # a resume function starting inside a grad-mode block
             return resumed_grad_block(self, obj, source)
         if t is AutocastExit:                 # ... or inside an autocast block
             return resumed_autocast_block(self, obj, source)
+        if (t is int or t is float) and guard and self.graph.shapes is not None and \
+                self.shape_policy.number_dynamic(source.name(), t):
+            g.add("TYPE_MATCH", source, t)      # its value: a graph input, its relations the SHAPES guard's
+            return self.graph.add_number_input(obj, source)
         if t in CONST_TYPES or isinstance(obj, enum.Enum):
             if guard:
                 g.add("CONST_MATCH" if t in CONST_TYPES else "ID_MATCH", source, obj)
@@ -223,6 +234,12 @@ class ConversionContext:
             from .values.modules import ModuleValue
             return ModuleValue(obj, source)
         return ObjectValue(obj, source)
+
+    def _dynamic_dims(self, tensor, source):
+        """{dim: (min, max)} of the dims of input `tensor` to make symbolic (framejit/shapes/policy.py)."""
+        if self.graph.shapes is None or id(tensor) in self.graph.input_by_id:
+            return None
+        return self.shape_policy.tensor_dims(tensor, source.name())
 
     def wrap_attr(self, owner, owner_source, name, obj):
         """Wrap owner.name; attributes of trusted modules are not guarded (see TRUSTED_MODULES)."""

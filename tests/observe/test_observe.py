@@ -61,7 +61,7 @@ def test_phases_and_metrics_of_a_real_conversion(tmp_path):
 
 
 def test_recompile_reason_is_kept_logged_once_and_in_metrics(tmp_path, caplog):
-    f = framejit.compile(add_relu, debug_dir=tmp_path)
+    f = framejit.compile(add_relu, debug_dir=tmp_path, dynamic=False)  # static sizes: each new size recompiles
     with caplog.at_level(logging.INFO, logger="framejit"):
         f(torch.ones(8), torch.ones(8))
         f(torch.ones(8), torch.ones(8))        # a hit: nothing logged
@@ -82,7 +82,7 @@ def passes_through(*args, scale=2.0, **kwargs):
 
 
 def test_recompile_reason_names_the_guard_that_failed_for_varargs_and_defaults():
-    f = framejit.compile(passes_through)
+    f = framejit.compile(passes_through, dynamic=False)  # static sizes: each new size recompiles
     f(x=torch.ones(3))
     f(x=torch.ones(5))           # no *args, scale from its default: both must be readable for the reason
     assert framejit.metrics()[-1].recompile_reason == "recompiled passes_through: kwargs['x'].shape[0] changed 3 -> 5"
@@ -205,7 +205,7 @@ def test_config_metrics_size_bounds_the_store(tmp_path):
     store = metrics_module.metrics_store()
     size = store.size
     try:
-        f = framejit.compile(add_relu, debug_dir=tmp_path, metrics_size=2)
+        f = framejit.compile(add_relu, debug_dir=tmp_path, metrics_size=2, dynamic=False)  # static sizes: each new size recompiles
         for n in (1, 2, 3):
             f(torch.ones(n), torch.ones(n))
         assert store.size == 2 and [m.cache_size for m in framejit.metrics()] == [1, 2]

@@ -22,7 +22,7 @@ def with_break(x):
 
 def test_profiler_counts_graphs_ops_breaks_and_recompiles(tmp_path):
     prof = framejit.CompileProfiler()
-    f = framejit.compile(with_break, backend=prof, debug_dir=tmp_path)
+    f = framejit.compile(with_break, backend=prof, debug_dir=tmp_path, dynamic=False)  # static sizes: each new size recompiles
     f(torch.ones(3))
     f(torch.ones(3))
     f(torch.ones(6))

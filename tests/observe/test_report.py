@@ -40,7 +40,7 @@ def compiled_program(tmp_path):
     """A module with a graph break, run with two batch sizes (so it also recompiles)."""
     clear_metrics()
     torch.manual_seed(0)
-    model = framejit.compile(Block(), debug_dir=tmp_path)
+    model = framejit.compile(Block(), debug_dir=tmp_path, dynamic=False)  # static sizes: each new size recompiles
     model(torch.randn(2, 8))
     model(torch.randn(5, 8))
     yield model

@@ -9,6 +9,7 @@ them and guards can check them.
 The builder can roll back to a mark (nodes created by an instruction that then graph-breaks are
 erased), and `finish` returns a linted GraphModule whose outputs are the requested values.
 """
+import contextlib
 import contextvars
 import linecache
 import logging
@@ -18,6 +19,7 @@ import weakref
 import numpy as np
 import torch
 import torch.fx as fx
+from torch._dispatch.python import enable_python_dispatcher
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 from . import fake_memo
@@ -25,9 +27,11 @@ from .module_order import new_event_log
 from .fake_inputs import fake_of_input
 from .overlap import check_overlap, tensors_of, versions_of
 from ..values.base import Const, DictValue, ObjectValue, SeqValue, TensorValue
+from ..values.symbolic import SYM_TYPES, SymValue, constant_of
 from ...errors import GraphBreak
 
 
+_NO_CONTEXT = contextlib.nullcontext()
 _RUNNING_FAKE = contextvars.ContextVar("framejit_running_fake", default=False)
 
 
@@ -61,11 +65,15 @@ def _bound_fake_dispatch_cache():
 
 
 class GraphBuilder:
-    def __init__(self, phase):
+    def __init__(self, phase, shapes=None):
         _bound_fake_dispatch_cache()
         self.phase = phase            # the conversion's phase timer (fake propagation is timed)
         self.graph = fx.Graph()
-        self.fake_mode = FakeTensorMode(shape_env=None, allow_non_fake_inputs=False)
+        # shapes: a framejit.shapes ShapeContext when this conversion has symbolic sizes (its ShapeEnv
+        # under the fake mode), else None: static shapes, as before
+        self.shapes = shapes
+        self.fake_mode = FakeTensorMode(shape_env=shapes.env if shapes is not None else None,
+                                        allow_non_fake_inputs=False)
         self.inputs = []              # [(source, real tensor, placeholder node)]
         self.input_by_id = {}         # id(real tensor) -> TensorValue (aliases share one placeholder)
         self.input_storages = {}      # real storage -> the fake of the first input on it
@@ -75,11 +83,35 @@ class GraphBuilder:
         self.op_memo = fake_memo.SHARED    # fake results by input metadata, shared by conversions
 
     # ---- inputs -------------------------------------------------------------------------------
-    def add_input(self, tensor, source):
+    def add_input(self, tensor, source, dims=None):
+        """The Value of input tensor `tensor` read from `source`; `dims` ({dim: (min, max)}): the
+        dimensions to make symbolic (shapes/policy.py), None for a static fake."""
         known = self.input_by_id.get(id(tensor))
         if known is not None:
             return known
-        fake = self._fake_input(tensor)
+        if dims:
+            fake = self.shapes.fake_tensor(self.fake_mode, tensor, _operand(source.expr()), source.name(), dims)
+        else:
+            fake = self._fake_input(tensor)
+        node = self._placeholder(source, fake)
+        if isinstance(tensor, torch.nn.Parameter):
+            node.meta["is_param"] = True
+        value = TensorValue(node, fake, source)
+        self.inputs.append((source, tensor, node))
+        self.input_by_id[id(tensor)] = value
+        return value
+
+    def add_number_input(self, number, source):
+        """A Python int read from `source` as a graph input: a SymValue over a placeholder."""
+        sym = self.shapes.number(number, _operand(source.expr()), source.name())
+        if not isinstance(sym, SYM_TYPES):
+            return Const(number, source)
+        node = self._placeholder(source, sym)
+        value = SymValue(node, sym, source)
+        self.inputs.append((source, number, node))
+        return value
+
+    def _placeholder(self, source, fake):
         if self.inputs:
             with self.graph.inserting_after(self.inputs[-1][2]):
                 node = self.graph.placeholder(_placeholder_name(source.name()))
@@ -88,12 +120,7 @@ class GraphBuilder:
                 node = self.graph.placeholder(_placeholder_name(source.name()))
         node.meta["example_value"] = fake
         node.meta["source"] = source.name()
-        if isinstance(tensor, torch.nn.Parameter):
-            node.meta["is_param"] = True
-        value = TensorValue(node, fake, source)
-        self.inputs.append((source, tensor, node))
-        self.input_by_id[id(tensor)] = value
-        return value
+        return node
 
     def _fake_input(self, tensor):
         """The input's fake; inputs on one storage get fakes on one fake storage (`f(w, w.detach().t())`:
@@ -158,14 +185,16 @@ class GraphBuilder:
         """The op's result on fake tensors: from the shared memo when the same op already ran on
         inputs of the same metadata (graph/fake_memo.py), else run under the conversion's FakeTensorMode."""
         memo = self.op_memo
-        key, tensors = memo.key(op, target, fake_args, fake_kwargs)
+        key, tensors = memo.key(op, target, fake_args, fake_kwargs) if self.shapes is None else (None, None)
         if key is not None:
             out = memo.lookup(key, tensors, self.fake_mode)
             if out is not None:
                 return out
         token = _RUNNING_FAKE.set(True)
         try:
-            with self.fake_mode:
+            # with symbolic sizes, composite ops decompose through the Python dispatcher, whose kernels
+            # read sizes as SymInts: C++ ones read them as ints, which would fix every size they touch
+            with self.fake_mode, (enable_python_dispatcher() if self.shapes is not None else _NO_CONTEXT):
                 if op == "call_method":
                     out = getattr(fake_args[0], target)(*fake_args[1:], **fake_kwargs)
                 else:
@@ -189,6 +218,17 @@ class GraphBuilder:
                 self.created.append(item)
                 items.append(TensorValue(item, o))
             return SeqValue(type(out), items)
+        if isinstance(out, SYM_TYPES):
+            constant = constant_of(out)
+            if constant is not None:
+                self.graph.erase_node(node)
+                self.created.remove(node)
+                return Const(constant)
+            node.meta["example_value"] = out
+            return SymValue(node, out)
+        if isinstance(out, torch.Size) and any(isinstance(d, torch.SymInt) for d in out):
+            node.meta["example_value"] = out
+            return self.sizes_of(node, out)
         if out is None or isinstance(out, (int, float, bool, torch.Size, torch.dtype, torch.device)):
             # ops that mutate and return nothing, or metadata queries: keep the node (it may be impure)
             node.meta["example_value"] = out
@@ -204,17 +244,69 @@ class GraphBuilder:
             node = self.created.pop()
             self.graph.erase_node(node)
 
+    def sizes_of(self, node, size):
+        """A torch.Size with symbolic items computed by `node`, as a torch.Size SeqValue."""
+        items = []
+        for i, d in enumerate(size):
+            constant = constant_of(d) if isinstance(d, torch.SymInt) else d
+            if constant is not None:
+                items.append(Const(constant))
+                continue
+            item = self.graph.create_node("call_function", operator.getitem, (node, i), {})
+            item.meta["example_value"] = d
+            self.created.append(item)
+            items.append(SymValue(item, d))
+        return SeqValue(torch.Size, items)
+
+    def size_of(self, value, dim):
+        """`value.shape[dim]` of a TensorValue: a Const, or a SymValue read by an aten.sym_size node."""
+        d = value.fake.shape[dim]
+        constant = constant_of(d) if isinstance(d, torch.SymInt) else d
+        if constant is not None:
+            return Const(constant)
+        node = self.graph.create_node("call_function", torch.ops.aten.sym_size.int, (value.node, dim), {})
+        node.meta["example_value"] = d
+        self.created.append(node)
+        return SymValue(node, d)
+
+    @property
+    def symbolic(self):
+        return self.shapes is not None and self.shapes.used
+
     def finish(self, output_values):
-        """Set the graph's outputs and return a GraphModule plus the list of real example inputs."""
+        """Set the graph's outputs and return a GraphModule plus the list of example inputs: the real
+        inputs, or for a graph with symbolic sizes their fakes (SymInts for numbers), which backends
+        that trace (aot_eager, inductor) compile for every size at once."""
         self.graph.output(tuple(v.node for v in output_values))
+        _drop_unused_sizes(self.graph)
         gm = fx.GraphModule(torch.nn.Module(), self.graph)
         gm.graph.lint()
         forget_source_with(gm)
+        if self.symbolic:
+            return gm, [node.meta["example_value"] for _, _, node in self.inputs]
         return gm, [t for _, t, _ in self.inputs]
 
     def op_count(self):
         return sum(1 for n in self.graph.nodes if n.op in ("call_function", "call_method", "call_module")
                    and n.target is not operator.getitem)
+
+
+_SIZE_TARGETS = (operator.getitem, torch.ops.aten.sym_size.int)
+
+
+def _drop_unused_sizes(graph):
+    """Erase the size arithmetic nothing uses (a comparison whose truth decided a branch at
+    translation, a shape read only to be printed): the graph computes only what it returns or feeds."""
+    for node in reversed(list(graph.nodes)):
+        if node.op != "call_function" or node.users:
+            continue
+        if isinstance(node.meta.get("example_value"), SYM_TYPES) and (
+                node.target in _SIZE_TARGETS or getattr(node.target, "__module__", None) in ("_operator", "operator")):
+            graph.erase_node(node)
+
+
+def _operand(e):
+    return e if e.isidentifier() or all(c.isalnum() or c in "._" for c in e) else f"({e})"
 
 
 def _target_name(target):
@@ -242,6 +334,8 @@ def _to_arg(v, fake):
     """A Value as an op argument: fx nodes for the graph (fake=False) or fake tensors to run it on."""
     if isinstance(v, TensorValue):
         return v.fake if fake else v.node
+    if isinstance(v, SymValue):
+        return v.sym if fake else v.node
     if isinstance(v, Const):
         return v.value
     if isinstance(v, SeqValue):

@@ -30,6 +30,23 @@ class TensorMeta:
         return TensorMeta(type(t), t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad)
 
 
+@dataclass(frozen=True)
+class DynamicTensorMeta:
+    """What a tensor with symbolic dimensions is guarded on: `shape` holds None at each dynamic dim (its
+    range and relations are the SHAPES guard's, framejit/shapes/guard_text.py); the tensor is contiguous,
+    so its strides follow from its sizes."""
+    type: type
+    dtype: torch.dtype
+    device: torch.device
+    shape: tuple
+    requires_grad: bool
+
+    @staticmethod
+    def of(t, dims):
+        return DynamicTensorMeta(type(t), t.dtype, t.device,
+                                 tuple(None if d in dims else n for d, n in enumerate(t.shape)), t.requires_grad)
+
+
 class WeakIdentity:
     """The expected object of an ID_MATCH guard on an nn.Module instance the frame receives (an
     argument, a closure cell), kept by a weak reference once the entry exists: the guard compares ids
@@ -67,6 +84,8 @@ class Guard:
     kind: str            # TENSOR_MATCH | CONST_MATCH | ID_MATCH | TYPE_MATCH | LEN_MATCH | DICT_KEYS | GRAD_MODE | STATE_MATCH
                          # | NATIVE_STATE (several state guards read by one native call: fuse_state_guards)
                          # | ATOMS_MATCH (a sequence's length and items, one native call: fuse_atom_items)
+                         # | DYN_TENSOR_MATCH (a tensor with symbolic dims: DynamicTensorMeta)
+                         # | SHAPES (source None: the ShapeEnv's facts, framejit/shapes/guard_text.py)
     source: object       # Source, or None for global-state guards
     expected: object
     origin: str = ""     # user source line that created it (for reports)
@@ -75,6 +94,14 @@ class Guard:
         if self.kind in FUSED:
             return "; ".join(g.describe() for g in self.expected[1])
         name = self.source.name() if self.source is not None else ""
+        if self.kind == "DYN_TENSOR_MATCH":
+            m = self.expected
+            shape = ", ".join("*" if n is None else str(n) for n in m.shape)
+            return (f"{name}: Tensor {m.type.__name__} {str(m.dtype).replace('torch.', '')} {m.device} "
+                    f"shape=[{shape}] (* dynamic) contiguous requires_grad={m.requires_grad}")
+        if self.kind == "SHAPES":
+            from ...shapes.guard_text import describe
+            return "shape guards: " + "; ".join(describe(self.expected))
         if self.kind == "TENSOR_MATCH":
             m = self.expected
             return (f"{name}: Tensor {m.type.__name__} {str(m.dtype).replace('torch.', '')} "
@@ -105,11 +132,16 @@ class Guard:
             fn, value = self.expected
             now = fn()
             return None if now == value else f"{fn.__name__}() changed {value!r} -> {now!r}"
+        if self.kind == "SHAPES":
+            from ...shapes.guard_text import explain_miss
+            return explain_miss(self.expected, env)
         try:
             actual = eval(self.source.expr(), env) if self.source is not None else torch.is_grad_enabled()
         except Exception as e:
             return f"{self.source.name()} could not be read ({type(e).__name__})"
         name = self.source.name() if self.source is not None else "grad mode"
+        if self.kind == "DYN_TENSOR_MATCH":
+            return _explain_dynamic_tensor(name, self.expected, actual)
         if self.kind == "TENSOR_MATCH":
             if not isinstance(actual, torch.Tensor):
                 return f"{name} is no longer a tensor (got {type(actual).__name__})"
@@ -139,6 +171,24 @@ class Guard:
         if self.kind == "GRAD_MODE":
             return None if actual is self.expected else f"grad mode changed {self.expected} -> {actual}"
         return None
+
+
+def _explain_dynamic_tensor(name, m, actual):
+    if not isinstance(actual, torch.Tensor):
+        return f"{name} is no longer a tensor (got {type(actual).__name__})"
+    if type(actual) is not m.type:
+        return f"{name}.type changed {m.type.__name__} -> {type(actual).__name__}"
+    for f in ("dtype", "device", "requires_grad"):
+        if getattr(actual, f) != getattr(m, f):
+            return f"{name}.{f} changed {getattr(m, f)} -> {getattr(actual, f)}"
+    if actual.dim() != len(m.shape):
+        return f"{name}.dim() changed {len(m.shape)} -> {actual.dim()}"
+    for i, n in enumerate(m.shape):
+        if n is not None and actual.shape[i] != n:
+            return f"{name}.shape[{i}] changed {n} -> {actual.shape[i]}"
+    if not actual.is_contiguous():
+        return f"{name} is no longer contiguous (stride {tuple(actual.stride())})"
+    return None
 
 
 def _short(obj):
@@ -310,6 +360,24 @@ def _render(g, bind):
                  f" and {v}.shape == {bind(torch.Size(m.shape))}{_stride_check(v, m, bind)}"
                  f" and {v}.requires_grad is {m.requires_grad}")
         return plain if native is None else f"({first} or ({plain}))"
+    if g.kind == "DYN_TENSOR_MATCH":
+        m = g.expected
+        v = e if e.isidentifier() else "__fj_t"
+        head = f"type({v}) is {bind(m.type)}" if v == e else f"type(__fj_t := {e}) is {bind(m.type)}"
+        device = f"{v}.is_cpu" if m.device.type == "cpu" else f"{v}.device == {bind(m.device)}"
+        sizes = "".join(f" and {v}.size({i}) == {n}" for i, n in enumerate(m.shape) if n is not None)
+        plain = (f"{head} and {v}.dtype is {bind(m.dtype)} and {device} and {v}.dim() == {len(m.shape)}{sizes}"
+                 f" and {v}.is_contiguous() and {v}.requires_grad is {m.requires_grad}")
+        from .tensor_words import dynamic_input_check
+        native = dynamic_input_check(m)
+        if native is None:
+            return plain
+        # one native call for all but the symbolic sizes and the strides; the getters only if it can't tell
+        first = f"{bind(native[0])}({v if v == e else f'(__fj_t := {e})'}, {bind(native[1])})"
+        return f"(({first} and {v}.is_contiguous()) or ({plain}))"
+    if g.kind == "SHAPES":
+        from ...shapes.guard_text import render
+        return render(g.expected)
     if g.kind == "CONST_MATCH":
         x = g.expected
         if x is True and getattr(g.source, "boolean", False):

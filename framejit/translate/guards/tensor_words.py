@@ -174,6 +174,28 @@ def input_check(meta):
     return _native_check, spec
 
 
+def dynamic_input_check(meta):
+    """(check, spec) such that `check(t, spec)` is True only if tensor t matches DynamicTensorMeta `meta`
+    in everything but its dynamic sizes and its strides (exact type, dtype, device, rank, static sizes,
+    requires_grad False): the caller checks contiguity. None as for input_check."""
+    if _INPUT_WORDS is None or meta.type is not torch.Tensor or meta.requires_grad or \
+            len(meta.shape) > _INLINE_DIMS or meta.device.type != "cpu":
+        return None
+    pointer_offset, _, meta_word, dims = _LAYOUT
+    dtype_word, key_word = _INPUT_WORDS
+    probe = torch.empty(tuple(2 if n is None else n for n in meta.shape), dtype=meta.dtype)
+    full = (1 << 64) - 1
+    triples = [(meta_word, full, 0), (dims, full, len(meta.shape))]
+    triples += [(dims + 1 + i, full, n) for i, n in enumerate(meta.shape) if n is not None]
+    triples += [(dtype_word, _DTYPE_DEVICE_MASK, _word(probe._cdata + 8 * dtype_word) & _DTYPE_DEVICE_MASK),
+                (key_word, full, _word(probe._cdata + 8 * key_word))]
+    spec = struct.pack(f"=2Q{3 * len(triples)}Q", id(torch.Tensor), pointer_offset,
+                       *[x for triple in triples for x in triple])
+    if not _native_check(probe, spec):
+        return None
+    return _native_check, spec
+
+
 def tensor_words(t):
     """[(reader, role)] for a fixed plain CPU tensor's metadata words, role "meta" (must be 0 to stamp),
     "dims" (must be <= 5) or "word"; None when this tensor (or this libtorch) can't be watched so."""

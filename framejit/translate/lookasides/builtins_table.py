@@ -15,6 +15,7 @@ from ..values.attrs import get_attribute, store_attr
 from ..values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 from ..values.protocol import as_python, python_type_of, truth, unpack_iterable
 from ..values.user_protocol import is_user_object, user_length
+from ..values.symbolic import symbolic_metadata
 
 def all_const(values):
     return all(isinstance(v, Const) for v in values)
@@ -35,7 +36,7 @@ def _len(tx, args, kwargs):
     if isinstance(v, TensorValue):
         if v.fake.ndim == 0:
             raise GraphBreak("len", "len() of a 0-d tensor")
-        return Const(v.fake.shape[0])
+        return symbolic_metadata(tx, v, "len") or Const(v.fake.shape[0])
     if isinstance(v, (SeqValue, DictValue, SetValue)):
         return Const(len(v.items))
     if isinstance(v, Const):

@@ -22,6 +22,7 @@ from .base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue
 from .namedtuples import namedtuple_attr
 from .tensor_type import tensor_class
 from .objects import NewObject, is_plain_instance, store_input_attr
+from .symbolic import symbolic_metadata
 from .protocol import as_python, is_namedtuple_class, is_structseq_class, wrap_unsourced
 
 TENSOR_CONST_ATTRS = {
@@ -86,6 +87,10 @@ def load_attr(tx, obj, name):
 
 
 def tensor_attr(tx, t, name):
+    if name == "shape":
+        sizes = symbolic_metadata(tx, t, "shape")      # dynamic shapes: graph values, not constants
+        if sizes is not None:
+            return sizes
     fold = TENSOR_CONST_ATTRS.get(name)
     if fold is not None:
         return Const(fold(t.fake))

@@ -15,6 +15,24 @@ from . import ndarrays
 from .base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .protocol import as_python, truth, unpack_iterable
 from .user_protocol import is_user_object, user_binary_op
+from .symbolic import SymValue
+
+_NUMBER_TYPES = (int, float, bool)
+
+
+def _specializable(a, b):
+    """A symbolic number meets an operand that is neither a number nor a tensor: its value is needed."""
+    return (isinstance(a, SymValue) or isinstance(b, SymValue)) and not any(isinstance(x, TensorValue) for x in (a, b))
+
+
+def _specialized(a, b):
+    return tuple(Const(x.as_python()) if isinstance(x, SymValue) else x for x in (a, b))
+
+
+def _symbolic_operands(a, b):
+    """Is this an operation on a symbolic number (values/symbolic.py) and plain numbers?"""
+    return (isinstance(a, SymValue) or isinstance(b, SymValue)) and all(
+        isinstance(x, SymValue) or isinstance(x, Const) and type(x.value) in _NUMBER_TYPES for x in (a, b))
 
 BINARY = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
           "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "@": operator.matmul,
@@ -53,8 +71,14 @@ def binary_op(tx, sym, a, b):
         return out
     if sym == "%" and isinstance(a, Const) and isinstance(a.value, str) and isinstance(b, (SeqValue, DictValue)):
         return _fold(fn, a, Const(as_python(b)))           # "%s and %s" % (x, y) of constants
+    if _symbolic_operands(a, b) and sym not in ("@", "@="):
+        if sym in INPLACE:
+            fn = BINARY[sym[:-1]]            # numbers have no in-place operators
+        return tx.ctx.graph.call_function(fn, (a, b), {})
+    if _specializable(a, b):                 # `[x] * n`, "%d" % n: Python needs the number (guarded)
+        return binary_op(tx, sym, *_specialized(a, b))
     if isinstance(a, TensorValue) or isinstance(b, TensorValue):
-        if not all(isinstance(x, (TensorValue, Const)) for x in (a, b)):
+        if not all(isinstance(x, (TensorValue, Const, SymValue)) for x in (a, b)):
             raise GraphBreak("operator", f"{sym} between a tensor and {a if not isinstance(a, TensorValue) else b!r}")
         if sym in INPLACE and not isinstance(a, TensorValue):
             fn = BINARY[sym[:-1]]            # `n += tensor` on a number: no __iadd__, so it is n + tensor
@@ -149,8 +173,10 @@ def compare_op(tx, sym, a, b):
         return _fold(fn, a, b)
     if ndarrays.numpy_involved(a, b):
         return ndarrays.BRIDGE.binary(tx, sym, a, b)
+    if _symbolic_operands(a, b):
+        return tx.ctx.graph.call_function(fn, (a, b), {})
     if isinstance(a, TensorValue) or isinstance(b, TensorValue):
-        if not all(isinstance(x, (TensorValue, Const)) for x in (a, b)):
+        if not all(isinstance(x, (TensorValue, Const, SymValue)) for x in (a, b)):
             if sym in ("==", "!=") and (isinstance(a, Const) and a.value is None or isinstance(b, Const) and b.value is None):
                 return Const(sym == "!=")
             raise GraphBreak("operator", f"comparison {sym} of a tensor with {a!r} / {b!r}")
@@ -232,7 +258,7 @@ def unary_op(tx, sym, a):
             return Const(fn(a.value))
         except Exception as e:
             raise GraphBreak("constant op raised", f"unary {sym} raised {type(e).__name__}: {e}")
-    if isinstance(a, TensorValue):
+    if isinstance(a, (TensorValue, SymValue)):
         return tx.ctx.graph.call_function(fn, (a,), {})
     raise GraphBreak("operator", f"unary {sym} on {a!r}")
 

@@ -40,6 +40,8 @@ def as_python(v):
         return {k: as_python(x) for k, x in v.items.items()}
     if isinstance(v, SetValue):
         return {as_python(i) for i in v.items}
+    if hasattr(v, "as_python"):            # a symbolic size (values/symbolic.py): its value, guarded
+        return v.as_python()
     if isinstance(v, ObjectValue):
         if v.edited:
             raise GraphBreak("needs real value", f"{v!r}: the frame changed its attributes, so it is not the real "

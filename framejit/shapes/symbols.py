@@ -1,0 +1,95 @@
+"""ShapeContext: the symbols of one conversion, built on torch's ShapeEnv.
+
+One ShapeEnv per conversion sits under the conversion's FakeTensorMode. An input tensor with dynamic
+dimensions gets a fake whose sizes are SymInts of that ShapeEnv (strides follow from the sizes: only
+contiguous inputs are made symbolic, see policy.py); a Python int made dynamic gets a SymInt of its own.
+Ops run on those fakes, and every decision torch or the frame takes on a symbolic size (a view's
+legality, `if x.shape[1] > 16`, broadcasting two sizes) is recorded by the ShapeEnv as a guard.
+
+Each symbol remembers where it was read, as Python text over the entry's arguments (`x.size(1)`) and
+in words (`x.shape[1]`): guard_text.py renders the ShapeEnv's facts over those reads. Sizes are duck
+typed as torch does: two dims of the same size at conversion share one symbol (and are guarded equal).
+"""
+import dataclasses
+
+import torch
+import torch._guards
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadSource(torch._guards.Source):
+    """Where a symbol was read, in words: the ShapeEnv's own bookkeeping names its symbols' sources."""
+    label: str
+
+    @property
+    def _name_template(self):
+        return self.label
+
+    def guard_source(self):
+        return torch._guards.GuardSource.LOCAL
+
+
+@dataclasses.dataclass
+class Symbol:
+    expr: object                 # the sympy symbol
+    reads: list                  # [(python text, words)], the first one defines it
+    bounds: tuple = (None, None)  # mark_dynamic's (min, max)
+    number: type = None          # int/float for a Python number input (its type is guarded elsewhere)
+
+
+class ShapeContext:
+    def __init__(self, capture_scalars=False):
+        self.env = ShapeEnv(allow_scalar_outputs=capture_scalars, allow_dynamic_output_shape_ops=capture_scalars)
+        self.symbols = {}            # sympy symbol -> Symbol, in creation order
+        self.dynamic_inputs = []     # (words, {dim: symbol words}) for reports
+
+    def _symbol(self, value, text, words, dynamic_dim, bounds=(None, None), number=None):
+        source = ReadSource(words)
+        if number is None:
+            expr = self.env.create_symbol(value, source, dynamic_dim)
+        else:
+            expr = self.env.create_unspecified_symbol(value, source, dynamic_dim)
+        if not getattr(expr, "is_Symbol", False):       # 0/1 specialized: a constant
+            return value
+        known = self.symbols.get(expr)
+        if known is None:
+            known = self.symbols[expr] = Symbol(expr, [], bounds, number)
+        known.reads.append((text, words))
+        if bounds != (None, None):
+            known.bounds = bounds
+        if number is None:
+            return self.env.create_symintnode(expr, hint=value, source=source)
+        return self.env.create_symintnode(expr, hint=value, source=source) if number is int else \
+            self.env.create_symfloatnode(expr, hint=value, source=source)
+
+    def fake_tensor(self, fake_mode, t, text, words, dims):
+        """A fake of real contiguous tensor `t` (read by Python text `text`) whose dimensions `dims`
+        ({dim: (min, max)}) are symbols."""
+        sizes = []
+        for d, n in enumerate(t.shape):
+            if d in dims:
+                sizes.append(self._symbol(n, f"{text}.size({d})", f"{words}.shape[{d}]", DimDynamic.DUCK, dims[d]))
+            else:
+                sizes.append(n)
+        strides, step = [], 1
+        for size in reversed(sizes):
+            strides.append(step)
+            step = step * size
+        strides.reverse()
+        with fake_mode:
+            fake = torch.empty_strided(sizes, strides, dtype=t.dtype, device=t.device)
+        if t.requires_grad:
+            fake.requires_grad_(True)
+        self.dynamic_inputs.append((words, {d: str(s) for d, s in enumerate(sizes) if d in dims}))
+        return fake
+
+    def number(self, value, text, words):
+        """A SymInt (SymFloat) standing for Python number `value` read by `text`."""
+        out = self._symbol(value, text, words, DimDynamic.DYNAMIC, number=type(value))
+        self.dynamic_inputs.append((words, {None: str(out)}))
+        return out
+
+    @property
+    def used(self):
+        return bool(self.symbols)

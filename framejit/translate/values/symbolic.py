@@ -1,0 +1,85 @@
+"""SymValue: a Python number the graph computes from symbolic sizes (framejit/shapes/).
+
+Under dynamic shapes `x.shape[1]` is not a constant: it is a SymInt of the conversion's ShapeEnv,
+read at run time by a graph node (`aten.sym_size(x, 1)`). Arithmetic and comparisons on it record
+graph nodes too (`operator.mul`, `operator.gt`), so a size computed in Python reaches a view or a
+factory as a graph value. Where Python must know the value (the truth of `n > 16` deciding a branch,
+`range(n)`, an index into a list), asking the SymInt records the guard that keeps the answer true
+(ShapeEnv.evaluate_expr): `truth` and `as_python` answer from the example and the entry guards it.
+"""
+import torch
+
+from .base import Value
+
+SYM_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
+_PYTHON_TYPES = {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}
+
+
+class SymValue(Value):
+    __slots__ = ("node", "sym")
+
+    def __init__(self, node, sym, source=None):
+        super().__init__(source)
+        self.node = node
+        self.sym = sym
+
+    def python_type(self):
+        return _PYTHON_TYPES[type(self.sym)]
+
+    def truth(self, tx):
+        return bool(self.sym)
+
+    def as_python(self):
+        """The value as a real Python number, guarded (this entry holds only while it stays so)."""
+        return _PYTHON_TYPES[type(self.sym)](self.sym)
+
+    def __repr__(self):
+        return f"SymValue({self.node.name}: {self.sym})"
+
+
+def constant_of(sym):
+    """The Python number a SymInt/SymFloat/SymBool stands for when it is a constant, else None."""
+    node = sym.node
+    if isinstance(sym, torch.SymInt):
+        return node.maybe_as_int()
+    if isinstance(sym, torch.SymFloat):
+        return node.maybe_as_float()
+    return node.maybe_as_bool()
+
+
+def has_symbolic_sizes(fake):
+    return any(type(d) is not int and constant_of(d) is None for d in fake.shape)
+
+
+def symbolic_metadata(tx, t, name, args=()):
+    """`t.shape`, `t.size(...)`, `t.numel()`, `t.stride(...)`, `len(t)` of a TensorValue whose fake has
+    symbolic sizes, as graph values (SymValues where a size is symbolic); None when `t` has none (the
+    caller folds the constant as before) or for other names."""
+    fake = t.fake
+    if not has_symbolic_sizes(fake):
+        return None
+    graph = tx.ctx.graph
+    dims = None
+    if args:
+        first = args[0]
+        dims = getattr(first, "value", None)
+        if not isinstance(dims, int) or isinstance(dims, bool) or len(args) > 1:
+            return None
+        dims = dims % max(fake.ndim, 1)
+    if name in ("shape", "size"):
+        if dims is not None:
+            return graph.size_of(t, dims)
+        from .base import SeqValue
+        return SeqValue(torch.Size, [graph.size_of(t, i) for i in range(fake.ndim)])
+    if name == "len":
+        return graph.size_of(t, 0)
+    if name in ("numel", "nelement"):
+        from .base import Const
+        return graph.call_function(torch.ops.aten.sym_numel.default, (t,), {}) if not args else None
+    if name == "stride":
+        from .base import Const, SeqValue
+        if dims is not None:
+            return graph.call_function(torch.ops.aten.sym_stride.int, (t, Const(dims)), {})
+        return SeqValue(tuple, [graph.call_function(torch.ops.aten.sym_stride.int, (t, Const(i)), {})
+                                for i in range(fake.ndim)])
+    return None
