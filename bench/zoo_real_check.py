@@ -223,7 +223,8 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-tc", action="store_true", help="skip torch.compile")
     parser.add_argument("--scenarios", default=",".join(real_calls.SCENARIOS))
-    parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--json", help="write the results here (rewritten after each call)")
+    parser.add_argument("--causes", action="store_true", help="list each call's root break causes")
     parser.add_argument("models", nargs="*", default=zoo_real.names())
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
@@ -246,8 +247,11 @@ def main(argv):
                   f"| {r.fj_recompiles} | {'-' if r.tc_recompiles is None else r.tc_recompiles} | {verdict(r)} "
                   f"| {r.seconds:.1f} |", flush=True)
             recompiles = [f"recompile: {x}" for x in dict.fromkeys(r.recompile_reasons)][:4]
-            for line in r.problems[:3] + ([r.error] if r.error else []) + recompiles:
+            causes = [f"cause: {c}" for c in r.causes] if args.causes else []
+            for line in r.problems[:3] + ([r.error] if r.error else []) + recompiles + causes:
                 print(f"|   | | {line[:300]} | | | | | | |", flush=True)
+            if args.json:
+                Path(args.json).write_text(json.dumps([asdict(x) for x in results], indent=1))
     causes = {}
     for r in results:
         for cause in set(r.causes) | {e.split(": ", 1)[1] for e in r.fj_eager_frames}:
@@ -255,8 +259,6 @@ def main(argv):
     print("\nframejit break causes (innermost reason [file:line function]) -> entries:")
     for cause, models in sorted(causes.items(), key=lambda kv: -len(kv[1])):
         print(f"- {cause}: {', '.join(sorted(models))}")
-    if args.json:
-        Path(args.json).write_text(json.dumps([asdict(r) for r in results], indent=1))
 
 
 if __name__ == "__main__":
