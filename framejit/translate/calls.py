@@ -29,6 +29,7 @@ from .lookasides import modules  # noqa: F401  (installs nn.Module lookasides: _
 from .lookasides import builtin_methods  # noqa: F401  (installs dict.get & co. on real dicts)
 from .lookasides import stdlib as stdlib_lookasides  # noqa: F401  (installs inspect.signature & co.)
 from .lookasides.stdlib import method_lookaside
+from .lookasides.identity_keys import bound_dict_method
 from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
                            contextmanager_call, torch_decorated_call)
 from .values.exceptions import builtin_protocol, instantiate
@@ -87,6 +88,10 @@ def call_object(tx, fn_value, obj, args, kwargs):
             src = AttrSource(fn_value.source, "__self__") if fn_value.source is not None else None
             receiver = tx.ctx.wrap(obj.__self__, src) if src is not None else ObjectValue(obj.__self__)
             return method_impl(tx, [receiver, *args], kwargs)
+        unbound = bound_dict_method(obj)
+        if unbound is not None and fn_value.source is not None:   # REGISTRY.get(key) on a real dict
+            receiver = tx.ctx.wrap(obj.__self__, AttrSource(fn_value.source, "__self__"))
+            return LOOKASIDES[unbound](tx, [receiver, *args], kwargs)
     if is_tensor_method_descriptor(obj) and args and isinstance(args[0], TensorValue):
         return call_method(tx, args[0], obj.__name__, args[1:], kwargs)
     if hashable and is_graph_op(obj):

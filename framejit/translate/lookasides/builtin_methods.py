@@ -10,6 +10,7 @@ is guarded, so a registry that changes between calls is noticed.
 from ...errors import GraphBreak
 from .builtins_table import LOOKASIDES, as_python
 from ..source import DictKeySource, Source
+from .identity_keys import LITERAL_KEY_TYPES, dict_key_source, is_identity_key
 from ..values.base import Const, ObjectValue
 
 
@@ -23,19 +24,19 @@ def _real_dict(args, what):
 
 def _key(v):
     key = as_python(v)
-    if type(key) not in (str, int, bool, type(None), float):
+    if type(key) not in LITERAL_KEY_TYPES and not is_identity_key(key):
         raise GraphBreak("call", f"dict lookup with a key of type {type(key).__name__}")
     return key
 
 
 def _present(tx, d, key):
     found = dict.__contains__(d.obj, key)
-    tx.ctx.guards.add("CONST_MATCH", DictKeySource(d.source, key, lookup=False), found)
+    tx.ctx.guards.add("CONST_MATCH", dict_key_source(d.source, key, lookup=False), found)
     return found
 
 
 def _value(tx, d, key):
-    return tx.ctx.wrap(dict.__getitem__(d.obj, key), DictKeySource(d.source, key))
+    return tx.ctx.wrap(dict.__getitem__(d.obj, key), dict_key_source(d.source, key))
 
 
 def _dict_get(tx, args, kwargs):
