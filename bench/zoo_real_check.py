@@ -209,7 +209,7 @@ def verdict(result: Result) -> str:
     misses = []
     if not result.match:
         misses.append("MISMATCH")
-    if result.fj_recompiles:
+    if result.fj_recompiles > (result.tc_recompiles or 0):   # a first call that changes a config recompiles both
         misses.append("recompiles")
     if result.tc_graphs is not None and (result.fj_graphs > max(result.tc_graphs, 1) or
                                          (result.tc_graphs == 1 and (result.fj_breaks or result.fj_eager_frames))):

@@ -31,8 +31,28 @@ SUBSET = [
     ("clip_vit_base_patch32", "train"),
 ]
 
+# Second-call conversions torch.compile makes too: the first call of a classification loss sets
+# config.problem_type, so the second call takes another path (eager does the same).
+TC_RECONVERSIONS = {("bert_base_cased_mrpc", "train"): 1, ("vit_base_patch16_224", "train"): 1,
+                    ("resnet_50", "train"): 1}
+
+_GQA_SDPA = ("os.environ.get(...) read in transformers' use_gqa_in_sdpa (sdpa_attention.py) on every "
+             "grouped-query attention call: 11 graphs, 14 breaks, the layer loop as plain Python (hf-fix)")
+_CACHE = ("encoder-decoder with its cache: copy.deepcopy of the config in get_text_config, len() of a "
+          "DynamicCache, ModelOutput.keys() in to_tuple, and the bound method <ModelOutput>.keys guarded by "
+          "identity, so every call converts again (hf-fix)")
 # (entry, call) -> the construct that keeps framejit from the target today.
-KNOWN = {}
+KNOWN = {
+    ("gpt2", "train"): ("transformers' logger.warning_once, a bound method made fresh on each access, guarded by "
+                        "identity: the second train call converts again (bound-method guards, hf-fix)"),
+    ("llama3_2_1b", "eval"): _GQA_SDPA,
+    ("qwen3_0_6b", "train"): _GQA_SDPA,
+    ("bart_base", "eval"): _CACHE,
+    ("deberta_v3_base", "eval"): ("DeBERTa-v2 builds a GELUActivation() in forward (ACT2FN[...] lookup): a break, "
+                                  "and a new module per call converts again (modules built in forward, hf-fix)"),
+    ("wav2vec2_base_960h", "eval"): ("is_torch_distributed_available() in is_fsdp_managed_module is not inlined "
+                                     "(hf-fix)"),
+}
 
 
 class TargetMissed(AssertionError):
@@ -51,7 +71,8 @@ def test_matches_eager_in_torch_compiles_graph_count_without_reconverting(name, 
     assert result.error is None, result.error
     assert result.match, "\n".join(result.problems)
     target = TC_GRAPHS[call]
-    if result.fj_graphs > target or result.fj_breaks or result.fj_eager_frames or result.fj_recompiles:
+    allowed = TC_RECONVERSIONS.get((name, call), 0)
+    if result.fj_graphs > target or result.fj_breaks or result.fj_eager_frames or result.fj_recompiles > allowed:
         raise TargetMissed(f"{result.fj_graphs} graphs (torch.compile: {target}), {result.fj_breaks} breaks, "
                            f"plain Python: {result.fj_eager_frames}, causes: {result.causes}, "
                            f"second-call conversions: {result.fj_recompiles} {result.recompile_reasons}")
