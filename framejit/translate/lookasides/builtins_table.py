@@ -46,6 +46,13 @@ def _len(tx, args, kwargs):
 
 @lookaside(isinstance)
 def _isinstance(tx, args, kwargs):
+    try:
+        return _isinstance_answer(tx, args)
+    except TypeError as exc:      # TypedDict, subscripted generics...: the check raises; let Python raise it
+        raise GraphBreak("call", f"isinstance() raises TypeError here ({exc})") from None
+
+
+def _isinstance_answer(tx, args):
     v, cls = args
     classes = as_python(cls)
     t = python_type_of(v)
