@@ -25,7 +25,9 @@ for framejit and for torch.compile, then prints the geometric means of the captu
 Targets: <= 0.25 and <= 0.10. Overheads are compared on models both compile into exactly one graph.
 Call and floor are medians over the same alternating rounds; frontend is the fastest batch of 20 calls.
 
-Usage: .venv/bin/python bench/models.py [--calls N] [--captures N] [model ...]
+Usage: .venv/bin/python bench/models.py [--zoo toy|real] [--calls N] [--captures N] [model ...]
+--zoo real measures bench/zoo_real.py (real checkpoints' structure, called with padded masks and the
+cache at its default) instead of bench/zoo.py; the models default to every entry of the chosen zoo.
 This is bench/ code: it alone may import torch._dynamo.
 """
 from __future__ import annotations
@@ -44,7 +46,9 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import framejit  # noqa: E402
-from bench import zoo  # noqa: E402
+from bench import zoo, zoo_real  # noqa: E402
+
+ZOOS = {"toy": zoo, "real": zoo_real}
 
 
 class Capture:
@@ -226,8 +230,11 @@ def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=200, help="calls per median")
     parser.add_argument("--captures", type=int, default=3, help="first calls (after a reset) per median")
-    parser.add_argument("models", nargs="*", default=zoo.names())
+    parser.add_argument("--zoo", choices=sorted(ZOOS), default="toy", help="bench/zoo.py (toy) or bench/zoo_real.py")
+    parser.add_argument("models", nargs="*")
     args = parser.parse_args(argv)
+    chosen = ZOOS[args.zoo]
+    models = args.models or chosen.names()
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
     print(f"torch {torch.__version__}, 1 thread, torch.no_grad(), eval; times in ms; call/floor: medians over 20 alternating rounds of "
@@ -238,8 +245,8 @@ def main(argv):
     print("|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     _warm_up()
     capture_ratios, overhead_ratios, control_ratios, frontend_ratios = [], [], [], []
-    for name in args.models:
-        entry = zoo.get(name)
+    for name in models:
+        entry = chosen.get(name)
         model = entry.build()
         kwargs = entry.inputs()
         with torch.no_grad():

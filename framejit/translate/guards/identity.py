@@ -215,9 +215,9 @@ def guard_storage_sharing(guards, inputs):
     of a big model. The guard: each shared group stays on one storage, and the number of distinct
     storages stays the same (so no two groups merge)."""
     members = [(source, tensor) for source, tensor, _ in inputs
-               if _is_input_path(source) and not isinstance(tensor, torch.nn.Parameter)
+               if isinstance(tensor, torch.Tensor) and _is_input_path(source) and not isinstance(tensor, torch.nn.Parameter)
                and _storage_key(tensor) is not None]
-    written = any(fake is not None and fake._version > 0 and _is_input_path(source)
+    written = any(isinstance(fake, torch.Tensor) and fake._version > 0 and _is_input_path(source)
                   for source, _, fake in inputs)
     if not written or len(members) < 2:
         return
