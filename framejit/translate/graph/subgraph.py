@@ -18,10 +18,14 @@ from ..values.base import DictValue, SeqValue, TensorValue
 
 class SubgraphBuilder(GraphBuilder):
     def __init__(self, outer):           # (GraphBuilder.__init__ would make a new FakeTensorMode)
+        # everything the conversion shares (fake mode, symbolic sizes, memo, module-order events...) is
+        # the outer builder's; what belongs to one graph is set anew below
+        self.__dict__.update(vars(outer))
         self.outer = outer
         self.phase = outer.phase
         self.graph = fx.Graph()
         self.fake_mode = outer.fake_mode
+        self.shapes = outer.shapes           # the outer conversion's symbolic sizes (or None)
         self.inputs = []
         self.input_by_id = {}
         self.input_storages = outer.input_storages

@@ -206,6 +206,12 @@ def _storage_key(tensor):
         return None
 
 
+def _was_written(fake):
+    if fake.is_inference():          # no version counter: written or not, it cannot be told
+        return True
+    return fake._version > 0
+
+
 def guard_storage_sharing(guards, inputs):
     """When the graph writes into an input tensor, guard which input tensors share memory, as they did
     at translation: a write through one of two tensors on one storage is visible through the other, and
@@ -217,7 +223,7 @@ def guard_storage_sharing(guards, inputs):
     members = [(source, tensor) for source, tensor, _ in inputs
                if isinstance(tensor, torch.Tensor) and _is_input_path(source) and not isinstance(tensor, torch.nn.Parameter)
                and _storage_key(tensor) is not None]
-    written = any(isinstance(fake, torch.Tensor) and fake._version > 0 and _is_input_path(source)
+    written = any(isinstance(fake, torch.Tensor) and _was_written(fake) and _is_input_path(source)
                   for source, _, fake in inputs)
     if not written or len(members) < 2:
         return
