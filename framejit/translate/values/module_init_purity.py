@@ -13,8 +13,8 @@ that can change, so that is checked, twice:
     global it names is a module, a class or a function (its reads of those are what any call would do);
   * dynamically, while the constructor runs once: the Python functions the `__init__`s call are those
     `__init__`s and nn.Module's own machinery (module.py, parameter.py, framejit's watch of
-    Module.__setattr__), and the C functions they call are pure queries (isinstance, hasattr, getattr,
-    len...).
+    Module.__setattr__, torch.compile's generation-tagging wrapper of Module.__init__), and the C
+    functions they call are pure queries (isinstance, hasattr, getattr, len...).
 
 The module must also end up with no parameters, buffers or submodules (modules.fresh_module checks).
 """
@@ -32,10 +32,13 @@ _WRITES = {"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF", "LOAD
            "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS", "PRINT_EXPR"}
 _PURE_C_CALLS = {isinstance, issubclass, hasattr, getattr, len, callable, type, tuple, list, dict, int, float,
                  bool, str, min, max, abs}
-# nn.Module's own machinery, and framejit's wrapper of Module.__setattr__ (guards/module_watch.py, named by
-# its file: this room does not import guards/)
+# nn.Module's own machinery, framejit's wrapper of Module.__setattr__ (guards/module_watch.py, named by
+# its file: this room does not import guards/), and torch.compile's wrapper of Module.__init__ (installed
+# for the rest of the process once torch.compile runs anything: it calls the real __init__, then tags the
+# new module in its own generation table, nothing the program can see; named by its file, never imported)
 _MACHINERY_FILES = {torch.nn.modules.module.__file__, torch.nn.parameter.__file__,
-                    os.path.join(os.path.dirname(os.path.dirname(__file__)), "guards", "module_watch.py")}
+                    os.path.join(os.path.dirname(os.path.dirname(__file__)), "guards", "module_watch.py"),
+                    os.path.join(os.path.dirname(torch.__file__), "_dynamo", "mutation_guard.py")}
 
 
 def _user_inits(cls):
