@@ -80,6 +80,11 @@ def _statically_pure(fn):
     return True
 
 
+class _ImpureCall(BaseException):
+    """Raised by the watch into an untrusted call an __init__ makes, before it runs (BaseException: the
+    __init__'s own `except Exception` cannot swallow it)."""
+
+
 def construct_if_pure(cls, args, kwargs):
     """cls(*args, **kwargs) if the construction is pure (see the module docstring), else None."""
     inits = _user_inits(cls)
@@ -89,21 +94,25 @@ def construct_if_pure(cls, args, kwargs):
     impure = []
 
     def watch(frame, event, arg):
+        # raising here stops the untrusted call before its body (or the C function) runs: its effects
+        # must not happen at translation either
         if event == "call":               # what the __init__s call themselves (the machinery is trusted)
             code = frame.f_code
             caller = frame.f_back
             if caller is not None and caller.f_code in init_codes and code not in init_codes and \
                     code.co_filename not in _MACHINERY_FILES:
                 impure.append(code.co_qualname)
+                raise _ImpureCall
         elif event == "c_call" and frame.f_code in init_codes and arg not in _PURE_C_CALLS:
             impure.append(getattr(arg, "__qualname__", repr(arg)))
+            raise _ImpureCall
 
     previous = sys.getprofile()
     with torch.random.fork_rng(devices=[]):
         sys.setprofile(watch)
         try:
             obj = cls(*args, **kwargs)
-        except Exception:
+        except BaseException:             # _ImpureCall, or the constructor raises: the frame says so
             return None
         finally:
             sys.setprofile(previous)
