@@ -211,7 +211,9 @@ def test_no_shared_entry_cap_sends_new_module_instances_to_plain_python():
         for k in range(cache_limit() + 6):                           # more than 8 * the limit of 2
             model = Scaled(k)                                        # each needs an entry of its own
             models.append(model)                                     # all alive: none is a dead instance
-            compiled = framejit.compile(model, backend=counter, recompile_limit=2)
+            # dynamic=False: each model's float k must stay a constant of its own entry (automatic
+            # dynamic would make it a graph input after one recompile, and the models would share it)
+            compiled = framejit.compile(model, backend=counter, recompile_limit=2, dynamic=False)
             torch.testing.assert_close(compiled(x), model(x))
             assert compiled.forward._framejit_state.eager_reason is None
     assert counter.frame_count == len(models)
@@ -224,7 +226,8 @@ def test_new_modules_in_the_place_of_dead_ones_do_not_inherit_their_recompile_co
         return module(x) * 2
 
     counter = framejit.CompileCounter()
-    compiled = framejit.compile(apply, backend=counter, recompile_limit=2)
+    # dynamic=False: each model's float k must stay a constant (automatic dynamic shares it)
+    compiled = framejit.compile(apply, backend=counter, recompile_limit=2, dynamic=False)
     x = torch.randn(3)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)

@@ -13,8 +13,8 @@ that can change, so that is checked, twice:
     global it names is a module, a class or a function (its reads of those are what any call would do);
   * dynamically, while the constructor runs once: the Python functions the `__init__`s call are those
     `__init__`s and nn.Module's own machinery (module.py, parameter.py, framejit's watch of
-    Module.__setattr__), and the C functions they call are pure queries (isinstance, hasattr, getattr,
-    len...).
+    Module.__setattr__, torch.compile's generation-tagging wrapper of Module.__init__), and the C
+    functions they call are pure queries (isinstance, hasattr, getattr, len...).
 
 The module must also end up with no parameters, buffers or submodules (modules.fresh_module checks).
 """
@@ -32,10 +32,13 @@ _WRITES = {"STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF", "LOAD
            "STORE_NAME", "DELETE_NAME", "SETUP_ANNOTATIONS", "PRINT_EXPR"}
 _PURE_C_CALLS = {isinstance, issubclass, hasattr, getattr, len, callable, type, tuple, list, dict, int, float,
                  bool, str, min, max, abs}
-# nn.Module's own machinery, and framejit's wrapper of Module.__setattr__ (guards/module_watch.py, named by
-# its file: this room does not import guards/)
+# nn.Module's own machinery, framejit's wrapper of Module.__setattr__ (guards/module_watch.py, named by
+# its file: this room does not import guards/), and torch.compile's wrapper of Module.__init__ (installed
+# for the rest of the process once torch.compile runs anything: it calls the real __init__, then tags the
+# new module in its own generation table, nothing the program can see; named by its file, never imported)
 _MACHINERY_FILES = {torch.nn.modules.module.__file__, torch.nn.parameter.__file__,
-                    os.path.join(os.path.dirname(os.path.dirname(__file__)), "guards", "module_watch.py")}
+                    os.path.join(os.path.dirname(os.path.dirname(__file__)), "guards", "module_watch.py"),
+                    os.path.join(os.path.dirname(torch.__file__), "_dynamo", "mutation_guard.py")}
 
 
 def _user_inits(cls):
@@ -77,6 +80,11 @@ def _statically_pure(fn):
     return True
 
 
+class _ImpureCall(BaseException):
+    """Raised by the watch into an untrusted call an __init__ makes, before it runs (BaseException: the
+    __init__'s own `except Exception` cannot swallow it)."""
+
+
 def construct_if_pure(cls, args, kwargs):
     """cls(*args, **kwargs) if the construction is pure (see the module docstring), else None."""
     inits = _user_inits(cls)
@@ -86,21 +94,25 @@ def construct_if_pure(cls, args, kwargs):
     impure = []
 
     def watch(frame, event, arg):
+        # raising here stops the untrusted call before its body (or the C function) runs: its effects
+        # must not happen at translation either
         if event == "call":               # what the __init__s call themselves (the machinery is trusted)
             code = frame.f_code
             caller = frame.f_back
             if caller is not None and caller.f_code in init_codes and code not in init_codes and \
                     code.co_filename not in _MACHINERY_FILES:
                 impure.append(code.co_qualname)
+                raise _ImpureCall
         elif event == "c_call" and frame.f_code in init_codes and arg not in _PURE_C_CALLS:
             impure.append(getattr(arg, "__qualname__", repr(arg)))
+            raise _ImpureCall
 
     previous = sys.getprofile()
     with torch.random.fork_rng(devices=[]):
         sys.setprofile(watch)
         try:
             obj = cls(*args, **kwargs)
-        except Exception:
+        except BaseException:             # _ImpureCall, or the constructor raises: the frame says so
             return None
         finally:
             sys.setprofile(previous)

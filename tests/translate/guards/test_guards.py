@@ -209,7 +209,9 @@ def test_the_recompile_limit_counts_per_module_instance_so_every_layer_keeps_its
     torch.manual_seed(0)
     model = DeepModel(12)                 # more layers than the limit, each with its own `index`: entries of its own
     counter = framejit.CompileCounter()
-    compiled = framejit.compile(model, backend=counter, recompile_limit=4)
+    # dynamic=False: each layer's int `index` must stay a constant of its own entry (automatic dynamic
+    # would make it a graph input after one recompile, and the layers would share two entries)
+    compiled = framejit.compile(model, backend=counter, recompile_limit=4, dynamic=False)
     x = torch.randn(2, 4)
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)               # no "recompile limit" warning

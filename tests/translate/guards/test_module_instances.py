@@ -366,7 +366,9 @@ def test_a_shared_entry_keeps_no_dead_instance_alive():
 def test_many_instances_that_each_need_an_entry_never_end_in_eager():
     from framejit.runtime.compiled import SHARED_CODE_LIMIT
     counter = framejit.CompileCounter()
-    compiled = framejit.compile(probe, backend=counter, recompile_limit=2)
+    # dynamic=False: each instance's float eps must stay a constant of its own entry (automatic dynamic
+    # would make it a graph input after one recompile, and all would share two entries)
+    compiled = framejit.compile(probe, backend=counter, recompile_limit=2, dynamic=False)
     x = randn(3, 8)
     alive = []
     with warnings.catch_warnings():
@@ -380,7 +382,8 @@ def test_many_instances_that_each_need_an_entry_never_end_in_eager():
 
 
 def test_the_recompile_reason_names_what_differs_in_the_other_instance():
-    compiled = framejit.compile(probe, backend=framejit.CompileCounter())
+    # dynamic=False: with automatic dynamic the reason also says the float eps is `now dynamic`
+    compiled = framejit.compile(probe, backend=framejit.CompileCounter(), dynamic=False)
     x = randn(3, 8)
     compiled(_block(0), x)
     compiled(_block(0, eps=0.5), x)
