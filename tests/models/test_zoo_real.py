@@ -36,23 +36,11 @@ SUBSET = [
 TC_RECONVERSIONS = {("bert_base_cased_mrpc", "train"): 1, ("vit_base_patch16_224", "train"): 1,
                     ("resnet_50", "train"): 1}
 
-_GQA_SDPA = ("os.environ.get(...) read in transformers' use_gqa_in_sdpa (sdpa_attention.py) on every "
-             "grouped-query attention call: 11 graphs, 14 breaks, the layer loop as plain Python (hf-fix)")
-_CACHE = ("encoder-decoder with its cache: copy.deepcopy of the config in get_text_config, len() of a "
-          "DynamicCache, ModelOutput.keys() in to_tuple, and the bound method <ModelOutput>.keys guarded by "
-          "identity, so every call converts again (hf-fix)")
-# (entry, call) -> the construct that keeps framejit from the target today.
-KNOWN = {
-    ("gpt2", "train"): ("transformers' logger.warning_once, a bound method made fresh on each access, guarded by "
-                        "identity: the second train call converts again (bound-method guards, hf-fix)"),
-    ("llama3_2_1b", "eval"): _GQA_SDPA,
-    ("qwen3_0_6b", "train"): _GQA_SDPA,
-    ("bart_base", "eval"): _CACHE,
-    ("deberta_v3_base", "eval"): ("DeBERTa-v2 builds a GELUActivation() in forward (ACT2FN[...] lookup): a break, "
-                                  "and a new module per call converts again (modules built in forward, hf-fix)"),
-    ("wav2vec2_base_960h", "eval"): ("is_torch_distributed_available() in is_fsdp_managed_module is not inlined "
-                                     "(hf-fix)"),
-}
+# (entry, call) -> the construct that keeps framejit from the target today. (Empty: the six entries that
+# were here -- os.environ reads under sdpa GQA, encoder-decoder caches, a module built in forward,
+# is_torch_distributed_available, bound-method guards -- reach it since the construct families of
+# issue 13 were fixed.)
+KNOWN = {}
 
 
 class TargetMissed(AssertionError):
