@@ -185,8 +185,15 @@ _CONSTANT_CLASSES = (int, float, complex, str, bytes)
 
 
 def _is_constant_classmethod(obj):
-    """A builtin classmethod of an immutable builtin type: a pure function of constant arguments."""
-    return isinstance(obj, types.BuiltinMethodType) and getattr(obj, "__self__", None) in _CONSTANT_CLASSES
+    """A builtin classmethod of an immutable builtin type: a pure function of constant arguments.
+
+    The owner is compared by identity: a bound method's __self__ may be any object (a tensor subclass
+    whose __torch_function__ sees every ==, a user object with its own __eq__), and `in` would call
+    its __eq__ at translation time, an effect the eager call does not have."""
+    if not isinstance(obj, types.BuiltinMethodType):
+        return False
+    owner = getattr(obj, "__self__", None)
+    return any(owner is cls for cls in _CONSTANT_CLASSES)
 
 
 def _is_subclasses_call(obj):
