@@ -259,6 +259,10 @@ def _compile_graph(ctx, outputs, opts):
     ctx.guard_state(torch.is_grad_enabled)         # grad mode at entry shapes every graph
     ctx.guard_state(torch.get_default_dtype)       # and the default dtype: factories, int / int, int + 0.5
     gm, example_inputs = ctx.graph.finish(outputs)
+    if not outputs and not _has_ops(gm):
+        # the ops counted above were symbolic-number arithmetic whose only use was a guard (`i == 3` on a
+        # dynamic int), which finish() dropped: nothing is left to compile or call
+        return None, None
     guard_storage_sharing(ctx.guards, [(source, tensor, node.meta.get("example_value"))
                                        for source, tensor, node in ctx.graph.inputs])
     if autocast_sensitive(gm.graph, STATE_NODE_TARGETS):
@@ -285,6 +289,10 @@ def _compile_graph(ctx, outputs, opts):
         if sets_grad_mode:
             torch._C._set_grad_enabled(grad_mode)
     return compiled, gm
+
+
+def _has_ops(gm):
+    return any(n.op in ("call_function", "call_method", "call_module") for n in gm.graph.nodes)
 
 
 def _backend_name(backend):
