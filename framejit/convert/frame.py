@@ -54,7 +54,7 @@ USER_ERROR_KINDS = {"constant op raised", "bad call", "key error", "index error"
                     "unbound local", "attribute error", "StopIteration", "constant call raised", "raise",
                     "op raised"}
 # Breaks whose cause the eager run itself removes (a lazy module's first call materializes its parameters):
-# an unsplittable frame runs as plain Python for this call only, and the next call converts again.
+# the frame, splittable or not, runs as plain Python for this call only, and the next call converts again.
 TRANSIENT_KINDS = {"lazy module"}
 
 # How many stack items each splittable instruction consumes (NULL positions below stay put).
@@ -259,6 +259,10 @@ def _compile_graph(ctx, outputs, opts):
     ctx.guard_state(torch.is_grad_enabled)         # grad mode at entry shapes every graph
     ctx.guard_state(torch.get_default_dtype)       # and the default dtype: factories, int / int, int + 0.5
     gm, example_inputs = ctx.graph.finish(outputs)
+    if not outputs and not _has_ops(gm):
+        # the ops counted above were symbolic-number arithmetic whose only use was a guard (`i == 3` on a
+        # dynamic int), which finish() dropped: nothing is left to compile or call
+        return None, None
     guard_storage_sharing(ctx.guards, [(source, tensor, node.meta.get("example_value"))
                                        for source, tensor, node in ctx.graph.inputs])
     if autocast_sensitive(gm.graph, STATE_NODE_TARGETS):
@@ -285,6 +289,10 @@ def _compile_graph(ctx, outputs, opts):
         if sets_grad_mode:
             torch._C._set_grad_enabled(grad_mode)
     return compiled, gm
+
+
+def _has_ops(gm):
+    return any(n.op in ("call_function", "call_method", "call_module") for n in gm.graph.nodes)
 
 
 def _backend_name(backend):
@@ -360,6 +368,11 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
     info = BreakInfo(gb.kind, gb.reason, gb.where or format_position(code, inst), code.co_qualname, gb.hint)
     if opts.fullgraph:
         raise Unsupported(f"{gb.reason} (fullgraph=True)\n{info.where}")
+    if _kind_of(gb, inner_kind) in TRANSIENT_KINDS:
+        # the eager run removes the cause: break and resume functions made now would serve this call only
+        # (the next one converts the whole frame again), so the frame runs as Python, split or not
+        return ConvertResult("once", reason=f"{gb.reason}; a break this call's eager run removes",
+                             breaks=[info])
     why_not = _why_not_splittable(code, tx, inst, snap)
     if why_not is not None:
         kind = "once" if gb.kind in USER_ERROR_KINDS or _kind_of(gb, inner_kind) in TRANSIENT_KINDS else "eager"

@@ -42,6 +42,7 @@ from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTOR
                            contextmanager_call, torch_decorated_call)
 from .values.exceptions import builtin_protocol, instantiate
 from .guards.identity import is_bound_builtin
+from .values.instance_dicts import is_instance_dict
 from .values.functions import FunctionValue, bind_arguments
 from .values.tensor_type import tensor_type_method
 from .values import deques  # noqa: F401  (installs the collections.deque lookaside)
@@ -108,6 +109,9 @@ def call_object(tx, fn_value, obj, args, kwargs):
     if hashable and is_bound_builtin(obj):     # d.get(k) on a real dict: the lookaside of dict.get
         descriptor = getattr(type(obj.__self__), obj.__name__, None) if not isinstance(obj.__self__, type) else None
         impl = LOOKASIDES.get(descriptor) if _hashable(descriptor) else None
+        if impl is not None and is_instance_dict(obj.__self__):
+            raise GraphBreak("call", f"{obj.__name__} of an object's __dict__ reached without the object: "
+                             "its attributes change under the frame's model of them, so the call runs as Python")
         if impl is not None:
             src = AttrSource(fn_value.source, "__self__") if fn_value.source is not None else None
             receiver = tx.ctx.wrap(obj.__self__, src) if src is not None else ObjectValue(obj.__self__)
@@ -185,8 +189,15 @@ _CONSTANT_CLASSES = (int, float, complex, str, bytes)
 
 
 def _is_constant_classmethod(obj):
-    """A builtin classmethod of an immutable builtin type: a pure function of constant arguments."""
-    return isinstance(obj, types.BuiltinMethodType) and getattr(obj, "__self__", None) in _CONSTANT_CLASSES
+    """A builtin classmethod of an immutable builtin type: a pure function of constant arguments.
+
+    The owner is compared by identity: a bound method's __self__ may be any object (a tensor subclass
+    whose __torch_function__ sees every ==, a user object with its own __eq__), and `in` would call
+    its __eq__ at translation time, an effect the eager call does not have."""
+    if not isinstance(obj, types.BuiltinMethodType):
+        return False
+    owner = getattr(obj, "__self__", None)
+    return any(owner is cls for cls in _CONSTANT_CLASSES)
 
 
 def _is_subclasses_call(obj):
