@@ -113,3 +113,18 @@ def test_changing_float_under_aot_eager_stays_correct():
         return x - lr * x.sign()
     calls = [(randn(4, seed=i), 0.5 / (i + 1)) for i in range(4)]
     check_calls(step, calls, backend="aot_eager")
+
+
+def remove_if_present(y, lst):
+    if 3 in lst:                   # `in` compares each item with ==: a symbolic item must be decided
+        lst.remove(3)
+    return y * len(lst)
+
+
+def test_membership_over_a_list_item_that_became_symbolic():
+    # the list's last int changes between calls, so automatic dynamic makes it a graph input; `3 in lst`
+    # must then be decided on its value (and guarded), not answered False (a fuzzer find: seed 600082)
+    from tests.differential import check_calls
+    calls = [(torch.ones(2), [1, 2, 2]), (torch.ones(2), [1, 2, 2]), (torch.ones(2), [1, 2, 3]),
+             (torch.ones(2), [1, 2, 4]), (torch.ones(2), [1, 2, 3])]
+    check_calls(remove_if_present, calls)

@@ -219,7 +219,7 @@ def _contains(tx, container, item):
             if isinstance(i, TensorValue):
                 raise GraphBreak("data-dependent", "`x in list of tensors` compares tensor values")
             r = compare_op(tx, "==", i, item)
-            if isinstance(r, Const) and r.value:
+            if truth(tx, r):          # a symbolic number's comparison is decided and guarded here
                 return True
         return False
     if isinstance(container, DictValue):
