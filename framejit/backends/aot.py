@@ -91,13 +91,17 @@ def partition(joint_module, joint_inputs, **kwargs):
     from torch._functorch.partitioners import default_partition
     fw_module, bw_module = default_partition(joint_module, joint_inputs, **kwargs)
     dropped = False
-    for node in reversed(list(bw_module.graph.nodes)):
+    for node in reversed(list(bw_module.graph.nodes)):     # users before producers: a dead chain goes at once
+        if node.op != "call_function":
+            continue
         if _is_random(node):
             if node.users:
                 raise RuntimeError(f"the backward graph recomputes random op {node.target}: its numbers would "
                                    "differ from the forward's")
             bw_module.graph.erase_node(node)
             dropped = True
+        elif dropped and not node.users and not node.is_impure():
+            bw_module.graph.erase_node(node)       # fed only a dropped random op (dropout of a dropout)
     if dropped:
         bw_module.recompile()
     return fw_module, bw_module

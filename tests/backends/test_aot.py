@@ -75,6 +75,30 @@ def test_forward_and_backward_leave_the_global_rng_as_eager_does(fn):
         assert torch.equal(e, c)
 
 
+def min_with_dropout_of_dropout(x):
+    # minimum's backward needs the dropped-out constant: the partition's backward repeats its whole random
+    # chain (dead once the forward's value is saved); the chain goes, not the frame (fuzzer seed 723094)
+    noise = F.dropout(F.dropout(torch.linspace(-1, 1, 4), 0.5, training=True), 0.5, training=True)
+    return torch.minimum(x, noise) * 3
+
+
+def test_a_dead_random_chain_in_the_backward_is_dropped_without_a_fallback():
+    def run(f):
+        torch.manual_seed(0)
+        x = randn(4, requires_grad=True)
+        out = f(x)
+        out.sum().backward()
+        return out.detach(), x.grad, torch.rand(5)
+
+    framejit.reset()
+    eager = run(min_with_dropout_of_dropout)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # a fallback warns
+        compiled = run(framejit.compile(min_with_dropout_of_dropout, backend="aot_eager"))
+    for e, c in zip(eager, compiled):
+        assert torch.equal(e, c)
+
+
 class DropoutNet(nn.Module):
     def __init__(self):
         super().__init__()
