@@ -11,6 +11,7 @@ import torch
 
 from ...errors import GraphBreak
 from .base import Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .sym_free import SYM_TYPES
 
 CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
                torch.dtype, torch.device, torch.layout, torch.memory_format)
@@ -87,8 +88,8 @@ def unpack_iterable(tx, v):
 
 def wrap_unsourced(obj):
     """A real object reached without a Source (e.g. attribute of a constant): only constants are safe."""
-    if type(obj) in CONST_TYPES or type(obj) is torch.Size:
-        return Const(obj)
+    if type(obj) in CONST_TYPES or type(obj) is torch.Size or type(obj) in SYM_TYPES:
+        return Const(obj)       # a Sym number read off fake metadata: Const makes it a number (sym_free.py)
     if isinstance(obj, tuple) and all(type(x) in CONST_TYPES for x in obj):
         return Const(obj)
     if type(obj) is range:
