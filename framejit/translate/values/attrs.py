@@ -97,6 +97,9 @@ def tensor_attr(tx, t, name):
     if name == "is_leaf":
         # fakes carry the autograd history of the ops that made them: a tensor the frame detached and
         # then set requires_grad on is a leaf that requires grad
+        if getattr(t.fake, "framejit_history_unreadable", False):     # graph/fake_inputs.py
+            raise GraphBreak("tensor attribute", "is_leaf of a view whose base was written since: autograd "
+                             "refuses to read its history")
         return Const(t.fake.is_leaf)
     if name == "__class__":
         return tensor_class(t)
