@@ -22,7 +22,7 @@ from .base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue
 from .namedtuples import namedtuple_attr
 from .tensor_type import tensor_class
 from .objects import NewObject, is_plain_instance, store_input_attr
-from .symbolic import symbolic_metadata
+from .symbolic import SymValue, symbolic_metadata
 from .protocol import as_python, is_namedtuple_class, is_structseq_class, wrap_unsourced
 
 TENSOR_CONST_ATTRS = {
@@ -52,6 +52,8 @@ def load_attr(tx, obj, name):
     """Value of `obj.name` (no method binding)."""
     if isinstance(obj, TensorValue):
         return tensor_attr(tx, obj, name)
+    if isinstance(obj, SymValue):          # a symbolic number's method or attribute: of its guarded value
+        obj = Const(obj.as_python())
     if isinstance(obj, Const):
         try:
             real = getattr(obj.value, name)
