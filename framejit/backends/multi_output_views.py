@@ -12,8 +12,8 @@ written, so a resume function receiving them could not be converted.
 `views_outside(gm)` takes such outputs out of the graph: the op's operands (a graph input, or a
 computed tensor the graph then also returns) are handed out instead, and after each call the op runs
 for real on them, in the caller's grad mode, once per op (its outputs are siblings as eager's are). The
-views then have eager's autograd node, creation kind and errors. Graphs that write in place are left
-alone (a remade view would be made after the write eager's view saw happen).
+views then have eager's autograd node, creation kind and errors. Not when the graph writes in place
+into an operand's storage (a remade view would be made after the write eager's view saw happen).
 """
 import operator
 
@@ -28,8 +28,6 @@ def views_outside(gm):
     graph = gm.graph
     output = next(n for n in graph.nodes if n.op == "output")
     results = list(output.args[0])
-    if any(_writes(n) for n in graph.nodes):
-        return gm, None
     remade = {}                       # output index -> (op node, item index)
     for j, node in enumerate(results):
         op = _multi_view_source(node)
@@ -45,6 +43,9 @@ def views_outside(gm):
                 operands.append(used)
     if any(not isinstance(n.meta.get("example_value"), torch.Tensor) for n in operands):
         return gm, None               # a symbolic size among the operands: leave the graph as it is
+    written = _written_storages(graph)
+    if written is None or any(_storage(n.meta["example_value"]) in written for n in operands):
+        return gm, None               # remade after the graph, they would not see the write eager's saw
     kept = [n for j, n in enumerate(results) if j not in remade]
 
     new_graph, copies = fx.Graph(), {}
@@ -95,6 +96,24 @@ def _multi_view_source(node):
     if all(isinstance(t, torch.Tensor) and t.requires_grad and t._is_view() for t in items):
         return op
     return None
+
+
+def _storage(fake):
+    return fake.untyped_storage()._cdata
+
+
+def _written_storages(graph):
+    """The (fake) storages the graph writes in place; None when a write's target is not known."""
+    written = set()
+    for node in graph.nodes:
+        if not _writes(node):
+            continue
+        target = node.kwargs.get("out", node.args[0] if node.args else None)
+        fake = target.meta.get("example_value") if isinstance(target, fx.Node) else None
+        if not isinstance(fake, torch.Tensor):
+            return None
+        written.add(_storage(fake))
+    return written
 
 
 def _writes(node):

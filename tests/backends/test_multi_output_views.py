@@ -91,3 +91,32 @@ def test_remade_views_are_eager_unbind_views():
     out = framejit.compile(f, backend="aot_eager")(torch.randn(3, 2, requires_grad=True))
     assert [type(t.grad_fn).__name__ for t in out] == ["UnbindBackward0"] * 3
     assert len({t.grad_fn for t in out}) == 1                   # siblings of one node, as eagerly
+
+
+def views_beside_an_unrelated_write(w, buf):
+    rows = list(w.unbind())
+    buf.add_(1)                          # a write the views do not see: they are still remade
+    with torch.no_grad():
+        w.zero_()
+    _break()
+    return rows[0] + 1
+
+
+def views_of_a_value_written_in_the_graph(w):
+    h = w * 2
+    parts = h.split(2)
+    h.add_(1)                            # eager: the parts' history is rewritten; the backward raises
+    return parts[0] + 1, h
+
+
+@pytest.mark.parametrize("fn", [views_beside_an_unrelated_write, views_of_a_value_written_in_the_graph],
+                         ids=lambda f: f.__name__)
+def test_graphs_with_writes(fn):
+    def inputs(i):
+        g = torch.Generator().manual_seed(i)
+        w = torch.randn(4, 4, generator=g, requires_grad=True)
+        return (w, torch.zeros(3)) if fn is views_beside_an_unrelated_write else (w,)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        compiled, _ = check_calls(fn, [inputs(i) for i in range(2)], backend="aot_eager", grads=True)
+    assert compiled._framejit_state.eager_reason is None
