@@ -25,6 +25,7 @@ import torch
 import torch.fx as fx
 
 from .grad_regions import compile_by_regions, needs_regions, with_dead_tensors_out
+from .multi_output_views import views_outside
 
 # The graph nodes that switch grad mode, inference mode or autocast (backends/ imports nothing of translate/:
 # tests/backends/test_aot.py checks this is translate/lookasides/ctx_managers.STATE_NODE_TARGETS).
@@ -59,6 +60,7 @@ def _compile_aot(gm, example_inputs):
         return aot_module_simplified(graph, example_inputs, fw_compiler=make_boxed_compiler(nop),
                                      bw_compiler=make_boxed_compiler(nop), partition_fn=partition)
 
+    gm, remake = views_outside(gm)          # unbind/split outputs made again by the op itself, after it
     gm, n_results = with_dead_tensors_out(gm)
     try:
         compiled = compile_graph(gm)
@@ -70,9 +72,12 @@ def _compile_aot(gm, example_inputs):
                 raise
             compiled = gm.forward         # see EAGER_TIME_AUTOGRAD_ERRORS
     compiled = keep_none_grads(gm, compiled)
-    if n_results is None:
-        return compiled
+    if n_results is not None:
+        compiled = _results_only(compiled, n_results)
+    return compiled if remake is None else remake(compiled)
 
+
+def _results_only(compiled, n_results):
     def run(*args):
         return compiled(*args)[:n_results]
     return run

@@ -84,10 +84,13 @@ def aot_eager(gm, example_inputs):
 @register_backend("inductor")
 def inductor(gm, example_inputs):
     """torch._inductor's compile_fx (generates C++/OpenMP kernels on CPU); input gradients eager leaves
-    None stay None (backends/aot.py)."""
+    None stay None (backends/aot.py); multi-output views are eager's (backends/multi_output_views.py)."""
     from torch._inductor.compile_fx import compile_fx
     from .aot import keep_none_grads
-    return keep_none_grads(gm, compile_fx(gm, example_inputs))    # AOT autograd underneath, too
+    from .multi_output_views import views_outside
+    gm, remake = views_outside(gm)          # unbind/split outputs made by the op itself (AOT autograd underneath)
+    compiled = keep_none_grads(gm, compile_fx(gm, example_inputs))
+    return compiled if remake is None else remake(compiled)
 
 
 def runs_graph_as_is(backend):

@@ -27,6 +27,7 @@ from ..translate.values.deques import write_back_lines as deque_write_back
 from ..translate.values.dict_kinds import rebuild_dict, write_back_dict
 from ..translate.values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 from ..translate.values.symbolic import SymValue
+from ..translate.values.sym_free import holds_symbolic
 from ..translate.context import is_namedtuple_class
 from ..translate.source import LocalSource
 from ..translate.guards.module_guards import CachedSource
@@ -55,6 +56,8 @@ class Namespace:
         key = id(obj)
         name = self._ids.get(key)
         if name is None:
+            if holds_symbolic(obj):     # a SymInt as a constant would reach real code (values/sym_free.py)
+                raise RuntimeError(f"framejit bug: a symbolic number reached generated code as a constant ({obj!r})")
             name = self._ids[key] = f"__fj_c{len(self._ids)}"
             self.env[name] = obj
         return name

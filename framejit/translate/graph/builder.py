@@ -28,6 +28,7 @@ from .fake_inputs import fake_of_input
 from .overlap import check_overlap, tensors_of, versions_of
 from ..values.base import Const, DictValue, ObjectValue, SeqValue, TensorValue
 from ..values.symbolic import SYM_TYPES, SymValue, constant_of
+from ..values.sym_free import holds_symbolic
 from ...errors import GraphBreak
 
 
@@ -279,6 +280,7 @@ class GraphBuilder:
         that trace (aot_eager, inductor) compile for every size at once."""
         self.graph.output(tuple(v.node for v in output_values))
         _drop_unused_sizes(self.graph)
+        _refuse_symbolic_literals(self.graph)
         gm = fx.GraphModule(torch.nn.Module(), self.graph)
         gm.graph.lint()
         forget_source_with(gm)
@@ -303,6 +305,16 @@ def _drop_unused_sizes(graph):
         if isinstance(node.meta.get("example_value"), SYM_TYPES) and (
                 node.target in _SIZE_TARGETS or getattr(node.target, "__module__", None) in ("_operator", "operator")):
             graph.erase_node(node)
+
+
+def _refuse_symbolic_literals(graph):
+    """A SymInt written into the graph as a literal argument (not read by a node) would reach a real
+    kernel at run time ("SymIntArrayRef expected to contain only concrete integers"): a framejit bug
+    (values/sym_free.py), failed here so the frame falls back with a record instead of crashing."""
+    for node in graph.nodes:
+        if node.op in ("call_function", "call_method") and any(
+                holds_symbolic(a) for a in (*node.args, *node.kwargs.values())):
+            raise RuntimeError(f"framejit bug: a symbolic number is a literal argument of graph node {node.format_node()}")
 
 
 def _operand(e):

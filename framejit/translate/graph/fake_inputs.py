@@ -27,6 +27,8 @@ def _is_plain_leaf(t):
 
 def fake_of_input(fake_mode, t):
     """The FakeTensor standing for real tensor `t` in `fake_mode` (static shapes)."""
+    if t.requires_grad and t._is_view() and _history_unreadable(t):
+        return _fake_of_unreadable_view(fake_mode, t)
     if not _is_plain_leaf(t) or torch.is_inference_mode_enabled():
         return fake_mode.from_tensor(t, static_shapes=True)
     converter = fake_mode.fake_tensor_converter
@@ -40,3 +42,25 @@ def fake_of_input(fake_mode, t):
         fake._is_param = True
     converter.set_tensor_memo(t, fake)
     return fake
+
+
+def _history_unreadable(t):
+    """An output of a multi-output view op (unbind, split, a tensor's rows) whose base was written
+    since: autograd refuses to read its grad_fn (and is_leaf, and any op on it) from then on."""
+    try:
+        t.grad_fn
+    except RuntimeError:
+        return True
+    return False
+
+
+def _fake_of_unreadable_view(fake_mode, t):
+    """Such a view as a fake: its data (the same shape, strides, storage offset) as a non-leaf that
+    requires grad. Nothing at translation reads its history; an op on it in the graph raises at run
+    time what eager's op raises, from the real tensor; reading is_leaf is a graph break."""
+    fake = fake_mode.from_tensor(t.detach(), static_shapes=True)
+    with fake_mode, torch.enable_grad():
+        leaf = fake.detach().requires_grad_(True)
+        view = leaf.view_as(leaf)
+    view.framejit_history_unreadable = True      # is_leaf of it runs as Python (values/attrs.py)
+    return view

@@ -22,7 +22,7 @@ from .base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue
 from .namedtuples import namedtuple_attr
 from .tensor_type import tensor_class
 from .objects import NewObject, is_plain_instance, store_input_attr
-from .symbolic import symbolic_metadata
+from .symbolic import SymValue, symbolic_metadata
 from .protocol import as_python, is_namedtuple_class, is_structseq_class, wrap_unsourced
 
 TENSOR_CONST_ATTRS = {
@@ -52,6 +52,8 @@ def load_attr(tx, obj, name):
     """Value of `obj.name` (no method binding)."""
     if isinstance(obj, TensorValue):
         return tensor_attr(tx, obj, name)
+    if isinstance(obj, SymValue):          # a symbolic number's method or attribute: of its guarded value
+        obj = Const(obj.as_python())
     if isinstance(obj, Const):
         try:
             real = getattr(obj.value, name)
@@ -97,6 +99,9 @@ def tensor_attr(tx, t, name):
     if name == "is_leaf":
         # fakes carry the autograd history of the ops that made them: a tensor the frame detached and
         # then set requires_grad on is a leaf that requires grad
+        if getattr(t.fake, "framejit_history_unreadable", False):     # graph/fake_inputs.py
+            raise GraphBreak("tensor attribute", "is_leaf of a view whose base was written since: autograd "
+                             "refuses to read its history")
         return Const(t.fake.is_leaf)
     if name == "__class__":
         return tensor_class(t)

@@ -13,6 +13,8 @@ Every value may carry a Source (where it came from in the frame); values built i
 """
 import torch
 
+from .sym_free import SUSPECT_TYPES, concrete
+
 
 class Value:
     __slots__ = ("source",)
@@ -29,6 +31,8 @@ class Const(Value):
 
     def __init__(self, value, source=None):
         super().__init__(source)
+        if type(value) in SUSPECT_TYPES:      # fake metadata folded: never a SymInt (values/sym_free.py)
+            value = concrete(value)
         self.value = value
 
     def python_type(self):

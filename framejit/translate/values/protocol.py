@@ -11,6 +11,7 @@ import torch
 
 from ...errors import GraphBreak
 from .base import Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .sym_free import SYM_TYPES
 
 CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
                torch.dtype, torch.device, torch.layout, torch.memory_format)
@@ -34,8 +35,7 @@ def as_python(v):
     if isinstance(v, Const):
         return v.value
     if isinstance(v, SeqValue):
-        items = [as_python(i) for i in v.items]
-        return v.kind(items) if v.kind in (tuple, list) else items if v.kind is list else tuple(items)
+        return sequence_of(v.kind, [as_python(i) for i in v.items])
     if isinstance(v, DictValue):
         return {k: as_python(x) for k, x in v.items.items()}
     if isinstance(v, SetValue):
@@ -48,6 +48,21 @@ def as_python(v):
                              "object yet")
         return v.obj
     raise GraphBreak("needs real value", f"{v!r} is not a constant here")
+
+
+def sequence_of(kind, items):
+    """The real sequence of kind `kind` (a SeqValue's) holding `items`: a torch.Size stays a torch.Size
+    and a named tuple that named tuple (their str, repr, type and == are not a plain tuple's)."""
+    if kind is list or kind is tuple:
+        return kind(items)
+    if kind is torch.Size:
+        return torch.Size(items)
+    if isinstance(kind, type) and issubclass(kind, tuple):
+        if hasattr(kind, "_fields"):                 # collections.namedtuple / typing.NamedTuple
+            return kind(*items)
+        if hasattr(kind, "n_fields"):                # a structseq (torch.return_types, os.stat_result)
+            return kind(items)
+    return tuple(items)
 
 
 def unpack_iterable(tx, v):
@@ -87,8 +102,8 @@ def unpack_iterable(tx, v):
 
 def wrap_unsourced(obj):
     """A real object reached without a Source (e.g. attribute of a constant): only constants are safe."""
-    if type(obj) in CONST_TYPES or type(obj) is torch.Size:
-        return Const(obj)
+    if type(obj) in CONST_TYPES or type(obj) is torch.Size or type(obj) in SYM_TYPES:
+        return Const(obj)       # a Sym number read off fake metadata: Const makes it a number (sym_free.py)
     if isinstance(obj, tuple) and all(type(x) in CONST_TYPES for x in obj):
         return Const(obj)
     if type(obj) is range:
