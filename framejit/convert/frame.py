@@ -168,10 +168,11 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
     break_at = {}            # root call index -> what broke inside that callee, in words
     inner_kinds = {}         # root call index -> kind of the break found inside the callee
     policy = ShapePolicy(opts.config.dynamic, opts.shape_memory, floats=runs_graph_as_is(opts.backend))
-    symbolic = policy.wants_symbols(bound.values())
+    capture = opts.config.capture_data_dependent     # unbacked symbols need a ShapeEnv even with no dynamic input
+    symbolic = capture or policy.wants_symbols(bound.values())
     for _attempt in range(8):
         ctx = ConversionContext(opts.config, fn.__globals__, dict(break_at), observation, policy,
-                                ShapeContext() if symbolic else None)
+                                ShapeContext(capture) if symbolic else None)
         nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
         ctx.frame_params = code.co_varnames[:nparams] + (("__fj_cl",) if code.co_freevars else ())
         star = code.co_argcount + code.co_kwonlyargcount

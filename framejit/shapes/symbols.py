@@ -92,4 +92,7 @@ class ShapeContext:
 
     @property
     def used(self):
-        return bool(self.symbols)
+        """Did the conversion make symbols: input sizes and numbers, or unbacked ones (data-dependent
+        sizes and `.item()` values, Config.capture_data_dependent)?"""
+        env = self.env
+        return bool(self.symbols) or bool(env.unbacked_symint_counter or env.unbacked_symfloat_counter)
