@@ -7,8 +7,10 @@
 Sizes 0 and 1 stay static (torch's ShapeEnv specializes them: broadcasting and contiguity depend on
 them), so a dimension that shrinks to 1 is one more static entry, as under torch.compile. Parameters
 (and tensors reached through nn.Module attributes) keep static shapes unless mark_dynamic says
-otherwise. Only plain dense tensors with the strides of a contiguous tensor get symbols; any other
-layout stays static (its strides are guarded exactly).
+otherwise. Only plain strided tensors at storage offset 0 get symbols: contiguous ones, and non-contiguous
+ones (a transpose, a permute, a column slice, an expand) whose strides become expressions of the sizes
+or symbols of their own (symbols.py), each guarded. A tensor at another storage offset (`x[2:]`) and
+other layouts stay static (guarded exactly).
 """
 import torch
 
@@ -58,7 +60,7 @@ class ShapePolicy:
 def _symbolic_layout(t):
     if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.layout is not torch.strided or t.is_nested:
         return False
-    if t.dim() == 0 or not t.is_contiguous() or t.storage_offset() != 0:
+    if t.dim() == 0 or t.storage_offset() != 0:
         return False
     return not (t.is_quantized or t.is_meta or t.is_inference() or t.is_conj() or t.is_neg())
 
