@@ -191,6 +191,11 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
             with ctx.phase("translate"):
                 rv = tx.run()
         except GraphBreak as gb:
+            if _decided_on_a_float(ctx, gb):        # a float passed as a tensor must be a constant after all
+                for sym in gb.symbols:
+                    opts.shape_memory.note_static_number(ctx.graph.shapes.float_symbols[sym])
+                observation.note_restart(f"{gb.reason}: the float stays static")
+                continue
             index = tx.snapshot.index
             inst = tx.instructions[index]
             if gb.inlined and inst.opname in ("CALL", "CALL_FUNCTION_EX") and index not in break_at:
@@ -201,6 +206,13 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
             return _told(ctx, fn, bound, _finish_break(fn, ctx, tx, gb, opts, inner_kinds.get(index)))
         return _told(ctx, fn, bound, _finish_return(fn, ctx, rv, opts))
     raise RuntimeError("framejit: too many restarts while converting " + code.co_qualname)
+
+
+def _decided_on_a_float(ctx, gb):
+    """Did the frame decide on the value of a float passed as a tensor (graph/float_inputs.py)?"""
+    shapes = ctx.graph.shapes
+    symbols = getattr(gb, "symbols", None)
+    return bool(symbols) and shapes is not None and bool(shapes.float_symbols) and symbols <= shapes.float_symbols.keys()
 
 
 def _told(ctx, fn, bound, result):

@@ -20,12 +20,15 @@ from .marks import ALL, has_marks, marks_of
 class ShapePolicy:
     """The policy of one conversion: `dynamic` (True/None/False) and the code's ShapeMemory."""
 
-    __slots__ = ("dynamic", "memory", "floats")
+    __slots__ = ("dynamic", "memory", "floats", "float_tensors")
 
     def __init__(self, dynamic, memory, floats=False):
         self.dynamic = dynamic
         self.memory = memory
         self.floats = floats        # may a Python float become a symbolic input (backends.runs_graph_as_is)?
+        # else a dynamic float is a 0-dim tensor input read by `.item()` in the graph (tracing backends:
+        # AOT autograd takes no SymFloat inputs); False after a conversion had to decide on its value
+        self.float_tensors = not floats
 
     def wants_symbols(self, arguments):
         """Does this conversion need a ShapeEnv: dynamic=True, something remembered, or a marked tensor
@@ -54,7 +57,8 @@ class ShapePolicy:
         return out or None
 
     def number_dynamic(self, name, kind=int):
-        return self.dynamic is not False and name in self.memory.numbers and (kind is int or self.floats)
+        return self.dynamic is not False and name in self.memory.numbers and \
+            (kind is int or self.floats or self.float_tensors and name not in self.memory.static_numbers)
 
 
 def _symbolic_layout(t):

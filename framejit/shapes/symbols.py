@@ -44,6 +44,7 @@ class ShapeContext:
         self.env = ShapeEnv(allow_scalar_outputs=capture_scalars, allow_dynamic_output_shape_ops=capture_scalars)
         self.symbols = {}            # sympy symbol -> Symbol, in creation order
         self.dynamic_inputs = []     # (words, {dim: symbol words}) for reports
+        self.float_symbols = {}      # unbacked symbol -> source name of a float passed as a tensor (graph/float_inputs.py)
         self.stride_checks = []      # (python text, words, SymInt or int): a non-contiguous input's strides
 
     def _symbol(self, value, text, words, dynamic_dim, bounds=(None, None), number=None):

@@ -28,7 +28,7 @@ from .module_order import new_event_log
 from .fake_inputs import fake_of_input
 from .overlap import check_overlap, tensors_of, versions_of
 from ..values.base import Const, DictValue, ObjectValue, SeqValue, TensorValue
-from ..values.symbolic import SYM_TYPES, SliceValue, SymValue, constant_of
+from ..values.symbolic import SYM_TYPES, SliceValue, SymValue, constant_of, unbacked_symbols_of
 from ...errors import GraphBreak
 
 
@@ -163,8 +163,10 @@ class GraphBuilder:
                 torch._subclasses.fake_tensor.DynamicOutputShapeException) as e:
             raise GraphBreak("data-dependent op", f"{_target_name(target)} has a data-dependent output ({type(e).__name__})")
         except GuardOnDataDependentSymNode as e:       # the op decides on a size read from data (unbacked)
-            raise GraphBreak("data-dependent op", f"{_target_name(target)} decides on a size computed from tensor data "
-                             f"({str(e).splitlines()[0] if str(e) else ''})")
+            gb = GraphBreak("data-dependent op", f"{_target_name(target)} decides on a size computed from tensor data "
+                            f"({str(e).splitlines()[0] if str(e) else ''})")
+            gb.symbols = unbacked_symbols_of(e)
+            raise gb
         except torch._subclasses.fake_tensor.UnsupportedFakeTensorException as e:
             raise GraphBreak("fake tensor", f"{_target_name(target)} cannot run on fake tensors: {e}")
         except (RuntimeError, TypeError, ValueError, IndexError) as e:

@@ -50,7 +50,16 @@ class SymValue(Value):
 def data_dependent_break(error, what):
     """The graph break for a decision on an unbacked symbol (Config.capture_data_dependent)."""
     first = str(error).splitlines()[0] if str(error) else type(error).__name__
-    return GraphBreak("data-dependent branch", f"{what} is needed in Python ({first})")
+    gb = GraphBreak("data-dependent branch", f"{what} is needed in Python ({first})")
+    gb.symbols = unbacked_symbols_of(error)
+    return gb
+
+
+def unbacked_symbols_of(error):
+    """The symbols a GuardOnDataDependentSymNode could not decide on (convert/frame.py restarts with
+    floats static when they are all floats passed as tensors)."""
+    cond = getattr(error, "cond", None)
+    return frozenset(getattr(cond, "free_symbols", ()) or ())
 
 
 class SliceValue(Value):
