@@ -200,3 +200,17 @@ def test_inductor_runs_a_masked_graph():
         return x[x > 0].sum() * 2, x.nonzero().shape[0]
     _, counter = check_calls(f, [(data(i),) for i in range(2)], backend="inductor", capture_data_dependent=True)
     assert counter.frame_count == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_item_slice_bounds_past_the_end_and_negative(backend):
+    calls = [(torch.arange(6.), torch.tensor(k)) for k in (3, 20, -2, 0, 5)]
+    _, counter = check_calls(item_slices, calls, backend=backend, capture_data_dependent=True)
+    assert counter.frame_count == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_item_negative_size_raises_as_eagerly(backend):
+    calls = [(torch.ones(2), torch.tensor(n)) for n in (2, 0, -1)]
+    _, counter = check_calls(item_sizes_a_factory, calls, backend=backend, capture_data_dependent=True)
+    assert counter.frame_count == 1
