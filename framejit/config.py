@@ -98,12 +98,18 @@ class Config:
     """Symbolic sizes (framejit/shapes/): None starts static and, when a call misses because a size or a
     Python int changed, converts again with it symbolic (automatic dynamic); True makes every input
     dimension symbolic from the start; False never does (only framejit.mark_dynamic's dims)."""
+    capture_data_dependent: bool = False
+    """Keep ops whose output size or value depends on tensor data in the graph, as unbacked symbols of
+    the ShapeEnv (torch.compile's capture_scalar_outputs and capture_dynamic_output_shape_ops together):
+    `x.nonzero()`, `x[mask]`, `torch.unique`, `torch.where(mask)`, `.item()` and what it feeds (`torch.zeros(
+    n.item())`, `x[:k.item()]`). A Python branch on such a value is still a graph break. False (the
+    default): each of those ops is a graph break."""
 
     def __post_init__(self) -> None:
         _check_int(self, "recompile_limit", minimum=1)
         _check_int(self, "metrics_size", minimum=0)
         _check_int(self, "inline_depth", minimum=0)
-        for name in ("record_all", "record_on_failure", "debug", "profile_conversion"):
+        for name in ("record_all", "record_on_failure", "debug", "profile_conversion", "capture_data_dependent"):
             _check_bool(self, name)
         if self.dynamic is not None and not isinstance(self.dynamic, bool):
             raise TypeError(f"Config.dynamic must be None, True or False (got {type(self.dynamic).__name__} "

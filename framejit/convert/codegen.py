@@ -36,6 +36,11 @@ MISS = object()
 _LITERAL_TYPES = (bool, int, type(None), str)
 
 
+def _float_tensor(value, _tensor=torch.tensor, _float64=torch.float64):
+    """A dynamic Python float as the 0-dim tensor a tracing backend's graph takes (graph/float_inputs.py)."""
+    return _tensor(value, dtype=_float64)
+
+
 class Namespace:
     """Names bound into the generated code's globals; constants go in by name, never as text."""
 
@@ -44,7 +49,7 @@ class Namespace:
         self.env = {"__fj_g": f_globals, "__fj_b": b if isinstance(b, dict) else b.__dict__,
                     "__fj_MISS": MISS, "__fj_grad_enabled": torch.is_grad_enabled,
                     "getattr": getattr, "type": type, "len": len, "tuple": tuple, "Exception": Exception,
-                    "__fj_id": id}
+                    "__fj_id": id, "__fj_float_tensor": _float_tensor}
         self._ids = {}
 
     def bind(self, obj, by_name=False):

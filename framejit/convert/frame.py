@@ -168,10 +168,11 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
     break_at = {}            # root call index -> what broke inside that callee, in words
     inner_kinds = {}         # root call index -> kind of the break found inside the callee
     policy = ShapePolicy(opts.config.dynamic, opts.shape_memory, floats=runs_graph_as_is(opts.backend))
-    symbolic = policy.wants_symbols(bound.values())
+    capture = opts.config.capture_data_dependent     # unbacked symbols need a ShapeEnv even with no dynamic input
+    symbolic = capture or policy.wants_symbols(bound.values())
     for _attempt in range(8):
         ctx = ConversionContext(opts.config, fn.__globals__, dict(break_at), observation, policy,
-                                ShapeContext() if symbolic else None)
+                                ShapeContext(capture) if symbolic else None)
         nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
         ctx.frame_params = code.co_varnames[:nparams] + (("__fj_cl",) if code.co_freevars else ())
         star = code.co_argcount + code.co_kwonlyargcount
@@ -190,6 +191,11 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
             with ctx.phase("translate"):
                 rv = tx.run()
         except GraphBreak as gb:
+            if _decided_on_a_float(ctx, gb):        # a float passed as a tensor must be a constant after all
+                for sym in gb.symbols:
+                    opts.shape_memory.note_static_number(ctx.graph.shapes.float_symbols[sym])
+                observation.note_restart(f"{gb.reason}: the float stays static")
+                continue
             index = tx.snapshot.index
             inst = tx.instructions[index]
             if gb.inlined and inst.opname in ("CALL", "CALL_FUNCTION_EX") and index not in break_at:
@@ -200,6 +206,13 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
             return _told(ctx, fn, bound, _finish_break(fn, ctx, tx, gb, opts, inner_kinds.get(index)))
         return _told(ctx, fn, bound, _finish_return(fn, ctx, rv, opts))
     raise RuntimeError("framejit: too many restarts while converting " + code.co_qualname)
+
+
+def _decided_on_a_float(ctx, gb):
+    """Did the frame decide on the value of a float passed as a tensor (graph/float_inputs.py)?"""
+    shapes = ctx.graph.shapes
+    symbols = getattr(gb, "symbols", None)
+    return bool(symbols) and shapes is not None and bool(shapes.float_symbols) and symbols <= shapes.float_symbols.keys()
 
 
 def _told(ctx, fn, bound, result):

@@ -29,6 +29,17 @@ def _finite(bound):
     return bound not in (int_oo, -int_oo, sympy.oo, -sympy.oo)
 
 
+def _stride_facts(shapes):
+    """[(read text, words, sympy expression)]: each stride of a non-contiguous symbolic input equals the
+    expression its fake was made with (symbols.py `_strides`), its storage offset 0."""
+    out = []
+    for text, words, value in shapes.stride_checks:
+        node = getattr(value, "node", None)
+        expr = shapes.env.replace(node.expr) if node is not None else sympy.Integer(value)
+        out.append((text, words, expr))
+    return out
+
+
 def _facts(shapes):
     """[(sympy relation over the symbols, words for where it came from)], in a stable order."""
     env = shapes.env
@@ -88,6 +99,9 @@ def render(shapes):
         else:
             parts.append(f"(({names[sym]} := {first}) is not None)")
         parts += [f"{text} == {names[sym]}" for text, _ in info.reads[1:]]
+    for text, _, expr in _stride_facts(shapes):         # after every symbol is bound
+        _check_known(shapes, expr)
+        parts.append(f"{text} == {_PRINTER.doprint(expr.xreplace(names))}")
     seen = {id(e) for e in lower.values()}
     texts = set()
     for expr, _ in facts:
@@ -109,6 +123,10 @@ def terms(shapes):
     for sym, info in shapes.symbols.items():
         first_text, first_words = info.reads[0]
         out += [(f"{text} == {first_text}", f"{w} == {first_words}") for text, w in info.reads[1:]]
+    for text, w, expr in _stride_facts(shapes):
+        if all(s in shapes.symbols for s in expr.free_symbols):
+            out.append((f"{text} == {_PRINTER.doprint(expr.xreplace(reads))}",
+                        f"{w} == {_PRINTER.doprint(expr.xreplace(words))}"))
     for expr, _ in _facts(shapes):
         if any(s not in shapes.symbols for s in expr.free_symbols):
             continue

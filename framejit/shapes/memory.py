@@ -9,11 +9,12 @@ so every compiled function sharing the code learns together; `framejit.reset()` 
 
 
 class ShapeMemory:
-    __slots__ = ("dims", "numbers")
+    __slots__ = ("dims", "numbers", "static_numbers")
 
     def __init__(self):
         self.dims = {}          # source name -> set of dims seen to change
         self.numbers = set()    # source names of ints seen to change
+        self.static_numbers = set()   # floats a conversion had to decide on (translate/graph/float_inputs.py)
 
     def __bool__(self):
         return bool(self.dims or self.numbers)
@@ -30,6 +31,9 @@ class ShapeMemory:
 
     def note_number(self, name):
         self.numbers.add(name)
+
+    def note_static_number(self, name):
+        self.static_numbers.add(name)
 
     def dims_of(self, name):
         return self.dims.get(name, ())

@@ -7,8 +7,10 @@
 Sizes 0 and 1 stay static (torch's ShapeEnv specializes them: broadcasting and contiguity depend on
 them), so a dimension that shrinks to 1 is one more static entry, as under torch.compile. Parameters
 (and tensors reached through nn.Module attributes) keep static shapes unless mark_dynamic says
-otherwise. Only plain dense tensors with the strides of a contiguous tensor get symbols; any other
-layout stays static (its strides are guarded exactly).
+otherwise. Only plain strided tensors at storage offset 0 get symbols: contiguous ones, and non-contiguous
+ones (a transpose, a permute, a column slice, an expand) whose strides become expressions of the sizes
+or symbols of their own (symbols.py), each guarded. A tensor at another storage offset (`x[2:]`) and
+other layouts stay static (guarded exactly).
 """
 import torch
 
@@ -18,12 +20,15 @@ from .marks import ALL, has_marks, marks_of
 class ShapePolicy:
     """The policy of one conversion: `dynamic` (True/None/False) and the code's ShapeMemory."""
 
-    __slots__ = ("dynamic", "memory", "floats")
+    __slots__ = ("dynamic", "memory", "floats", "float_tensors")
 
     def __init__(self, dynamic, memory, floats=False):
         self.dynamic = dynamic
         self.memory = memory
         self.floats = floats        # may a Python float become a symbolic input (backends.runs_graph_as_is)?
+        # else a dynamic float is a 0-dim tensor input read by `.item()` in the graph (tracing backends:
+        # AOT autograd takes no SymFloat inputs); False after a conversion had to decide on its value
+        self.float_tensors = not floats
 
     def wants_symbols(self, arguments):
         """Does this conversion need a ShapeEnv: dynamic=True, something remembered, or a marked tensor
@@ -52,13 +57,14 @@ class ShapePolicy:
         return out or None
 
     def number_dynamic(self, name, kind=int):
-        return self.dynamic is not False and name in self.memory.numbers and (kind is int or self.floats)
+        return self.dynamic is not False and name in self.memory.numbers and \
+            (kind is int or self.floats or self.float_tensors and name not in self.memory.static_numbers)
 
 
 def _symbolic_layout(t):
     if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.layout is not torch.strided or t.is_nested:
         return False
-    if t.dim() == 0 or not t.is_contiguous() or t.storage_offset() != 0:
+    if t.dim() == 0 or t.storage_offset() != 0:
         return False
     return not (t.is_quantized or t.is_meta or t.is_inference() or t.is_conj() or t.is_neg())
 

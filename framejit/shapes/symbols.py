@@ -1,8 +1,9 @@
 """ShapeContext: the symbols of one conversion, built on torch's ShapeEnv.
 
 One ShapeEnv per conversion sits under the conversion's FakeTensorMode. An input tensor with dynamic
-dimensions gets a fake whose sizes are SymInts of that ShapeEnv (strides follow from the sizes: only
-contiguous inputs are made symbolic, see policy.py); a Python int made dynamic gets a SymInt of its own.
+dimensions gets a fake whose sizes are SymInts of that ShapeEnv and whose strides are expressions of
+them (a transpose's, a permute's) or symbols of their own (a slice's row stride); a Python int made
+dynamic gets a SymInt of its own.
 Ops run on those fakes, and every decision torch or the frame takes on a symbolic size (a view's
 legality, `if x.shape[1] > 16`, broadcasting two sizes) is recorded by the ShapeEnv as a guard.
 
@@ -43,6 +44,8 @@ class ShapeContext:
         self.env = ShapeEnv(allow_scalar_outputs=capture_scalars, allow_dynamic_output_shape_ops=capture_scalars)
         self.symbols = {}            # sympy symbol -> Symbol, in creation order
         self.dynamic_inputs = []     # (words, {dim: symbol words}) for reports
+        self.float_symbols = {}      # unbacked symbol -> source name of a float passed as a tensor (graph/float_inputs.py)
+        self.stride_checks = []      # (python text, words, SymInt or int): a non-contiguous input's strides
 
     def _symbol(self, value, text, words, dynamic_dim, bounds=(None, None), number=None):
         source = ReadSource(words)
@@ -64,25 +67,54 @@ class ShapeContext:
             self.env.create_symfloatnode(expr, hint=value, source=source)
 
     def fake_tensor(self, fake_mode, t, text, words, dims):
-        """A fake of real contiguous tensor `t` (read by Python text `text`) whose dimensions `dims`
-        ({dim: (min, max)}) are symbols."""
+        """A fake of real tensor `t` (read by Python text `text`, storage offset 0) whose dimensions `dims`
+        ({dim: (min, max)}) are symbols; its strides are expressions of them (`_strides`)."""
         sizes = []
         for d, n in enumerate(t.shape):
             if d in dims:
                 sizes.append(self._symbol(n, f"{text}.size({d})", f"{words}.shape[{d}]", DimDynamic.DUCK, dims[d]))
             else:
                 sizes.append(n)
-        strides, step = [], 1
-        for size in reversed(sizes):
-            strides.append(step)
-            step = step * size
-        strides.reverse()
+        strides = self._strides(t, sizes, text, words)
         with fake_mode:
             fake = torch.empty_strided(sizes, strides, dtype=t.dtype, device=t.device)
         if t.requires_grad:
             fake.requires_grad_(True)
         self.dynamic_inputs.append((words, {d: str(s) for d, s in enumerate(sizes) if d in dims}))
         return fake
+
+    def _strides(self, t, sizes, text, words):
+        """The strides of `t` over its symbolic `sizes`, as torch's fakes make them: walking the dims from
+        the smallest stride up, a stride equal to (stride * size) of the dim below it is that product
+        (a contiguous tensor, a transpose, a permute); any other stride (a slice's row stride, `x[:, :5]`)
+        is a symbol of its own (duck sized), 0 and 1 stay constants. A non-contiguous input's strides
+        are guarded one by one against those expressions (`stride_checks`, rendered in the SHAPES guard)."""
+        real = t.stride()
+        if t.is_contiguous():
+            out, step = [], 1
+            for size in reversed(sizes):
+                out.append(step)
+                step = step * size
+            return out[::-1]
+        out = [None] * t.dim()
+        candidates = {1: 1}          # real stride value -> its expression
+        for d in sorted(range(t.dim()), key=lambda i: (real[i], t.shape[i])):
+            st = real[d]
+            if st == 0:
+                out[d] = 0
+            elif st in candidates:
+                out[d] = candidates[st]
+            else:
+                out[d] = self._symbol(st, f"{text}.stride({d})", f"{words}.stride({d})", DimDynamic.DUCK)
+            candidates.setdefault(st * t.shape[d], out[d] * sizes[d])
+        for d, expr in enumerate(out):
+            node = getattr(expr, "node", None)
+            sym = node.expr if node is not None else None
+            if sym is not None and sym in self.symbols and (f"{text}.stride({d})", f"{words}.stride({d})") in self.symbols[sym].reads:
+                continue         # the stride's own symbol: bound by its read
+            self.stride_checks.append((f"{text}.stride({d})", f"{words}.stride({d})", expr))
+        self.stride_checks.append((f"{text}.storage_offset()", f"{words}.storage_offset()", 0))
+        return out
 
     def number(self, value, text, words):
         """A SymInt (SymFloat) standing for Python number `value` read by `text`."""
@@ -92,4 +124,7 @@ class ShapeContext:
 
     @property
     def used(self):
-        return bool(self.symbols)
+        """Did the conversion make symbols: input sizes and numbers, or unbacked ones (data-dependent
+        sizes and `.item()` values, Config.capture_data_dependent)?"""
+        env = self.env
+        return bool(self.symbols) or bool(env.unbacked_symint_counter or env.unbacked_symfloat_counter)

@@ -300,6 +300,8 @@ def call_tensor_method(tx, t, name, args, kwargs):
         return Const(tuple(out) if isinstance(out, list) else out)
     if name == "numpy":
         return numpy_calls.tensor_numpy(tx, t, args, kwargs)
+    if name == "item" and not args and not kwargs and tx.ctx.config.capture_data_dependent:
+        return tx.ctx.graph.call_method("item", (t,), {})      # an unbacked SymInt/SymFloat (Config)
     if name in TENSOR_BREAK_METHODS:
         raise GraphBreak("data-dependent", f"tensor.{name}() needs the tensor's data, which a graph does not have")
     if name in ("requires_grad_",) and t.source is not None:

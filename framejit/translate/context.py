@@ -15,6 +15,7 @@ import torch
 
 from .guards.guard_set import DynamicTensorMeta, GuardSet, TensorMeta
 from .graph.builder import GraphBuilder
+from .graph.float_inputs import add_float_input
 from .side_effects import SideEffects
 from ..bytecode.shared import decoded as decoded_shared
 from ..errors import GraphBreak
@@ -182,6 +183,8 @@ class ConversionContext:
         if (t is int or t is float) and guard and self.graph.shapes is not None and \
                 self.shape_policy.number_dynamic(source.name(), t):
             g.add("TYPE_MATCH", source, t)      # its value: a graph input, its relations the SHAPES guard's
+            if t is float and not self.shape_policy.floats:
+                return add_float_input(self.graph, obj, source)     # a 0-dim tensor, `.item()` in the graph
             return self.graph.add_number_input(obj, source)
         if t in CONST_TYPES or isinstance(obj, enum.Enum):
             if guard:

@@ -81,6 +81,22 @@ class NamespaceSource(Source):
 
 
 @dataclass(frozen=True)
+class FloatTensorSource(Source):
+    """A Python float handed to the graph as a 0-dim float64 tensor (a dynamic float under a backend that
+    traces the graph: graph/float_inputs.py); guards read the float itself from `base`."""
+    base: Source
+
+    def expr(self):
+        return f"__fj_float_tensor({self.base.expr()})"
+
+    def name(self):
+        return self.base.name()
+
+    def root(self):
+        return self.base.root()
+
+
+@dataclass(frozen=True)
 class AttrSource(Source):
     base: Source
     attr: str

@@ -21,13 +21,14 @@ import torch
 import torch.fx as fx
 from torch._dispatch.python import enable_python_dispatcher
 from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, compute_unbacked_bindings
 
 from . import fake_memo
 from .module_order import new_event_log
 from .fake_inputs import fake_of_input
 from .overlap import check_overlap, tensors_of, versions_of
 from ..values.base import Const, DictValue, ObjectValue, SeqValue, TensorValue
-from ..values.symbolic import SYM_TYPES, SymValue, constant_of
+from ..values.symbolic import SYM_TYPES, SliceValue, SymValue, constant_of, unbacked_symbols_of
 from ..values.sym_free import holds_symbolic
 from ...errors import GraphBreak
 
@@ -162,6 +163,11 @@ class GraphBuilder:
         except (torch._subclasses.fake_tensor.DataDependentOutputException,
                 torch._subclasses.fake_tensor.DynamicOutputShapeException) as e:
             raise GraphBreak("data-dependent op", f"{_target_name(target)} has a data-dependent output ({type(e).__name__})")
+        except GuardOnDataDependentSymNode as e:       # the op decides on a size read from data (unbacked)
+            gb = GraphBreak("data-dependent op", f"{_target_name(target)} decides on a size computed from tensor data "
+                            f"({str(e).splitlines()[0] if str(e) else ''})")
+            gb.symbols = unbacked_symbols_of(e)
+            raise gb
         except torch._subclasses.fake_tensor.UnsupportedFakeTensorException as e:
             raise GraphBreak("fake tensor", f"{_target_name(target)} cannot run on fake tensors: {e}")
         except (RuntimeError, TypeError, ValueError, IndexError) as e:
@@ -174,6 +180,12 @@ class GraphBuilder:
             return itself
         node = self.graph.create_node(op, target, fx_args, fx_kwargs)
         self.created.append(node)
+        if self.shapes is not None and self.shapes.env.pending_fresh_unbacked_symbols:
+            # the unbacked symbols this op made (nonzero's length, item's value) are bound to its output:
+            # how a later trace of the graph (AOT autograd, on the same ShapeEnv) finds them again
+            bindings = compute_unbacked_bindings(self.shapes.env, out)
+            if bindings:
+                node.meta["unbacked_bindings"] = bindings
         if self.order_events is not None:
             used = [a.node for a in args if isinstance(a, TensorValue) and a.node.meta.get("is_param")]
             if used:
@@ -353,6 +365,8 @@ def _to_arg(v, fake):
     if isinstance(v, SeqValue):
         items = [_to_arg(i, fake) for i in v.items]
         return items if v.kind is list else tuple(items)
+    if isinstance(v, SliceValue):
+        return slice(*[_to_arg(p, fake) for p in v.parts])
     if isinstance(v, DictValue):
         return {k: _to_arg(x, fake) for k, x in v.items.items()}
     if isinstance(v, ObjectValue) and isinstance(v.obj, np.generic):

@@ -33,18 +33,20 @@ class TensorMeta:
 @dataclass(frozen=True)
 class DynamicTensorMeta:
     """What a tensor with symbolic dimensions is guarded on: `shape` holds None at each dynamic dim (its
-    range and relations are the SHAPES guard's, framejit/shapes/guard_text.py); the tensor is contiguous,
-    so its strides follow from its sizes."""
+    range and relations are the SHAPES guard's, framejit/shapes/guard_text.py); a contiguous tensor's
+    strides follow from its sizes, a non-contiguous one's are SHAPES facts (`x.stride(0) == __fj_sym1`)."""
     type: type
     dtype: torch.dtype
     device: torch.device
     shape: tuple
     requires_grad: bool
+    contiguous: bool = True    # False: the strides are checked by the SHAPES guard (shapes/symbols.py)
 
     @staticmethod
     def of(t, dims):
         return DynamicTensorMeta(type(t), t.dtype, t.device,
-                                 tuple(None if d in dims else n for d, n in enumerate(t.shape)), t.requires_grad)
+                                 tuple(None if d in dims else n for d, n in enumerate(t.shape)), t.requires_grad,
+                                 t.is_contiguous())
 
 
 class WeakIdentity:
@@ -97,8 +99,9 @@ class Guard:
         if self.kind == "DYN_TENSOR_MATCH":
             m = self.expected
             shape = ", ".join("*" if n is None else str(n) for n in m.shape)
+            layout = "contiguous" if m.contiguous else "strides in the shape guards"
             return (f"{name}: Tensor {m.type.__name__} {str(m.dtype).replace('torch.', '')} {m.device} "
-                    f"shape=[{shape}] (* dynamic) contiguous requires_grad={m.requires_grad}")
+                    f"shape=[{shape}] (* dynamic) {layout} requires_grad={m.requires_grad}")
         if self.kind == "SHAPES":
             from ...shapes.guard_text import describe
             return "shape guards: " + "; ".join(describe(self.expected))
@@ -186,7 +189,7 @@ def _explain_dynamic_tensor(name, m, actual):
     for i, n in enumerate(m.shape):
         if n is not None and actual.shape[i] != n:
             return f"{name}.shape[{i}] changed {n} -> {actual.shape[i]}"
-    if not actual.is_contiguous():
+    if m.contiguous and not actual.is_contiguous():
         return f"{name} is no longer contiguous (stride {tuple(actual.stride())})"
     return None
 
@@ -366,15 +369,16 @@ def _render(g, bind):
         head = f"type({v}) is {bind(m.type)}" if v == e else f"type(__fj_t := {e}) is {bind(m.type)}"
         device = f"{v}.is_cpu" if m.device.type == "cpu" else f"{v}.device == {bind(m.device)}"
         sizes = "".join(f" and {v}.size({i}) == {n}" for i, n in enumerate(m.shape) if n is not None)
+        layout = f" and {v}.is_contiguous()" if m.contiguous else ""     # else: strides in SHAPES
         plain = (f"{head} and {v}.dtype is {bind(m.dtype)} and {device} and {v}.dim() == {len(m.shape)}{sizes}"
-                 f" and {v}.is_contiguous() and {v}.requires_grad is {m.requires_grad}")
+                 f"{layout} and {v}.requires_grad is {m.requires_grad}")
         from .tensor_words import dynamic_input_check
         native = dynamic_input_check(m)
         if native is None:
             return plain
         # one native call for all but the symbolic sizes and the strides; the getters only if it can't tell
         first = f"{bind(native[0])}({v if v == e else f'(__fj_t := {e})'}, {bind(native[1])})"
-        return f"(({first} and {v}.is_contiguous()) or ({plain}))"
+        return f"(({first}{layout}) or ({plain}))"
     if g.kind == "SHAPES":
         from ...shapes.guard_text import render
         return render(g.expected)

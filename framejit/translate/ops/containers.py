@@ -4,6 +4,7 @@ from ..lookasides.builtins_table import as_python, unpack_iterable
 from ..values.containers import delitem, getitem, setitem
 from ..dispatch import handler
 from ..values.base import Const, DictValue, SeqValue, SetValue, TensorValue
+from ..values.symbolic import SliceValue, SymValue
 
 
 @handler("BUILD_TUPLE")
@@ -53,6 +54,9 @@ def build_slice(tx, inst):
     parts = tx.popn(inst.arg)
     if any(isinstance(p, TensorValue) for p in parts):
         raise GraphBreak("data-dependent", "slice bounds taken from a tensor")
+    if any(isinstance(p, SymValue) for p in parts):      # symbolic bounds stay symbolic for tensor indexing
+        tx.push(SliceValue(parts))
+        return
     tx.push(Const(slice(*[as_python(p) for p in parts])))
 
 

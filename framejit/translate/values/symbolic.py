@@ -8,7 +8,9 @@ factory as a graph value. Where Python must know the value (the truth of `n > 16
 (ShapeEnv.evaluate_expr): `truth` and `as_python` answer from the example and the entry guards it.
 """
 import torch
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
+from ...errors import GraphBreak
 from .base import Value
 
 SYM_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
@@ -27,14 +29,57 @@ class SymValue(Value):
         return _PYTHON_TYPES[type(self.sym)]
 
     def truth(self, tx):
-        return bool(self.sym)
+        try:
+            return bool(self.sym)
+        except GuardOnDataDependentSymNode as e:
+            raise data_dependent_break(e, "a branch on a value computed from tensor data")
 
     def as_python(self):
-        """The value as a real Python number, guarded (this entry holds only while it stays so)."""
-        return _PYTHON_TYPES[type(self.sym)](self.sym)
+        """The value as a real Python number, guarded (this entry holds only while it stays so). A value
+        read from tensor data (an unbacked symbol: `.item()`, `nonzero()`'s length) has no value at
+        translation: asking for it is a graph break."""
+        try:
+            return _PYTHON_TYPES[type(self.sym)](self.sym)
+        except GuardOnDataDependentSymNode as e:
+            raise data_dependent_break(e, "a Python value computed from tensor data")
 
     def __repr__(self):
         return f"SymValue({self.node.name}: {self.sym})"
+
+
+def data_dependent_break(error, what):
+    """The graph break for a decision on an unbacked symbol (Config.capture_data_dependent)."""
+    first = str(error).splitlines()[0] if str(error) else type(error).__name__
+    gb = GraphBreak("data-dependent branch", f"{what} is needed in Python ({first})")
+    gb.symbols = unbacked_symbols_of(error)
+    return gb
+
+
+def unbacked_symbols_of(error):
+    """The symbols a GuardOnDataDependentSymNode could not decide on (convert/frame.py restarts with
+    floats static when they are all floats passed as tensors)."""
+    cond = getattr(error, "cond", None)
+    return frozenset(getattr(cond, "free_symbols", ()) or ())
+
+
+class SliceValue(Value):
+    """`a:b:c` with a symbolic bound (`x[:n.item()]`, `x[:x.shape[0] // 2]`): graph ops take it as it is
+    (fx and the fakes get slices of nodes and SymInts); Python asks its bounds' values (guarded)."""
+    __slots__ = ("parts",)
+
+    def __init__(self, parts):
+        super().__init__(None)
+        self.parts = parts              # [start, stop, step] Values
+
+    def python_type(self):
+        return slice
+
+    def as_python(self):
+        from .protocol import as_python
+        return slice(*[as_python(p) for p in self.parts])
+
+    def __repr__(self):
+        return f"SliceValue({self.parts!r})"
 
 
 def constant_of(sym):
