@@ -25,6 +25,7 @@ import torch
 import torch.fx as fx
 
 from .grad_regions import compile_by_regions, needs_regions, with_dead_tensors_out
+from .overlapping_writes import writes_overlapping_memory
 
 # The graph nodes that switch grad mode, inference mode or autocast (backends/ imports nothing of translate/:
 # tests/backends/test_aot.py checks this is translate/lookasides/ctx_managers.STATE_NODE_TARGETS).
@@ -59,6 +60,8 @@ def _compile_aot(gm, example_inputs):
         return aot_module_simplified(graph, example_inputs, fw_compiler=make_boxed_compiler(nop),
                                      bw_compiler=make_boxed_compiler(nop), partition_fn=partition)
 
+    if writes_overlapping_memory(gm):
+        return gm.forward                 # functionalization would write it back wrong (backends/overlapping_writes.py)
     gm, n_results = with_dead_tensors_out(gm)
     try:
         compiled = compile_graph(gm)

@@ -87,6 +87,9 @@ def inductor(gm, example_inputs):
     None stay None (backends/aot.py)."""
     from torch._inductor.compile_fx import compile_fx
     from .aot import keep_none_grads
+    from .overlapping_writes import writes_overlapping_memory
+    if writes_overlapping_memory(gm):
+        return gm.forward                 # functionalization would write it back wrong (backends/overlapping_writes.py)
     return keep_none_grads(gm, compile_fx(gm, example_inputs))    # AOT autograd underneath, too
 
 
