@@ -26,6 +26,7 @@ import torch.fx as fx
 
 from .grad_regions import compile_by_regions, needs_regions, with_dead_tensors_out
 from .multi_output_views import views_outside
+from .overlapping_writes import writes_overlapping_memory
 
 # The graph nodes that switch grad mode, inference mode or autocast (backends/ imports nothing of translate/:
 # tests/backends/test_aot.py checks this is translate/lookasides/ctx_managers.STATE_NODE_TARGETS).
@@ -60,6 +61,8 @@ def _compile_aot(gm, example_inputs):
         return aot_module_simplified(graph, example_inputs, fw_compiler=make_boxed_compiler(nop),
                                      bw_compiler=make_boxed_compiler(nop), partition_fn=partition)
 
+    if writes_overlapping_memory(gm):
+        return gm.forward                 # functionalization would write it back wrong (backends/overlapping_writes.py)
     gm, remake = views_outside(gm)          # unbind/split outputs made again by the op itself, after it
     gm, n_results = with_dead_tensors_out(gm)
     try:
@@ -337,19 +340,40 @@ def _keep_none_grads(gm, compiled):
     every = set().union(*reached.values()) if reached else set()
     if len(reached) < 2 or all(r == every for r in reached.values()):
         return compiled
-    n_inputs = len(placeholders)
 
     def run(*args):
         outs = compiled(*args)
         node = next((t.grad_fn for t in outs if isinstance(t, torch.Tensor) and t.grad_fn is not None and
                      hasattr(t.grad_fn, "_forward_cls")), None)
-        if node is not None and len(node.next_functions) == n_inputs:
-            _hook(node, {outs[j].output_nr: r for j, r in reached.items() if outs[j].grad_fn is node})
+        if node is not None:
+            inputs = _inputs_by_slot(node, args)
+            if inputs is not None:
+                _hook(node, {outs[j].output_nr: r for j, r in reached.items() if outs[j].grad_fn is node}, inputs)
         return outs
     return run
 
 
-def _hook(node, reached_by_slot):
+def _inputs_by_slot(node, args):
+    """The graph input index behind each of the Function's inputs (`node.next_functions`, one per tensor
+    argument: a symbolic size or a number passed to the graph has none), or None when they do not line
+    up one for one (AOT autograd deduplicated an input, lifted one, or merged aliases into a base)."""
+    tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+    edges = node.next_functions
+    if len(tensors) != len(edges):
+        return None
+    for i, (edge, _) in zip(tensors, edges):
+        arg = args[i]
+        if not arg.requires_grad:
+            continue
+        if arg.grad_fn is not None:
+            if edge is not arg.grad_fn:
+                return None
+        elif getattr(edge, "variable", None) is not arg:
+            return None
+    return tensors
+
+
+def _hook(node, reached_by_slot, inputs):
     received = []
 
     def before(grad_outputs):
@@ -359,7 +383,7 @@ def _hook(node, reached_by_slot):
         if any(slot not in reached_by_slot for slot in received):
             return None                          # a gradient this cannot attribute: keep them all
         needed = set().union(*(reached_by_slot[slot] for slot in received)) if received else set()
-        return tuple(g if i in needed else None for i, g in enumerate(grad_inputs))
+        return tuple(g if inputs[slot] in needed else None for slot, g in enumerate(grad_inputs))
 
     node.register_prehook(before)
     node.register_hook(after)

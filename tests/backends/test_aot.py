@@ -329,3 +329,47 @@ def test_output_viewing_an_input_the_graph_updates():
     view = framejit.compile(view_of_updated_input_returned, backend="aot_eager")(w, buf)[0]
     buf[1] = 100.0
     assert view[0].item() == 100.0
+
+
+# ---- None gradients when the graph takes symbolic sizes (fuzzer seeds 601488, 704888, 706892) ----------
+
+G_STEPS = torch.zeros(())
+
+
+def dead_use_of_parameters(lin, x, n):
+    G_STEPS.add_(1.0)                   # an in-place write: the graph stays one Function
+    unused = torch.einsum("ij,j->i", lin.weight, lin.bias)
+    return x * 2.0 + n
+
+
+def head_b_unused(model, x, n):
+    a, b = model(x)
+    return a.sum() * n
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+@pytest.mark.parametrize("fn, calls", [
+    (dead_use_of_parameters, [(4, 3), (4, 0), (6, 5)]),        # the int, then the size, becomes symbolic
+    (head_b_unused, [(5, 2), (7, 2), (9, 3)]),                  # a second head the loss does not use
+])
+def test_a_symbolic_size_input_keeps_none_grads(fn, calls, dynamic):
+    # a SymInt graph input has no edge on the AOT Function: the hook must still line up its tensor inputs
+    def run(f, make_model):
+        grads = []
+        for rows, n in calls:
+            torch.manual_seed(0)
+            model = make_model()
+            x = randn(rows, 4, seed=rows, requires_grad=True)
+            f(model, x, n).sum().backward()
+            grads.append([x.grad] + [p.grad for p in model.parameters()])
+        return grads
+
+    make_model = (lambda: nn.Linear(4, 4)) if fn is dead_use_of_parameters else TwoHeads
+    framejit.reset()
+    eager = run(fn, make_model)
+    compiled = _quietly(lambda: run(framejit.compile(fn, backend="aot_eager", dynamic=dynamic), make_model))
+    for call, (e_grads, c_grads) in enumerate(zip(eager, compiled)):
+        for k, (e, c) in enumerate(zip(e_grads, c_grads)):
+            assert (e is None) == (c is None), (call, k)
+            if e is not None:
+                torch.testing.assert_close(c, e)
