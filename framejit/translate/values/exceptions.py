@@ -16,6 +16,7 @@ a TypeError from binding arguments...; their kind says so and their reason start
 exception's name). Everything else -- unsupported constructs, data-dependent branches, ops failing on
 fake tensors -- stays a graph break and is never seen by a user's except clause.
 """
+import ast
 import builtins
 import re
 
@@ -49,6 +50,10 @@ class ExceptionValue(Value):
         if self.args is None or not all(isinstance(a, Const) for a in self.args) or not builtin_protocol(self.exc_type):
             raise GraphBreak("exception", f"the {self.exc_type.__name__} raised here is only known by its type")
         return self.exc_type(*[a.value for a in self.args])
+
+    def as_python(self):
+        """The real exception, for formatting (f"{e}", "%s" % e) and calls on constants."""
+        return self.real()
 
     def load_attr(self, tx, name):
         if name == "args" and self.args is not None:
@@ -99,13 +104,42 @@ def exception_of(gb):
     cls = PYTHON_ERROR_KINDS[gb.kind]
     if cls is None:
         reason = gb.reason or ""
-        m = _LEADING_NAME.match(reason) or _RAISED_NAME.search(reason)
-        cls = _builtin_exception(m.group(1)) if m else None
+        cls = next((_builtin_exception(m.group(1)) for m in (_LEADING_NAME.match(reason), _RAISED_NAME.search(reason))
+                    if m and _builtin_exception(m.group(1))), None)   # "int(...) raised ValueError: ..."
         if cls is None and gb.kind == "value error":
             cls = ValueError
         if cls is None:
             return None
-    return ExceptionValue(cls)
+    return ExceptionValue(cls, _real_arguments(gb, cls))
+
+
+_PLAIN_ARGUMENT_TYPES = (str, int, float, bool, bytes, type(None))
+
+
+def _real_arguments(gb, cls):
+    """The arguments of the real exception behind gb, as constants: framejit raises its GraphBreak
+    while handling the exception a call on known values raised (so it is gb.__context__), and words
+    its reason "...TypeName: message". None when that exception is not the one gb stands for or its
+    arguments are not plain values."""
+    real = gb.__cause__ or gb.__context__
+    if type(real) is not cls or f"{cls.__name__}: {real}" not in (gb.reason or ""):
+        return _key_of(gb) if cls is KeyError else None
+    if not all(type(a) in _PLAIN_ARGUMENT_TYPES for a in real.args):
+        return None
+    return [Const(a) for a in real.args]
+
+
+def _key_of(gb):
+    """A missing key of a lookup on known values: its reason is "KeyError: <repr of the key>", which is
+    the key itself when the repr reads back as an equal plain value of the same type."""
+    text = (gb.reason or "").removeprefix("KeyError: ")
+    try:
+        key = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if type(key) not in _PLAIN_ARGUMENT_TYPES or repr(key) != text:
+        return None
+    return [Const(key)]
 
 
 def raise_in_frame(tx, inst, gb):
