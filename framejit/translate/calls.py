@@ -240,8 +240,11 @@ def _const_call(tx, fn, args, kwargs, watch_state=False):
     is a graph break if it changes global state: lookasides/state_calls.py)."""
     if fn in (torch.is_tensor,):
         return Const(isinstance(args[0], TensorValue))
-    if fn in (torch.is_floating_point, torch.is_complex, torch.numel) and args and isinstance(args[0], TensorValue):
-        return Const(fn(args[0].fake))
+    if fn in (torch.is_floating_point, torch.is_complex, torch.numel):
+        # metadata of the one tensor, given by position or as `input=` (as torch's own signature names it)
+        given = [*args, *kwargs.values()]
+        if len(given) == 1 and isinstance(given[0], TensorValue) and set(kwargs) <= {"input"}:
+            return Const(fn(given[0].fake))
     if any(_has_tensor(a) for a in args):
         raise GraphBreak("call", f"{fn.__name__} on a tensor is not supported")
     real_args = [as_python(a) for a in args]
