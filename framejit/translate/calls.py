@@ -303,6 +303,8 @@ def call_tensor_method(tx, t, name, args, kwargs):
         return Const(tuple(out) if isinstance(out, list) else out)
     if name == "numpy":
         return numpy_calls.tensor_numpy(tx, t, args, kwargs)
+    if name == "__len__" and not args and not kwargs:     # x.__len__() is len(x): a size, not data
+        return LOOKASIDES[len](tx, [t], {})
     if name in TENSOR_BREAK_METHODS:
         raise GraphBreak("data-dependent", f"tensor.{name}() needs the tensor's data, which a graph does not have")
     if name in ("requires_grad_",) and t.source is not None:
