@@ -308,6 +308,10 @@ def call_tensor_method(tx, t, name, args, kwargs):
     if name in TENSOR_BREAK_METHODS:
         raise GraphBreak("data-dependent", f"tensor.{name}() needs the tensor's data, which a graph does not have")
     if name in ("requires_grad_",) and t.source is not None:
+        wanted = (args[0] if args else kwargs.get("requires_grad", Const(True)))
+        if len(args) + len(kwargs) <= 1 and set(kwargs) <= {"requires_grad"} and isinstance(wanted, Const) \
+                and type(wanted.value) is bool and wanted.value == t.fake.requires_grad:
+            return t        # asks for the flag the input already has (its guard fixes it): changes nothing
         raise GraphBreak("method", "requires_grad_ on an input tensor")
     rewritten = tensor_value_rewrite(tx, t, name, args, kwargs)    # value=<0-dim tensor> (optimizers)
     if rewritten is not None:
