@@ -240,8 +240,11 @@ def _const_call(tx, fn, args, kwargs, watch_state=False):
     is a graph break if it changes global state: lookasides/state_calls.py)."""
     if fn in (torch.is_tensor,):
         return Const(isinstance(args[0], TensorValue))
-    if fn in (torch.is_floating_point, torch.is_complex, torch.numel) and args and isinstance(args[0], TensorValue):
-        return Const(fn(args[0].fake))
+    if fn in (torch.is_floating_point, torch.is_complex, torch.numel):
+        # metadata of the one tensor, given by position or as `input=` (as torch's own signature names it)
+        given = [*args, *kwargs.values()]
+        if len(given) == 1 and isinstance(given[0], TensorValue) and set(kwargs) <= {"input"}:
+            return Const(fn(given[0].fake))
     if any(_has_tensor(a) for a in args):
         raise GraphBreak("call", f"{fn.__name__} on a tensor is not supported")
     real_args = [as_python(a) for a in args]
@@ -302,9 +305,15 @@ def call_tensor_method(tx, t, name, args, kwargs):
         return numpy_calls.tensor_numpy(tx, t, args, kwargs)
     if name == "item" and not args and not kwargs and tx.ctx.config.capture_data_dependent:
         return tx.ctx.graph.call_method("item", (t,), {})      # an unbacked SymInt/SymFloat (Config)
+    if name == "__len__" and not args and not kwargs:     # x.__len__() is len(x): a size, not data
+        return LOOKASIDES[len](tx, [t], {})
     if name in TENSOR_BREAK_METHODS:
         raise GraphBreak("data-dependent", f"tensor.{name}() needs the tensor's data, which a graph does not have")
     if name in ("requires_grad_",) and t.source is not None:
+        wanted = (args[0] if args else kwargs.get("requires_grad", Const(True)))
+        if len(args) + len(kwargs) <= 1 and set(kwargs) <= {"requires_grad"} and isinstance(wanted, Const) \
+                and type(wanted.value) is bool and wanted.value == t.fake.requires_grad:
+            return t        # asks for the flag the input already has (its guard fixes it): changes nothing
         raise GraphBreak("method", "requires_grad_ on an input tensor")
     rewritten = tensor_value_rewrite(tx, t, name, args, kwargs)    # value=<0-dim tensor> (optimizers)
     if rewritten is not None:

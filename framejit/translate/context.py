@@ -213,8 +213,8 @@ class ConversionContext:
             return DictValue({k: self.wrap(v, ItemSource(source, k), guard) for k, v in obj.items()}, source)
         if t is collections.deque:
             return deques.wrap_input(self, obj, source, guard)
-        if t is not dict and isinstance(obj, dict) and isinstance(source.root(), LocalSource) and \
-                dict_kinds.wrappable_input(obj):
+        if t is not dict and isinstance(obj, dict) and dict_kinds.wrappable_input(obj) and \
+                (isinstance(source.root(), LocalSource) or t in dict_kinds.STDLIB_KINDS):
             return dict_kinds.wrap_input(self, obj, source, guard)   # OrderedDict, defaultdict, a subclass
         if t is set and all(type(x) in CONST_TYPES for x in obj):
             if guard:                         # by contents: a set is mutable, and often made per call

@@ -221,3 +221,19 @@ class DictKeySource(Source):
 
     def root(self):
         return self.base.root()
+
+
+@dataclass(frozen=True)
+class MembershipSource(Source):
+    """`key in base` for a mapping whose `in` runs no user code (a class's `__dict__` mappingproxy)."""
+    base: Source
+    key: object
+
+    def expr(self):
+        return f"({self.key!r} in {self.base.expr()})"
+
+    def name(self):
+        return f"{self.key!r} in {self.base.name()}"
+
+    def root(self):
+        return self.base.root()

@@ -95,6 +95,9 @@ def guard_object(ctx, obj, source):
         g.add("TYPE_MATCH", source, types.BuiltinMethodType)
         g.add("ID_MATCH", AttrSource(source, "__self__"), obj.__self__)
         g.add("CONST_MATCH", AttrSource(source, "__name__"), obj.__name__)
+    elif type(obj) is types.MappingProxyType:
+        # a class's __dict__: a new proxy on every read; by type, and each use guards what it read
+        g.add("TYPE_MATCH", source, types.MappingProxyType)
     elif type(obj) in KEY_VIEW_TYPES and all(type(k) in (str, int, bool, type(None)) for k in obj):
         g.add("TYPE_MATCH", source, type(obj))        # a keys view made on each call: by its keys
         g.add("CONST_MATCH", FactSource("tuple({0})", (source,)), tuple(obj))

@@ -174,6 +174,11 @@ class GradModeManager(GlobalStateManager):
     def undo(self):
         _set_grad_enabled(self.prev)
 
+    def call(self, tx, args, kwargs):
+        """torch.no_grad()(fn): the manager used as a decorator (manager_decorators.py)."""
+        from .manager_decorators import decorate
+        return decorate(tx, self, args, kwargs)
+
     def rebuild(self, rb):
         if self.entered or self.factory is torch.set_grad_enabled:
             raise GraphBreak("reconstruct", "an entered context manager cannot be rebuilt")

@@ -418,7 +418,10 @@ METADATA_FUNCTIONS = {"shape", "ndim", "size", "result_type", "promote_types", "
                       "iscomplexobj", "isrealobj", "broadcast_shapes", "typename", "mintypecode"}
 # np.asarray(t) of a torch tensor reads it through t.__array__() (t.numpy()); other numpy functions
 # given tensors call the tensor's own methods or return tensors, which is not traced.
-TENSOR_READERS = {"asarray", "array", "asanyarray", "ascontiguousarray", "copy"}
+TENSOR_READERS = {"asarray", "array", "asanyarray", "ascontiguousarray", "copy",
+                  # the *_like factories read a tensor through its __array__ (no method of the tensor is
+                  # called) and return an ndarray; empty_like's values are undefined, so it is not here
+                  "ones_like", "zeros_like", "full_like"}
 
 
 def _metadata_call(name, np_fn):

@@ -44,6 +44,12 @@ STATE_QUERIES = {getattr(torch, name) for name in (
     "is_deterministic_algorithms_warn_only_enabled", "get_deterministic_debug_mode", "get_float32_matmul_precision",
     "get_num_threads", "get_num_interop_threads", "is_anomaly_enabled", "is_anomaly_check_nan_enabled",
     "is_warn_always_enabled", "get_default_device") if hasattr(torch, name)}
+# ... and torch._C's own queries of process state that libraries ask (autocast on for any device, the
+# cuBLAS TF32 flag behind `torch.backends.cuda.matmul.allow_tf32`, the privateuse1 backend's name,
+# functorch transforms active): folded and guarded the same way.
+STATE_QUERIES |= {getattr(torch._C, name) for name in (
+    "_is_any_autocast_enabled", "_get_cublas_allow_tf32", "_get_privateuse1_backend_name",
+    "_are_functorch_transforms_active") if hasattr(torch._C, name)}
 # Functions that answer "is a compiler tracing me?": True during translation, as under torch.compile,
 # so libraries take their compile-friendly paths. Recognised by identity.
 COMPILING_PREDICATES = set()

@@ -385,6 +385,17 @@ def load_attr(tx, d, name):
 
 def fromkeys(tx, cls, args, kwargs):
     """cls.fromkeys(iterable, value=None): cls() then d[key] = value for each key (one shared value)."""
+    if kwargs and _fromkeys_owner(cls) is collections.OrderedDict:
+        # OrderedDict's own fromkeys takes (iterable, value=None) by keyword too; dict's takes none
+        args = list(args)
+        for i, name in enumerate(("iterable", "value")):
+            if name in kwargs:
+                if len(args) != i:
+                    raise GraphBreak("bad call", "TypeError: fromkeys() got its arguments twice or out of order")
+                args.append(kwargs[name])
+        if set(kwargs) - {"iterable", "value"}:
+            raise GraphBreak("bad call", "TypeError: an invalid keyword argument for fromkeys()")
+        kwargs = {}
     if kwargs or not 1 <= len(args) <= 2:
         raise GraphBreak("bad call", "TypeError: fromkeys expected 1 or 2 arguments")
     keys = unpack_iterable(tx, args[0])
@@ -397,6 +408,11 @@ def fromkeys(tx, cls, args, kwargs):
     for k in keys:
         setitem(tx, d, k, value)
     return d
+
+
+def _fromkeys_owner(cls):
+    """The class in cls's MRO whose own fromkeys cls.fromkeys is."""
+    return next((c for c in cls.__mro__ if "fromkeys" in c.__dict__), dict)
 
 
 def fromkeys_callable(obj):
@@ -433,6 +449,12 @@ def write_back_dict(d, items):
     else:
         dict.clear(d)
         dict.update(d, items)
+
+
+# The standard library's dict kinds: reached from a global or an attribute (not only as an argument) they
+# are modelled too; a user's subclass is modelled only as an argument (a library's registry subclass with
+# its own __getitem__, such as transformers' ACT2FN, stays the object it is).
+STDLIB_KINDS = (collections.OrderedDict, collections.defaultdict, collections.Counter)
 
 
 def wrappable_input(obj):

@@ -93,7 +93,8 @@ class NdarrayValue(Value):
             return Const(self.dtype.itemsize)
         if name == "nbytes":
             return Const(self.dtype.itemsize * fake.numel())
-        if name == "strides" and self.source is not None:      # a received array's own layout
+        if name == "strides" and (self.source is not None or self.tensor.source is not None):
+            # a received array's own layout, or an input tensor's read through x.numpy() (same memory)
             return Const(tuple(s * self.dtype.itemsize for s in fake.stride()))
         return BRIDGE.attribute(tx, self, name)
 

@@ -6,6 +6,7 @@ source); lists, tuples and dicts follow Python's own rules symbolically.
 """
 import dis
 import operator
+import types
 
 import torch
 
@@ -171,6 +172,9 @@ def compare_op(tx, sym, a, b):
     fn = COMPARE[sym]
     if isinstance(a, Const) and isinstance(b, Const):
         return _fold(fn, a, b)
+    keys = _keys_compare(fn, a, b)              # d.keys() == other.keys() / a set: set comparisons
+    if keys is not None:
+        return keys
     if ndarrays.numpy_involved(a, b):
         return ndarrays.BRIDGE.binary(tx, sym, a, b)
     if _symbolic_operands(a, b):
@@ -189,6 +193,30 @@ def compare_op(tx, sym, a, b):
         raise
     except Exception as e:
         raise GraphBreak("constant op raised", f"comparison raised {type(e).__name__}: {e}")
+
+
+def _set_like_keys(v):
+    """The keys as a Python set when v is a dict's keys view or a set of constants, else None."""
+    from .containers import DictViewValue
+    if isinstance(v, DictViewValue) and v.kind == "keys":
+        return set(v.dict_value.items)
+    if isinstance(v, SetValue) and all(isinstance(i, Const) for i in v.items):
+        return {i.value for i in v.items}
+    if isinstance(v, Const) and isinstance(v.value, (set, frozenset, type({}.keys()))):
+        return set(v.value)
+    return None
+
+
+def _keys_compare(fn, a, b):
+    """A comparison where one side is a keys view and the other set-like: the views compare as sets
+    (their keys are constants in the frame's model), else None."""
+    from .containers import DictViewValue
+    if not any(isinstance(v, DictViewValue) and v.kind == "keys" for v in (a, b)):
+        return None
+    left, right = _set_like_keys(a), _set_like_keys(b)
+    if left is None or right is None:
+        return None
+    return Const(fn(left, right))
 
 
 def _same_object(a, b):
@@ -237,8 +265,14 @@ def _contains(tx, container, item):
         return tx.ctx.graph.call_method("__contains__", (container, item), {})
     if isinstance(container, ObjectValue) and type(container.obj) is dict and container.source is not None:
         return truth(tx, LOOKASIDES[dict.__contains__](tx, [container, item], {}))   # keys no DictValue holds
+    if isinstance(container, ObjectValue) and type(container.obj) is types.MappingProxyType and \
+            container.source is not None and isinstance(item, Const) and type(item.value) in (str, int):
+        # `"k" in SomeClass.__dict__`: the class's own dict, answered now and guarded by its answer
+        from ..source import MembershipSource
+        found = item.value in container.obj
+        tx.ctx.guards.add("CONST_MATCH", MembershipSource(container.source, item.value), found)
+        return found
     if isinstance(container, ObjectValue):     # an object whose class defines __contains__ in Python
-        import types
         method = getattr(type(container.obj), "__contains__", None)
         if isinstance(method, types.FunctionType):
             return truth(tx, tx.call(ObjectValue(method), [container, item], {}))
