@@ -55,6 +55,7 @@ MODULE_TABLES = ("_modules", "_parameters", "_buffers")
 IMMUTABLE_CONSTS = (int, float, bool, str, bytes, complex, type(None), torch.dtype, torch.device, torch.layout,
                     torch.memory_format, torch.Size)
 IMMUTABLE_HOLDERS = (types.CodeType, tuple, str, bytes, frozenset, torch.Size)
+_NAME = re.compile(r"\w+")          # a maximal run of word characters: what `\bname\b` finds
 
 
 @dataclasses.dataclass(frozen=True)
@@ -529,6 +530,19 @@ class _Aliases:
         return " and ".join(pending + [term]) if term else " and ".join(pending)
 
 
+_FIELD_NAMES = {}
+
+
+def _field_names(cls):
+    """The dataclass field names of a Source class (None if it is no dataclass), looked up once per class:
+    dataclasses.fields() on every path part was a tenth of guard rendering."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls)) \
+            if dataclasses.is_dataclass(cls) else ()
+    return names
+
+
 def _parts(source):
     """The Sources `source` is built from: dataclass fields holding Sources (or tuples of them), and a
     `members` list (guards/identity.py's DistinctObjectsSource)."""
@@ -538,13 +552,12 @@ def _parts(source):
     if isinstance(members, list):
         return [m for m in members if isinstance(m, Source)]
     out = []
-    if dataclasses.is_dataclass(source):
-        for f in dataclasses.fields(source):
-            value = getattr(source, f.name)
-            if isinstance(value, Source):
-                out.append(value)
-            elif isinstance(value, tuple):
-                out += [v for v in value if isinstance(v, Source)]
+    for name in _field_names(type(source)):
+        value = getattr(source, name)
+        if isinstance(value, Source):
+            out.append(value)
+        elif isinstance(value, tuple):
+            out += [v for v in value if isinstance(v, Source)]
     return out
 
 
@@ -560,20 +573,20 @@ def _map_parts(source, fn):
             object.__setattr__(clone, "members", new)
             return clone
         return source
-    if dataclasses.is_dataclass(source):
-        changes = {}
-        for f in dataclasses.fields(source):
-            value = getattr(source, f.name)
-            if isinstance(value, Source):
-                new = fn(value)
-                if new is not value:
-                    changes[f.name] = new
-            elif isinstance(value, tuple) and value and all(isinstance(v, Source) for v in value):
-                new = tuple(fn(v) for v in value)
-                if any(a is not b for a, b in zip(new, value)):
-                    changes[f.name] = new
-        return dataclasses.replace(source, **changes) if changes else source
-    return source
+    changes = None
+    for name in _field_names(type(source)):
+        value = getattr(source, name)
+        if isinstance(value, Source):
+            new = fn(value)
+            if new is not value:
+                changes = changes or {}
+                changes[name] = new
+        elif isinstance(value, tuple) and value and all(isinstance(v, Source) for v in value):
+            new = tuple(fn(v) for v in value)
+            if any(a is not b for a, b in zip(new, value)):
+                changes = changes or {}
+                changes[name] = new
+    return dataclasses.replace(source, **changes) if changes else source
 
 
 def plan_for(ctx, shared=False):
@@ -604,7 +617,9 @@ class OutOfLine:
         self.count = 0
 
     def __call__(self, expr, internal=()):
-        names = [p for p in self.params + tuple(internal) if re.search(r"\b" + re.escape(p) + r"\b", expr)]
+        # one scan of the (long) block text for every name it mentions, not one regex search per parameter
+        used = set(_NAME.findall(expr))
+        names = [p for p in self.params + tuple(internal) if p in used]
         name = f"__fj_block{self.count}"
         self.count += 1
         src = f"def {name}({', '.join(names)}):\n    return ({expr})\n"
