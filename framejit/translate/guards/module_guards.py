@@ -609,12 +609,15 @@ def plan_for(ctx, shared=False):
 class OutOfLine:
     """Compiles a guard block as `def __fj_blockN(<the names it reads>): return (<block>)` into the
     entry's namespace and returns the call expression. The parameters are the frame's own parameter
-    names found in the block's text plus the entry locals it reads (`internal`)."""
+    names found in the block's text plus the entry locals it reads (`internal`). With `lazy` (the shared
+    entry's blocks, which no call needs until another instance comes), the text is compiled when the
+    block is first called: compiling a big model's block costs as much as rendering it."""
 
-    def __init__(self, ns, params):
+    def __init__(self, ns, params, lazy=False):
         self.ns = ns
         self.params = tuple(params)
         self.count = 0
+        self.lazy = lazy
 
     def __call__(self, expr, internal=()):
         # one scan of the (long) block text for every name it mentions, not one regex search per parameter
@@ -628,9 +631,30 @@ class OutOfLine:
         # its own globals (what is bound so far, all its text names): a function in the dict that is its
         # globals is a cycle, which would keep the entry and its modules until the cyclic GC ran
         env = dict(self.ns.env)
-        exec(compile(src, f"<framejit guard block {name}>", "exec"), env)
-        self.ns.env[name] = env.pop(name)
+        self.ns.env[name] = LazyBlock(name, src, env) if self.lazy else _compiled_block(name, src, env)
         return f"{name}({', '.join(names)})"
+
+
+def _compiled_block(name, src, env):
+    exec(compile(src, f"<framejit guard block {name}>", "exec"), env)
+    return env.pop(name)
+
+
+class LazyBlock:
+    """A guard block compiled on its first call (OutOfLine's `lazy`); its text and globals are fixed when
+    it is made, so compiling later gives the function compiling at once would have."""
+
+    __slots__ = ("name", "src", "env", "fn")
+
+    def __init__(self, name, src, env):
+        self.name, self.src, self.env, self.fn = name, src, env, None
+
+    def __call__(self, *args):
+        fn = self.fn
+        if fn is None:
+            fn = self.fn = _compiled_block(self.name, self.src, self.env)
+            self.src = self.env = None           # the function's own globals hold what it needs
+        return fn(*args)
 
 
 def render(ctx, ns, instances=(), shared=False):
@@ -643,4 +667,4 @@ def render(ctx, ns, instances=(), shared=False):
         if g.kind == "ID_MATCH" and id(g.expected) in by_id and g.source in {i.source for i in instances}:
             return instance_guard_text(g)
         return _render(g, bind)
-    return plan_for(ctx, shared).render(ns.bind, render_guard, OutOfLine(ns, ctx.frame_params))
+    return plan_for(ctx, shared).render(ns.bind, render_guard, OutOfLine(ns, ctx.frame_params, lazy=shared))
