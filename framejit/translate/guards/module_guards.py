@@ -155,7 +155,10 @@ class ModulePlan:
         covered_ids |= {id(g) for g in self.implied}
         pending = [g for g in self.guards if id(g) not in covered_ids and g.source is not None]
         self.versions = VersionPlan(pending, self.objects, self.weak_identity_covered(), f_globals)
-        self.pins = self.word_fixed_prefixes([g for g in pending if g not in self.versions.covered])
+        # by identity: `g not in <list>` compared each pair of guards field by field (quadratic; equal
+        # guards are covered alike, VersionPlan.cover depending only on what a guard says)
+        versioned_ids = {id(g) for g in self.versions.covered}
+        self.pins = self.word_fixed_prefixes([g for g in pending if id(g) not in versioned_ids])
         if self.pins:
             checks = {source: Guard("ID_MATCH", source, obj) for source, obj in self.pins.items()}
             self.versions = VersionPlan(pending + list(checks.values()), self.objects, self.weak_identity_covered(),
