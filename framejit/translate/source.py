@@ -7,11 +7,37 @@ expression that reloads the value inside generated code (`expr`) and a readable 
 Generated code runs with these names bound: the frame's arguments by their own names, `__fj_g` (the
 function's globals dict), `__fj_b` (its builtins dict), `__fj_cl` (its closure tuple).
 """
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+
+_HASH = "_fj_hash"
+
+
+def _remembered_hash(self):
+    """The dataclass hash of a Source's fields, computed once per Source: Sources are frozen chains, so
+    the generated __hash__ re-hashed the whole chain on every dict lookup (guard rendering looks each
+    path up thousands of times: a fifth of a ResNet's capture). Kept in the instance __dict__, never
+    pickled or copied (see Source.__getstate__): str hashes differ between processes."""
+    d = self.__dict__
+    h = d.get(_HASH)
+    if h is None:
+        h = d[_HASH] = hash(tuple([getattr(self, f.name) for f in fields(self)]))
+    return h
 
 
 @dataclass(frozen=True)
 class Source:
+    def __init_subclass__(cls, **kwargs):
+        # set before @dataclass runs: a class that defines __hash__ keeps it (frozen, eq), so every
+        # dataclass Source remembers its hash; a class with its own __hash__ (identity) keeps that
+        super().__init_subclass__(**kwargs)
+        if "__hash__" not in cls.__dict__:
+            cls.__hash__ = _remembered_hash
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop(_HASH, None)
+        return state
+
     def expr(self) -> str:
         raise NotImplementedError
 

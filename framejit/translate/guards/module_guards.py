@@ -55,6 +55,7 @@ MODULE_TABLES = ("_modules", "_parameters", "_buffers")
 IMMUTABLE_CONSTS = (int, float, bool, str, bytes, complex, type(None), torch.dtype, torch.device, torch.layout,
                     torch.memory_format, torch.Size)
 IMMUTABLE_HOLDERS = (types.CodeType, tuple, str, bytes, frozenset, torch.Size)
+_NAME = re.compile(r"\w+")          # a maximal run of word characters: what `\bname\b` finds
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,7 +155,10 @@ class ModulePlan:
         covered_ids |= {id(g) for g in self.implied}
         pending = [g for g in self.guards if id(g) not in covered_ids and g.source is not None]
         self.versions = VersionPlan(pending, self.objects, self.weak_identity_covered(), f_globals)
-        self.pins = self.word_fixed_prefixes([g for g in pending if g not in self.versions.covered])
+        # by identity: `g not in <list>` compared each pair of guards field by field (quadratic; equal
+        # guards are covered alike, VersionPlan.cover depending only on what a guard says)
+        versioned_ids = {id(g) for g in self.versions.covered}
+        self.pins = self.word_fixed_prefixes([g for g in pending if id(g) not in versioned_ids])
         if self.pins:
             checks = {source: Guard("ID_MATCH", source, obj) for source, obj in self.pins.items()}
             self.versions = VersionPlan(pending + list(checks.values()), self.objects, self.weak_identity_covered(),
@@ -529,6 +533,19 @@ class _Aliases:
         return " and ".join(pending + [term]) if term else " and ".join(pending)
 
 
+_FIELD_NAMES = {}
+
+
+def _field_names(cls):
+    """The dataclass field names of a Source class (None if it is no dataclass), looked up once per class:
+    dataclasses.fields() on every path part was a tenth of guard rendering."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls)) \
+            if dataclasses.is_dataclass(cls) else ()
+    return names
+
+
 def _parts(source):
     """The Sources `source` is built from: dataclass fields holding Sources (or tuples of them), and a
     `members` list (guards/identity.py's DistinctObjectsSource)."""
@@ -538,13 +555,12 @@ def _parts(source):
     if isinstance(members, list):
         return [m for m in members if isinstance(m, Source)]
     out = []
-    if dataclasses.is_dataclass(source):
-        for f in dataclasses.fields(source):
-            value = getattr(source, f.name)
-            if isinstance(value, Source):
-                out.append(value)
-            elif isinstance(value, tuple):
-                out += [v for v in value if isinstance(v, Source)]
+    for name in _field_names(type(source)):
+        value = getattr(source, name)
+        if isinstance(value, Source):
+            out.append(value)
+        elif isinstance(value, tuple):
+            out += [v for v in value if isinstance(v, Source)]
     return out
 
 
@@ -560,20 +576,20 @@ def _map_parts(source, fn):
             object.__setattr__(clone, "members", new)
             return clone
         return source
-    if dataclasses.is_dataclass(source):
-        changes = {}
-        for f in dataclasses.fields(source):
-            value = getattr(source, f.name)
-            if isinstance(value, Source):
-                new = fn(value)
-                if new is not value:
-                    changes[f.name] = new
-            elif isinstance(value, tuple) and value and all(isinstance(v, Source) for v in value):
-                new = tuple(fn(v) for v in value)
-                if any(a is not b for a, b in zip(new, value)):
-                    changes[f.name] = new
-        return dataclasses.replace(source, **changes) if changes else source
-    return source
+    changes = None
+    for name in _field_names(type(source)):
+        value = getattr(source, name)
+        if isinstance(value, Source):
+            new = fn(value)
+            if new is not value:
+                changes = changes or {}
+                changes[name] = new
+        elif isinstance(value, tuple) and value and all(isinstance(v, Source) for v in value):
+            new = tuple(fn(v) for v in value)
+            if any(a is not b for a, b in zip(new, value)):
+                changes = changes or {}
+                changes[name] = new
+    return dataclasses.replace(source, **changes) if changes else source
 
 
 def plan_for(ctx, shared=False):
@@ -596,15 +612,20 @@ def plan_for(ctx, shared=False):
 class OutOfLine:
     """Compiles a guard block as `def __fj_blockN(<the names it reads>): return (<block>)` into the
     entry's namespace and returns the call expression. The parameters are the frame's own parameter
-    names found in the block's text plus the entry locals it reads (`internal`)."""
+    names found in the block's text plus the entry locals it reads (`internal`). With `lazy` (the shared
+    entry's blocks, which no call needs until another instance comes), the text is compiled when the
+    block is first called: compiling a big model's block costs as much as rendering it."""
 
-    def __init__(self, ns, params):
+    def __init__(self, ns, params, lazy=False):
         self.ns = ns
         self.params = tuple(params)
         self.count = 0
+        self.lazy = lazy
 
     def __call__(self, expr, internal=()):
-        names = [p for p in self.params + tuple(internal) if re.search(r"\b" + re.escape(p) + r"\b", expr)]
+        # one scan of the (long) block text for every name it mentions, not one regex search per parameter
+        used = set(_NAME.findall(expr))
+        names = [p for p in self.params + tuple(internal) if p in used]
         name = f"__fj_block{self.count}"
         self.count += 1
         src = f"def {name}({', '.join(names)}):\n    return ({expr})\n"
@@ -613,9 +634,30 @@ class OutOfLine:
         # its own globals (what is bound so far, all its text names): a function in the dict that is its
         # globals is a cycle, which would keep the entry and its modules until the cyclic GC ran
         env = dict(self.ns.env)
-        exec(compile(src, f"<framejit guard block {name}>", "exec"), env)
-        self.ns.env[name] = env.pop(name)
+        self.ns.env[name] = LazyBlock(name, src, env) if self.lazy else _compiled_block(name, src, env)
         return f"{name}({', '.join(names)})"
+
+
+def _compiled_block(name, src, env):
+    exec(compile(src, f"<framejit guard block {name}>", "exec"), env)
+    return env.pop(name)
+
+
+class LazyBlock:
+    """A guard block compiled on its first call (OutOfLine's `lazy`); its text and globals are fixed when
+    it is made, so compiling later gives the function compiling at once would have."""
+
+    __slots__ = ("name", "src", "env", "fn")
+
+    def __init__(self, name, src, env):
+        self.name, self.src, self.env, self.fn = name, src, env, None
+
+    def __call__(self, *args):
+        fn = self.fn
+        if fn is None:
+            fn = self.fn = _compiled_block(self.name, self.src, self.env)
+            self.src = self.env = None           # the function's own globals hold what it needs
+        return fn(*args)
 
 
 def render(ctx, ns, instances=(), shared=False):
@@ -628,4 +670,4 @@ def render(ctx, ns, instances=(), shared=False):
         if g.kind == "ID_MATCH" and id(g.expected) in by_id and g.source in {i.source for i in instances}:
             return instance_guard_text(g)
         return _render(g, bind)
-    return plan_for(ctx, shared).render(ns.bind, render_guard, OutOfLine(ns, ctx.frame_params))
+    return plan_for(ctx, shared).render(ns.bind, render_guard, OutOfLine(ns, ctx.frame_params, lazy=shared))
