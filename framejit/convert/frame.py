@@ -31,6 +31,7 @@ from ..distributed.ddp_split import SPLIT_REASONS
 from .callees import CalleeWrappers, CompiledCallee, callee_position
 from ..errors import BackendError, GraphBreak, Unsupported
 from ..translate.graph import module_order
+from ..translate.graph.builder import StaticInputsNeeded
 from ..translate.guards.guard_set import GuardSet, is_instance_guard
 from ..translate.guards import module_guards
 from ..translate.guards.identity import guard_storage_sharing
@@ -191,6 +192,11 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
             with ctx.phase("translate"):
                 rv = tx.run()
         except GraphBreak as gb:
+            if isinstance(gb, StaticInputsNeeded):     # inputs sharing memory: static fakes (graph/builder.py)
+                for name in gb.names:
+                    opts.shape_memory.note_static_tensor(name)
+                observation.note_restart(gb.reason)
+                continue
             if _decided_on_a_float(ctx, gb):        # a float passed as a tensor must be a constant after all
                 for sym in gb.symbols:
                     opts.shape_memory.note_static_number(ctx.graph.shapes.float_symbols[sym])

@@ -9,12 +9,15 @@ so every compiled function sharing the code learns together; `framejit.reset()` 
 
 
 class ShapeMemory:
-    __slots__ = ("dims", "numbers", "static_numbers")
+    __slots__ = ("dims", "numbers", "static_numbers", "static_tensors")
 
     def __init__(self):
         self.dims = {}          # source name -> set of dims seen to change
         self.numbers = set()    # source names of ints seen to change
         self.static_numbers = set()   # floats a conversion had to decide on (translate/graph/float_inputs.py)
+        # inputs sharing a storage with another input (`f(w, w.t())`): their fakes must share one fake
+        # storage, which only static fakes can (translate/graph/builder.py), so they stay static
+        self.static_tensors = set()
 
     def __bool__(self):
         return bool(self.dims or self.numbers)
@@ -34,6 +37,9 @@ class ShapeMemory:
 
     def note_static_number(self, name):
         self.static_numbers.add(name)
+
+    def note_static_tensor(self, name):
+        self.static_tensors.add(name)
 
     def dims_of(self, name):
         return self.dims.get(name, ())

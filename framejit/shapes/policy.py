@@ -39,7 +39,7 @@ class ShapePolicy:
 
     def tensor_dims(self, t, name, through_module=False):
         """{dim: (min, max)} of the dimensions of `t` (read as `name`) to make symbolic, or None."""
-        if not _symbolic_layout(t):
+        if not _symbolic_layout(t) or name in self.memory.static_tensors:
             return None
         marks = marks_of(t)
         explicit, maybe, static = marks if marks is not None else ({}, (), ())

@@ -68,3 +68,26 @@ def test_explain_names_stride_guards():
     report = framejit.explain(f, dynamic=True)(transposed(3, 4, 0), column_slice(4, 4, 1))
     text = str(report)
     assert "x.stride(1) == x.shape[0]" in text and "y.stride(0)" in text
+
+
+def write_one_read_other(a, b):
+    a.add_(1)
+    return b * 2
+
+
+def on_one_storage(n):
+    w = randn(n, n, seed=n)
+    return w, w.t()
+
+
+def on_two_storages(n):
+    w = randn(n, n, seed=n)
+    return w, w.t().clone()
+
+
+@pytest.mark.parametrize("dynamic", [True, None])
+def test_inputs_on_one_storage_stay_static_so_the_graph_sees_the_write(dynamic):
+    # a symbolic fake cannot share its fake storage with another input's: AOT autograd then saw two
+    # unrelated inputs, and `b` read the value before `a.add_(1)` (wrong result from the second call on)
+    calls = [on_one_storage(n) for n in (3, 4, 5)] + [on_two_storages(n) for n in (3, 4, 6)]
+    check_calls(write_one_read_other, calls, backend="aot_eager", dynamic=dynamic)

@@ -66,6 +66,15 @@ def _bound_fake_dispatch_cache():
         FakeTensorMode.cache_clear()
 
 
+class StaticInputsNeeded(GraphBreak):
+    """Inputs on one storage, one of them with symbolic sizes: the conversion starts again with
+    `names` static (convert/frame.py)."""
+
+    def __init__(self, names):
+        super().__init__("shapes", f"inputs {' and '.join(names)} share memory: their sizes stay static")
+        self.names = names
+
+
 class GraphBuilder:
     def __init__(self, phase, shapes=None):
         _bound_fake_dispatch_cache()
@@ -78,7 +87,7 @@ class GraphBuilder:
                                         allow_non_fake_inputs=False)
         self.inputs = []              # [(source, real tensor, placeholder node)]
         self.input_by_id = {}         # id(real tensor) -> TensorValue (aliases share one placeholder)
-        self.input_storages = {}      # real storage -> the fake of the first input on it
+        self.input_storages = {}      # real storage -> (fake, source name, symbolic?) of the first input on it
         self.created = []             # nodes in creation order, for rollback
         self.order_events = new_event_log()   # only while distributed.execution_order listens (module_order.py)
         self.current_stack_trace = None
@@ -92,9 +101,10 @@ class GraphBuilder:
         if known is not None:
             return known
         if dims:
-            fake = self.shapes.fake_tensor(self.fake_mode, tensor, _operand(source.expr()), source.name(), dims)
+            fake = self._fake_input(tensor, source.name(), True, lambda: self.shapes.fake_tensor(
+                self.fake_mode, tensor, _operand(source.expr()), source.name(), dims))
         else:
-            fake = self._fake_input(tensor)
+            fake = self._fake_input(tensor, source.name(), False, lambda: fake_of_input(self.fake_mode, tensor))
         node = self._placeholder(source, fake)
         if isinstance(tensor, torch.nn.Parameter):
             node.meta["is_param"] = True
@@ -124,21 +134,27 @@ class GraphBuilder:
         node.meta["source"] = source.name()
         return node
 
-    def _fake_input(self, tensor):
-        """The input's fake; inputs on one storage get fakes on one fake storage (`f(w, w.detach().t())`:
-        two tensors that are not views of each other), so ops see their overlap (graph/overlap.py)."""
+    def _fake_input(self, tensor, name, symbolic, make_fake):
+        """The fake of input `name` (`make_fake()`, with symbolic sizes when `symbolic`); inputs on one
+        storage get fakes on one fake storage (`f(w, w.detach().t())`: two tensors that are not views of
+        each other), so ops and functionalization see their overlap (graph/overlap.py). A fake storage
+        with a symbolic size cannot be shared: when one of them is symbolic, both are remembered static
+        and the conversion starts again (StaticInputsNeeded)."""
         try:
             storage = tensor.untyped_storage()._cdata
         except (RuntimeError, NotImplementedError):       # no storage (sparse, some subclasses)
-            return fake_of_input(self.fake_mode, tensor)
-        first = self.input_storages.get(storage)
-        fake = fake_of_input(self.fake_mode, tensor)
+            return make_fake()
+        known = self.input_storages.get(storage)
+        if known is not None and (symbolic or known[2]):
+            raise StaticInputsNeeded((known[1], name))
+        fake = make_fake()
+        first = known[0] if known is not None else None
         if first is None:
-            self.input_storages[storage] = fake
+            self.input_storages[storage] = (fake, name, symbolic)
         elif first.untyped_storage()._cdata != fake.untyped_storage()._cdata and fake.layout == torch.strided:
             with self.fake_mode:
                 shared = torch.empty(0, dtype=fake.dtype, device=fake.device)
-                shared.set_(first.untyped_storage(), tensor.storage_offset(), tensor.shape, tensor.stride())
+                shared.set_(first.untyped_storage(), fake.storage_offset(), fake.shape, fake.stride())
                 shared.requires_grad_(tensor.requires_grad)
             fake = shared
         return fake
