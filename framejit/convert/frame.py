@@ -28,6 +28,7 @@ import torch
 from . import codegen, raising_graphs, resume
 from ..backends.registry import BACKEND_SIGNATURE, runs_graph_as_is
 from ..distributed.ddp_split import SPLIT_REASONS
+from .grad_switch_graphs import grad_switch_line, grad_switch_only
 from .callees import CalleeWrappers, CompiledCallee, callee_position
 from ..errors import BackendError, GraphBreak, Unsupported
 from ..translate.graph import module_order
@@ -246,7 +247,7 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
     effects = ctx.side_effects.effects
     live = list(values) + [e.value for e in effects]
     outputs = codegen.tensors_in(live)
-    compiled, gm = _compile_graph(ctx, outputs, opts)
+    compiled, gm, grad_switch = _compile_graph(ctx, outputs, opts)
     cuts = getattr(compiled, SPLIT_REASONS, ())        # a backend that cut the graph (distributed/ddp_split.py)
     if cuts:
         breaks = list(breaks) + [BreakInfo("ddp bucket", reason, "", fn.__qualname__) for reason in cuts]
@@ -256,6 +257,8 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
         for v in live:
             rb.count(v)
         lines = []
+        if grad_switch is not None:
+            lines.append(grad_switch_line(ns, grad_switch))
         if compiled is not None:
             ns.env["__fj_graph"] = compiled
             call = codegen.graph_call_source(plan.input_sources, len(outputs), plan.param_tuple)
@@ -273,15 +276,20 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
 
 
 def _compile_graph(ctx, outputs, opts):
+    """(compiled graph, its GraphModule, None), or (None, None, mode) when switching grad mode to `mode`
+    is all the graph would do (convert/grad_switch_graphs.py), or Nones when there is nothing to do."""
     if ctx.graph.op_count() == 0 and not outputs:
-        return None, None
+        return None, None, None
     ctx.guard_state(torch.is_grad_enabled)         # grad mode at entry shapes every graph
     ctx.guard_state(torch.get_default_dtype)       # and the default dtype: factories, int / int, int + 0.5
     gm, example_inputs = ctx.graph.finish(outputs)
     if not outputs and not _has_ops(gm):
         # the ops counted above were symbolic-number arithmetic whose only use was a guard (`i == 3` on a
         # dynamic int), which finish() dropped: nothing is left to compile or call
-        return None, None
+        return None, None, None
+    grad_switch = grad_switch_only(gm, outputs)
+    if grad_switch is not None:
+        return None, None, grad_switch
     guard_storage_sharing(ctx.guards, [(source, tensor, node.meta.get("example_value"))
                                        for source, tensor, node in ctx.graph.inputs])
     if autocast_sensitive(gm.graph, STATE_NODE_TARGETS):
@@ -307,7 +315,7 @@ def _compile_graph(ctx, outputs, opts):
         # (any other change of grad mode by a backend is left for observe/conversion.py to report)
         if sets_grad_mode:
             torch._C._set_grad_enabled(grad_mode)
-    return compiled, gm
+    return compiled, gm, None
 
 
 def _has_ops(gm):
