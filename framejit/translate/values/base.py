@@ -29,13 +29,33 @@ class Const(Value):
 
     def __init__(self, value, source=None):
         super().__init__(source)
-        self.value = value
+        self.value = _plain_number(value) if type(value) in _SYM_OR_SIZES else value
 
     def python_type(self):
         return type(self.value)
 
     def __repr__(self):
         return f"Const({self.value!r})"
+
+
+# A fake's metadata folded as a constant (x.shape, x.size(0), len(x), x.stride()) under dynamic shapes
+# holds SymInts even where the ShapeEnv specialized them (a size guarded equal to a number, e.g. by
+# iterating over it): a Const holds the number, so no torch.SymInt of the conversion reaches the program
+# (a global, an argument across a graph break, a constant of the generated code).
+_SYM_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
+_SYM_OR_SIZES = frozenset(_SYM_TYPES + (torch.Size, tuple))
+
+
+def _plain_number(value):
+    if isinstance(value, tuple):
+        if not any(type(v) in _SYM_TYPES for v in value):
+            return value
+        items = [_plain_number(v) if type(v) in _SYM_TYPES else v for v in value]
+        return torch.Size(items) if type(value) is torch.Size else tuple(items)
+    node = value.node
+    constant = node.maybe_as_int() if type(value) is torch.SymInt else \
+        node.maybe_as_float() if type(value) is torch.SymFloat else node.maybe_as_bool()
+    return value if constant is None else constant
 
 
 class TensorValue(Value):
