@@ -275,20 +275,27 @@ def _aliases_of_updated_inputs(gm, updated):
 
 # ---- gradients eager leaves None ----------------------------------------------------------------
 
-def _input_anchors(fakes):
+def _input_anchors(placeholders):
     """Autograd node -> graph input index: where a backward reaches each input that requires grad (a
     leaf's AccumulateGrad, a non-leaf's grad_fn); None when some input cannot be told (a non-leaf the
-    graph updated in place has another grad_fn than the one earlier uses reach)."""
+    graph updated in place, whose grad_fn before the update the translator did not record). An input
+    the graph writes in place is anchored where it stood on entry (the builder's "grad_fn_at_entry")."""
     anchors = {}
-    for i, fake in enumerate(fakes):
-        if not isinstance(fake, torch.Tensor) or not fake.requires_grad:
+    for i, node in enumerate(placeholders):
+        fake = node.meta.get("example_value")
+        if not isinstance(fake, torch.Tensor):
             continue
-        if fake.grad_fn is None:
+        requires_grad, grad_fn = fake.requires_grad, fake.grad_fn
+        if fake._version != 0 and grad_fn is not None:
+            if "grad_fn_at_entry" not in node.meta:
+                return None
+            requires_grad, grad_fn = node.meta["grad_fn_at_entry"]
+        if not requires_grad:
+            continue
+        if grad_fn is None:
             anchors[("leaf", id(fake))] = i
-        elif fake._version == 0:
-            anchors[("node", id(fake.grad_fn))] = i
         else:
-            return None
+            anchors[("node", id(grad_fn))] = i
     return anchors
 
 
@@ -328,7 +335,7 @@ def keep_none_grads(gm, compiled):
 
 def _keep_none_grads(gm, compiled):
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    anchors = _input_anchors([n.meta.get("example_value") for n in placeholders])
+    anchors = _input_anchors(placeholders)
     if anchors is None:
         return compiled
     output = next(n for n in gm.graph.nodes if n.op == "output")
@@ -342,35 +349,43 @@ def _keep_none_grads(gm, compiled):
         return compiled
 
     def run(*args):
+        edges = _expected_edges(args)
         outs = compiled(*args)
         node = next((t.grad_fn for t in outs if isinstance(t, torch.Tensor) and t.grad_fn is not None and
                      hasattr(t.grad_fn, "_forward_cls")), None)
         if node is not None:
-            inputs = _inputs_by_slot(node, args)
+            inputs = _inputs_by_slot(node, edges)
             if inputs is not None:
                 _hook(node, {outs[j].output_nr: r for j, r in reached.items() if outs[j].grad_fn is node}, inputs)
         return outs
     return run
 
 
-def _inputs_by_slot(node, args):
+def _expected_edges(args):
+    """(graph input index, the autograd node a backward reaches it by: its grad_fn, the tensor itself for
+    a leaf, None when it needs no grad) for each tensor argument, read before the call (the graph may
+    write an input in place, which changes its grad_fn)."""
+    return [(i, None if not a.requires_grad else a if a.grad_fn is None else a.grad_fn)
+            for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
+
+
+def _inputs_by_slot(node, edges):
     """The graph input index behind each of the Function's inputs (`node.next_functions`, one per tensor
     argument: a symbolic size or a number passed to the graph has none), or None when they do not line
     up one for one (AOT autograd deduplicated an input, lifted one, or merged aliases into a base)."""
-    tensors = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
-    edges = node.next_functions
-    if len(tensors) != len(edges):
+    next_functions = node.next_functions
+    if len(edges) != len(next_functions):
         return None
-    for i, (edge, _) in zip(tensors, edges):
-        arg = args[i]
-        if not arg.requires_grad:
-            continue
-        if arg.grad_fn is not None:
-            if edge is not arg.grad_fn:
+    for (_, expected), (edge, _) in zip(edges, next_functions):
+        if expected is None:
+            if edge is not None:
                 return None
-        elif getattr(edge, "variable", None) is not arg:
+        elif isinstance(expected, torch.Tensor):
+            if getattr(edge, "variable", None) is not expected:
+                return None
+        elif edge is not expected:
             return None
-    return tensors
+    return [i for i, _ in edges]
 
 
 def _hook(node, reached_by_slot, inputs):

@@ -373,3 +373,35 @@ def test_a_symbolic_size_input_keeps_none_grads(fn, calls, dynamic):
             assert (e is None) == (c is None), (call, k)
             if e is not None:
                 torch.testing.assert_close(c, e)
+
+
+# ---- None gradients when the graph writes an input in place ----------------------------------------
+
+def writes_a_non_leaf_input(x, w, u):
+    x.add_(1.0)
+    return (x * w).sum(), (u * 2).sum()
+
+
+def writes_a_grad_value_into_an_input(x, w, u):
+    x[0] = w[0] * 2
+    return x.sum(), (u * 2).sum()
+
+
+@pytest.mark.parametrize("fn", [writes_a_non_leaf_input, writes_a_grad_value_into_an_input])
+@pytest.mark.parametrize("through", [0, 1])
+def test_an_input_written_in_place_keeps_none_grads(fn, through):
+    # the written input's grad_fn changed during the trace: it is anchored where it stood on entry
+    def run(f):
+        a = randn(3, seed=1, requires_grad=True)
+        x = a * 1 if fn is writes_a_non_leaf_input else randn(3, seed=1)
+        w, u = randn(3, seed=2, requires_grad=True), randn(3, seed=3, requires_grad=True)
+        f(x, w, u)[through].backward()
+        return a.grad, w.grad, u.grad
+
+    framejit.reset()
+    eager = run(fn)
+    compiled = _quietly(lambda: run(framejit.compile(fn, backend="aot_eager")))
+    for e, c in zip(eager, compiled):
+        assert (e is None) == (c is None)
+        if e is not None:
+            torch.testing.assert_close(c, e)

@@ -132,6 +132,9 @@ class GraphBuilder:
                 node = self.graph.placeholder(_placeholder_name(source.name()))
         node.meta["example_value"] = fake
         node.meta["source"] = source.name()
+        if isinstance(fake, torch.Tensor):
+            # the input's autograd identity before the graph writes it (backends/aot.py keep_none_grads)
+            node.meta["grad_fn_at_entry"] = (fake.requires_grad, fake.grad_fn)
         return node
 
     def _fake_input(self, tensor, name, symbolic, make_fake):
