@@ -10,6 +10,7 @@ function's globals dict), `__fj_b` (its builtins dict), `__fj_cl` (its closure t
 from dataclasses import dataclass, fields
 
 _HASH = "_fj_hash"
+_FIELD_NAMES = {}                     # Source class -> its dataclass field names
 
 
 def _remembered_hash(self):
@@ -20,7 +21,10 @@ def _remembered_hash(self):
     d = self.__dict__
     h = d.get(_HASH)
     if h is None:
-        h = d[_HASH] = hash(tuple([getattr(self, f.name) for f in fields(self)]))
+        names = _FIELD_NAMES.get(type(self))
+        if names is None:
+            names = _FIELD_NAMES[type(self)] = tuple(f.name for f in fields(self) if f.compare)
+        h = d[_HASH] = hash(tuple([getattr(self, name) for name in names]))
     return h
 
 

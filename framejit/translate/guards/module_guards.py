@@ -92,6 +92,12 @@ class PinnedSource(Source):
         return self.original.root()
 
 
+def _on(g, source):
+    """Guard `g` on another Source (dataclasses.replace, without its per-field bookkeeping: guard
+    rendering makes one per guard and path, thousands for a big model)."""
+    return Guard(g.kind, source, g.expected, g.origin)
+
+
 def _longest_run(sources):
     """(start, stop) of the longest run of three or more graph inputs that are consecutive members of
     the member cache (the parameters, usually), or None."""
@@ -116,7 +122,7 @@ def _distinct(g, members):
         return None
     narrowed = DistinctObjectsSource()
     narrowed.members.extend(members)
-    return dataclasses.replace(g, source=narrowed)
+    return _on(g, narrowed)
 
 
 def _fixed_by_words(keys):
@@ -184,16 +190,16 @@ class ModulePlan:
             if id(g) in covered_ids:
                 continue
             if self.pins and g.source is not None:
-                g = dataclasses.replace(g, source=self.pinned_source(g.source))
+                g = _on(g, self.pinned_source(g.source))
             if not self.covered or g.source is None:
                 self.before.append(g)
                 continue
             cached = self.through_cache(g.source)
             (self.before if cached == g.source else self.after).append(
-                g if cached == g.source else dataclasses.replace(g, source=cached))
+                g if cached == g.source else _on(g, cached))
         self.before = fuse_atom_items(self.before, self.sequence_type)
         self.after = fuse_atom_items(self.after, self.sequence_type)
-        self.versioned = [dataclasses.replace(g, source=self.through_cache(g.source)) if self.covered else g
+        self.versioned = [_on(g, self.through_cache(g.source)) if self.covered else g
                           for g in self.versions.covered]
         # the graph's parameters (the longest run of consecutive members among its inputs) also as one
         # tuple of their own, the member after all others: ((start, stop), its index), or None
@@ -385,7 +391,7 @@ class ModulePlan:
             if isinstance(source, PinnedSource):
                 return AliasSource(bind(self.pins[source.original]), source.original)
             return _map_parts(source, bound)
-        return [g if g.source is None else dataclasses.replace(g, source=bound(g.source)) for g in guards]
+        return [g if g.source is None else _on(g, bound(g.source)) for g in guards]
 
     # ---- the member cache -----------------------------------------------------------------------
     def through_cache(self, source):
@@ -529,7 +535,7 @@ class _Aliases:
             return render_guard(g, bind)
         pending = []
         source = self._substitute(g.source, pending)
-        term = render_guard(g if source == g.source else dataclasses.replace(g, source=source), bind)
+        term = render_guard(g if source == g.source else _on(g, source), bind)
         return " and ".join(pending + [term]) if term else " and ".join(pending)
 
 
@@ -589,7 +595,10 @@ def _map_parts(source, fn):
             if any(a is not b for a, b in zip(new, value)):
                 changes = changes or {}
                 changes[name] = new
-    return dataclasses.replace(source, **changes) if changes else source
+    if not changes:
+        return source
+    cls = type(source)
+    return cls(**{name: changes.get(name, getattr(source, name)) for name in _field_names(cls)})
 
 
 def plan_for(ctx, shared=False):
