@@ -80,6 +80,8 @@ _MODULE_CALL = torch.nn.Module.__call__
 def _never_inlined(fn):
     """A function of a module the translator never inlines (translate/calls.py's NEVER_INLINE_PREFIXES):
     its compiled wrapper would break at once, and run its code as a copy made for resuming."""
+    if hasattr(fn, "__framejit_watch__"):    # the module watch's own wrappers (translate/calls.py)
+        return True
     module = getattr(fn, "__module__", None) if type(fn) is types.FunctionType else None
     return bool(module) and module.startswith(NEVER_INLINE_PREFIXES) and not module.startswith("torch.nn")
 

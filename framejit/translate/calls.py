@@ -378,6 +378,10 @@ def _inline_frame(tx, fn, fn_source, args, kwargs, closure_values, defaults, kwd
     module = getattr(fn, "__module__", "") or ""
     if module.startswith(NEVER_INLINE_PREFIXES) and not module.startswith("torch.nn"):
         raise GraphBreak("call", f"call to {fn.__qualname__} (module {module}) is not inlined")
+    if hasattr(fn, "__framejit_watch__"):
+        # framejit's module-watch wrapper (register_forward_hook, add_module, _apply...): inlined, its bump
+        # of the watch counter would be traced as a constant store and later changes went unnoticed
+        raise GraphBreak("call", f"{fn.__qualname__} changes a watched module; it runs as plain Python")
     if code.co_flags & (inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE):
         raise GraphBreak("generator", f"{fn.__qualname__} is a coroutine or async generator function")
     if tx.depth >= tx.ctx.config.inline_depth:
