@@ -172,6 +172,8 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
     policy = ShapePolicy(opts.config.dynamic, opts.shape_memory, floats=runs_graph_as_is(opts.backend))
     capture = opts.config.capture_data_dependent     # unbacked symbols need a ShapeEnv even with no dynamic input
     symbolic = capture or policy.wants_symbols(bound.values())
+    restarts = []            # why each attempt started again, for the error when there are too many
+    float_restarts = 0
     for _attempt in range(8):
         ctx = ConversionContext(opts.config, fn.__globals__, dict(break_at), observation, policy,
                                 ShapeContext(capture) if symbolic else None)
@@ -197,11 +199,17 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
                 for name in gb.names:
                     opts.shape_memory.note_static_tensor(name)
                 observation.note_restart(gb.reason)
+                restarts.append(gb.reason)
                 continue
             if _decided_on_a_float(ctx, gb):        # a float passed as a tensor must be a constant after all
-                for sym in gb.symbols:
+                float_restarts += 1
+                # the second time, every float of the attempt stays static: a loop deciding on the items of
+                # a list of floats (`[v > 0 for v in t.tolist()]`) would otherwise restart once per item
+                symbols = gb.symbols if float_restarts == 1 else ctx.graph.shapes.float_symbols
+                for sym in symbols:
                     opts.shape_memory.note_static_number(ctx.graph.shapes.float_symbols[sym])
                 observation.note_restart(f"{gb.reason}: the float stays static")
+                restarts.append(f"{gb.reason}: the float stays static")
                 continue
             index = tx.snapshot.index
             inst = tx.instructions[index]
@@ -209,10 +217,11 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
                 break_at[index] = _inner_reason(gb)
                 inner_kinds[index] = gb.kind
                 observation.note_restart(f"{gb.reason} (inside the call at line {tx.line_of(inst)} of {code.co_qualname})")
+                restarts.append(gb.reason)
                 continue
             return _told(ctx, fn, bound, _finish_break(fn, ctx, tx, gb, opts, inner_kinds.get(index)))
         return _told(ctx, fn, bound, _finish_return(fn, ctx, rv, opts))
-    raise RuntimeError("framejit: too many restarts while converting " + code.co_qualname)
+    raise RuntimeError(f"framejit: too many restarts while converting {code.co_qualname}: " + "; ".join(restarts))
 
 
 def _decided_on_a_float(ctx, gb):

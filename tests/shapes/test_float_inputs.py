@@ -44,3 +44,18 @@ def test_inductor_takes_a_float_as_tensor():
     calls = [(randn(4, seed=i), 0.5 + i) for i in range(3)]
     _, counter = check_calls(lambda x, t: (x * t).sum() + t, calls, backend="inductor", atol=1e-5)
     assert counter.frame_count == 2
+
+
+def test_deciding_on_each_float_of_a_list_restarts_a_bounded_number_of_times():
+    # a comprehension deciding on every float of t.tolist(): each decision made one more float static and
+    # started again, one restart per item, until "too many restarts" sent the frame to plain Python
+    # (fuzzer seed 801433); the second such restart makes every float of the attempt static
+    import warnings
+
+    def f(w):
+        signs = [int(v > 0) for v in w.tolist()]
+        return w * sum(signs)
+    calls = [(randn(16, seed=i),) for i in range(3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)      # a framejit failure warns
+        check_calls(f, calls, backend="aot_eager")
