@@ -30,15 +30,16 @@ def decorate(tx, manager, args, kwargs):
         raise GraphBreak("call", f"{manager!r} decorating {fn!r}: only Python functions are modelled")
     if code.co_flags & (inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR):
         raise GraphBreak("generator", f"{manager!r} decorating a generator or coroutine function")
-    return GradModeDecorated(manager.factory, manager.mode, fn)
+    return GradModeDecorated(type(manager), manager.factory, manager.mode, fn)
 
 
 class GradModeDecorated(Value):
     """The wrapper `torch.no_grad()(fn)` returns, made in the frame."""
-    __slots__ = ("factory", "mode", "fn")
+    __slots__ = ("manager_class", "factory", "mode", "fn")
 
-    def __init__(self, factory, mode, fn):
+    def __init__(self, manager_class, factory, mode, fn):
         super().__init__(None)
+        self.manager_class = manager_class      # ctx_managers.GradModeManager (handed in: no import back)
         self.factory = factory
         self.mode = mode
         self.fn = fn
@@ -47,8 +48,7 @@ class GradModeDecorated(Value):
         return type(lambda: None)
 
     def call(self, tx, args, kwargs):
-        from .ctx_managers import GradModeManager
-        manager = GradModeManager(self.mode, self.factory)
+        manager = self.manager_class(self.mode, self.factory)
         manager.enter(tx)
         result = tx.call(self.fn, args, kwargs)
         manager.exit(tx)
