@@ -35,11 +35,11 @@ def decorate(tx, manager, args, kwargs):
 
 class GradModeDecorated(Value):
     """The wrapper `torch.no_grad()(fn)` returns, made in the frame."""
-    __slots__ = ("manager_type", "factory", "mode", "fn")
+    __slots__ = ("manager_class", "factory", "mode", "fn")
 
-    def __init__(self, manager_type, factory, mode, fn):
+    def __init__(self, manager_class, factory, mode, fn):
         super().__init__(None)
-        self.manager_type = manager_type     # ctx_managers.GradModeManager (passed in: it imports this module)
+        self.manager_class = manager_class      # ctx_managers.GradModeManager (handed in: no import back)
         self.factory = factory
         self.mode = mode
         self.fn = fn
@@ -48,7 +48,7 @@ class GradModeDecorated(Value):
         return type(lambda: None)
 
     def call(self, tx, args, kwargs):
-        manager = self.manager_type(self.mode, self.factory)
+        manager = self.manager_class(self.mode, self.factory)
         manager.enter(tx)
         result = tx.call(self.fn, args, kwargs)
         manager.exit(tx)
