@@ -137,6 +137,29 @@ def input_grad(tx, t):
     return tx.ctx.wrap(real.grad, AttrSource(t.source, "grad"))
 
 
+def store_input_grad(tx, t, value):
+    """`p.grad = None` (zero_grad, set_to_none) or `p.grad = g` on a tensor the frame received: a side
+    effect made after the graph, which later reads of p.grad in the frame see (input_grad). Only where the
+    store cannot raise (None, or a tensor of p's shape, dtype and device), so its later place changes
+    nothing; anything else is a break. Returns whether it was recorded."""
+    if t.source is None:
+        return False
+    real = next((tensor for _source, tensor, node in tx.ctx.graph.inputs if node is t.node), None)
+    if real is None:
+        return False
+    if isinstance(value, Const) and value.value is None:
+        pass
+    elif isinstance(value, TensorValue):
+        fake, f = value.fake, t.fake
+        if any(type(n) is not int for n in (*fake.shape, *f.shape)) or fake.shape != f.shape or \
+                fake.dtype != f.dtype or fake.device != f.device or fake.layout != f.layout:
+            return False
+    else:
+        return False
+    tx.ctx.side_effects.store_attr(real, t.source, "grad", value, in_dict=False)
+    return True
+
+
 def object_attr(tx, obj, name):
     """`obj.name` for a real object (values/object_attrs.py: one model of the object's attributes, the frame's
     own writes and deletes included, with the absence of an attribute guarded like its presence)."""
@@ -201,6 +224,8 @@ def store_attr(tx, obj, name, value):
         obj.store_attr(tx, name, value)
         return
     if isinstance(obj, TensorValue):
+        if name == "grad" and store_input_grad(tx, obj, value):
+            return
         raise GraphBreak("store attr", f"setting tensor.{name} is not supported")
     raise GraphBreak("store attr", f"setting .{name} on {obj!r} is not supported")
 
