@@ -20,6 +20,8 @@ raises, open inference-mode handles are closed and grad mode is put back, as the
 import torch
 import torch.fx as fx
 
+from .in_place import writes_in_place
+
 _set_grad_enabled = torch._C._set_grad_enabled
 _enter_inference_mode = torch.autograd.grad_mode._enter_inference_mode
 _exit_inference_mode = torch.autograd.grad_mode._exit_inference_mode
@@ -64,7 +66,7 @@ def independent_parts(groups):
     saved) leaves the others' saved values alone."""
     out = []
     for kind, nodes in groups:
-        if kind != "grad" or len(nodes) < 2 or any(_writes(n) for n in nodes):
+        if kind != "grad" or len(nodes) < 2 or any(writes_in_place(n) for n in nodes):
             out.append((kind, nodes))
             continue
         part_of = {}
@@ -86,12 +88,6 @@ def independent_parts(groups):
         order = {n: i for i, n in enumerate(nodes)}
         out += [(kind, sorted(part, key=order.__getitem__)) for part in parts if part]
     return out
-
-
-def _writes(node):
-    name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")
-    return (name.endswith("_") and not name.startswith("__")) or name == "setitem" or "out" in node.kwargs \
-        or node.kwargs.get("inplace") is True
 
 
 def _subgraph(gm, nodes):

@@ -20,6 +20,8 @@ import operator
 import torch
 import torch.fx as fx
 
+from .in_place import written_values
+
 
 def views_outside(gm):
     """(gm, None) when no output needs remaking; else (a copy of gm returning the kept outputs then the
@@ -106,22 +108,9 @@ def _written_storages(graph):
     """The (fake) storages the graph writes in place; None when a write's target is not known."""
     written = set()
     for node in graph.nodes:
-        if not _writes(node):
-            continue
-        target = node.kwargs.get("out", node.args[0] if node.args else None)
-        fake = target.meta.get("example_value") if isinstance(target, fx.Node) else None
-        if not isinstance(fake, torch.Tensor):
-            return None
-        written.add(_storage(fake))
+        for target in written_values(node):
+            fake = target.meta.get("example_value") if isinstance(target, fx.Node) else None
+            if not isinstance(fake, torch.Tensor):
+                return None
+            written.add(_storage(fake))
     return written
-
-
-def _writes(node):
-    if node.op not in ("call_function", "call_method"):
-        return False
-    target = node.target
-    if isinstance(target, torch._ops.OpOverload):
-        return target._schema.is_mutable
-    name = target if isinstance(target, str) else getattr(target, "__name__", "")
-    return (name.endswith("_") and not name.startswith("__")) or name in ("setitem", "__setitem__") or \
-        "out" in node.kwargs or node.kwargs.get("inplace") is True

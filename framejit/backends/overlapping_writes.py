@@ -14,38 +14,19 @@ location"); running the graph as its fx code does exactly what eager does in bot
 in-place write of `gm` targets such a tensor. It never adds a guard: with symbolic sizes, a layout it
 cannot prove free of overlap counts as overlapping (the graph then only loses AOT compilation).
 """
-import operator
-
 import torch
 from torch.fx.experimental.symbolic_shapes import optimization_hint, statically_known_true
 
-# Python's augmented assignments on tensors write in place (`x += y` is operator.iadd)
-_AUGMENTED = frozenset({operator.iadd, operator.isub, operator.imul, operator.itruediv, operator.ifloordiv,
-                        operator.imod, operator.ipow, operator.iand, operator.ior, operator.ixor,
-                        operator.ilshift, operator.irshift, operator.imatmul})
-
+from .in_place import written_values
 
 def writes_overlapping_memory(gm):
     """Does some in-place write of `gm` target a tensor whose elements may share memory?"""
     for node in gm.graph.nodes:
-        for target in _written(node):
+        for target in written_values(node):
             value = target.meta.get("example_value") if hasattr(target, "meta") else None
             if isinstance(value, torch.Tensor) and _may_overlap(value):
                 return True
     return False
-
-
-def _written(node):
-    """The graph values `node` writes in place (its `out=` tensors, or its first argument)."""
-    if node.op not in ("call_function", "call_method"):
-        return ()
-    out = node.kwargs.get("out")
-    if out is not None:
-        return tuple(out) if isinstance(out, (tuple, list)) else (out,)
-    name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")
-    in_place = (name.endswith("_") and not name.startswith("__")) or name in ("setitem", "__setitem__") or \
-        node.target in _AUGMENTED or node.kwargs.get("inplace") is True
-    return node.args[:1] if in_place and node.args else ()
 
 
 def _may_overlap(t):

@@ -173,6 +173,10 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
     capture = opts.config.capture_data_dependent     # unbacked symbols need a ShapeEnv even with no dynamic input
     symbolic = capture or policy.wants_symbols(bound.values())
     restarts = []            # why each attempt started again, for the error when there are too many
+
+    def restarted(reason):
+        observation.note_restart(reason)
+        restarts.append(reason)
     float_restarts = 0
     for _attempt in range(8):
         ctx = ConversionContext(opts.config, fn.__globals__, dict(break_at), observation, policy,
@@ -198,8 +202,7 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
             if isinstance(gb, StaticInputsNeeded):     # inputs sharing memory: static fakes (graph/builder.py)
                 for name in gb.names:
                     opts.shape_memory.note_static_tensor(name)
-                observation.note_restart(gb.reason)
-                restarts.append(gb.reason)
+                restarted(gb.reason)
                 continue
             if _decided_on_a_float(ctx, gb):        # a float passed as a tensor must be a constant after all
                 float_restarts += 1
@@ -208,16 +211,14 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
                 symbols = gb.symbols if float_restarts == 1 else ctx.graph.shapes.float_symbols
                 for sym in symbols:
                     opts.shape_memory.note_static_number(ctx.graph.shapes.float_symbols[sym])
-                observation.note_restart(f"{gb.reason}: the float stays static")
-                restarts.append(f"{gb.reason}: the float stays static")
+                restarted(f"{gb.reason}: the float stays static")
                 continue
             index = tx.snapshot.index
             inst = tx.instructions[index]
             if gb.inlined and inst.opname in ("CALL", "CALL_FUNCTION_EX") and index not in break_at:
                 break_at[index] = _inner_reason(gb)
                 inner_kinds[index] = gb.kind
-                observation.note_restart(f"{gb.reason} (inside the call at line {tx.line_of(inst)} of {code.co_qualname})")
-                restarts.append(gb.reason)
+                restarted(f"{gb.reason} (inside the call at line {tx.line_of(inst)} of {code.co_qualname})")
                 continue
             return _told(ctx, fn, bound, _finish_break(fn, ctx, tx, gb, opts, inner_kinds.get(index)))
         return _told(ctx, fn, bound, _finish_return(fn, ctx, rv, opts))
