@@ -219,6 +219,8 @@ def side_effect_lines(effects, rb):
     for e in _last_raw_stores(effects):
         if e.kind == "global":
             lines.append(f"__fj_g[{e.key!r}] = {rb.expr(e.value)}")
+        elif e.kind == "module_global":
+            lines.append(f"{rb.ns.bind(e.target)}[{e.key!r}] = {rb.expr(e.value)}")
         elif e.kind == "attr" and e.plain_module and isinstance(e.value, Const) and \
                 not isinstance(e.value.value, (torch.Tensor, torch.nn.Module)):
             # re-storing the object the attribute holds changes nothing (Swin resets its window sizes

@@ -8,6 +8,8 @@ the user sees the same state as after an eager call.
 
 Kinds of Effect:
   global    __fj_g[name] = value
+  module_global  <another module's globals dict>[name] = value (a STORE_GLOBAL in a function of another
+            module the frame inlined: torch.backends' flag managers, a library's module-level switch)
   cell      <cell>.cell_contents = value (a closure cell of the frame or of a function it inlined)
   attr      setattr(obj, name, value): objects whose own __setattr__ is part of the store (nn.Module)
   raw_attr  object.__setattr__(obj, name, value): plain Python objects, whose Python-level
@@ -27,6 +29,7 @@ stored again moves to the end of the dict, as in CPython). values/object_attrs.p
 """
 
 
+import types
 
 from .values.base import SetValue
 from .values.object_attrs import DELETED
@@ -52,6 +55,7 @@ class SideEffects:
         self.position = position   # the graph's node count now: where in the graph an effect happens
         self.effects = []
         self.globals = {}          # name -> Value written in the frame (later loads see it)
+        self.module_globals = {}   # (id(globals dict), name) -> Value written into another module's globals
         self.attrs = {}            # (id(obj), name) -> Value written, or DELETED
         self.attr_log = []         # (id(obj), name, present after): the frame's edits of instance __dict__s
         self._mutated = set()      # id(SeqValue/DictValue) already recorded
@@ -61,21 +65,35 @@ class SideEffects:
         self.effects.append(effect)
 
     def mark(self):
-        return (len(self.effects), dict(self.globals), dict(self.attrs), len(self.attr_log), set(self._mutated))
+        return (len(self.effects), dict(self.globals), dict(self.module_globals), dict(self.attrs),
+                len(self.attr_log), set(self._mutated))
 
     def rollback(self, mark):
-        n, g, a, log, m = mark
+        n, g, mg, a, log, m = mark
         del self.effects[n:]
         del self.attr_log[log:]
-        self.globals, self.attrs, self._mutated = g, a, m
+        self.globals, self.module_globals, self.attrs, self._mutated = g, mg, a, m
 
     def store_global(self, name, source, value):
         self.globals[name] = value
         self._add(Effect("global", source, name, value))
 
+    def store_module_global(self, namespace, name, value):
+        """`name = value` run by a function whose globals are `namespace`, another module's dict (a
+        real object that lives as long as its module: the replay names it directly)."""
+        self.module_globals[(id(namespace), name)] = value
+        self._add(Effect("module_global", namespace, name, value))
+
+    def pending_module_global(self, namespace, name):
+        """The Value the frame stored at `name` of another module's globals (by a function of that
+        module or as an attribute of the module object), DELETED, or None."""
+        return self.module_globals.get((id(namespace), name))
+
     def store_attr(self, obj, obj_source, name, value, raw=False, in_dict=True):
         """obj.name = value; `in_dict`: the store lands in obj's instance __dict__ (not a slot)."""
         self.attrs[(id(obj), name)] = value
+        if isinstance(obj, types.ModuleType):    # the same slot as a global of that module
+            self.module_globals[(id(obj.__dict__), name)] = value
         if in_dict:
             self.attr_log.append((id(obj), name, True))
         self._add(Effect("raw_attr" if raw else "attr", obj_source, name, value,
@@ -84,6 +102,8 @@ class SideEffects:
     def delete_attr(self, obj, obj_source, name, raw=False, in_dict=True):
         """del obj.name (the caller checked it exists)."""
         self.attrs[(id(obj), name)] = DELETED
+        if isinstance(obj, types.ModuleType):
+            self.module_globals[(id(obj.__dict__), name)] = DELETED
         if in_dict:
             self.attr_log.append((id(obj), name, False))
         self._add(Effect("raw_delattr" if raw else "delattr", obj_source, name))
@@ -95,6 +115,8 @@ class SideEffects:
 
     def pending_attr(self, obj, name):
         """The Value the frame stored at obj.name, DELETED, or None when the frame has not touched it."""
+        if isinstance(obj, types.ModuleType):    # a module's attributes are its globals
+            return self.module_globals.get((id(obj.__dict__), name))
         return self.attrs.get((id(obj), name))
 
     def store_cell(self, cell_source, value):

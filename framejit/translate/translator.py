@@ -21,6 +21,7 @@ from .dispatch import HANDLERS, RETURN
 from .source import DictKeySource
 from .source import GlobalSource, ItemSource, LocalSource, NamespaceSource
 from .values.base import Value
+from .values.object_attrs import DELETED
 # the handler families register their handlers when imported
 from .ops import (calls as ops_calls, containers as ops_containers, control as ops_control,  # noqa: F401
                   exceptions as ops_exceptions, imports as ops_imports, load_store as ops_load_store,
@@ -188,6 +189,11 @@ class Translator:
             if ctx.recorder is not None:
                 ctx.recorder.record_builtin(name, obj)
             return ctx.builtin_value(name, obj)
+        pending = ctx.side_effects.pending_module_global(self.f_globals, name)
+        if pending is DELETED:
+            raise GraphBreak("global", f"reading global {name!r} after the frame deleted it")
+        if pending is not None:
+            return pending
         if name in self.f_globals:
             obj = self.f_globals[name]
             if isinstance(self.globals_source, tuple):      # callee globals without a reachable source

@@ -69,7 +69,8 @@ def load_global(tx, inst):
 def store_global(tx, inst):
     value = tx.pop()
     if tx.globals_source is not None:
-        raise GraphBreak("store global", "writing a global of another module")
+        tx.ctx.side_effects.store_module_global(tx.f_globals, inst.argval, value)
+        return
     tx.ctx.side_effects.store_global(inst.argval, GlobalSource(inst.argval), value)
 
 
