@@ -8,6 +8,14 @@ __enter__/__exit__ call, so a profiler active while the graph runs records the r
 eagerly (fx keeps both nodes: torch lists them as side-effectful). Nothing runs at translation: the
 nodes get no fake propagation. The object bound by `as` is not modelled (using it is a graph break), and
 as for every with-block other than grad mode, a break or an exception inside it runs the frame as Python.
+
+A whole-profiler block (`with torch.profiler.profile():`, `torch.autograd.profiler.profile()`) whose profile
+object the frame never reads is a block whose profiling nobody can observe: its events are reachable only
+through that object. Its body joins the graph and the profiler is not started (torch.compile does the
+same). It stays a graph break -- the frame runs as Python and the profiler for real -- when the object is
+bound to a name the code reads, when a callback would run user code on the profile (on_trace_ready,
+schedule, custom_trace_id_callback), or when a profiler is already running: eager's nested block would stop
+the outer session, so "no profiler running" is guarded.
 """
 import torch
 
@@ -80,3 +88,68 @@ def record_function(tx, args, kwargs):
 
 
 MANAGER_FACTORIES[torch.autograd.profiler.record_function] = record_function
+
+
+_CALLBACKS = ("on_trace_ready", "schedule", "custom_trace_id_callback", "execution_trace_observer")
+_LOADS = ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CLOSURE", "LOAD_DEREF", "LOAD_CLASSDEREF", "DELETE_FAST",
+          "LOAD_NAME")
+
+
+class UnobservedProfile(ManagerValue):
+    """A profile() block nobody reads: entering and leaving it changes nothing the program can see."""
+    __slots__ = ("kind",)
+    never_suppresses = True
+
+    def __init__(self, kind):
+        super().__init__()
+        self.kind = kind
+
+    def python_type(self):
+        return self.kind
+
+    def enter(self, tx):
+        self._check_fresh()
+        return Const(None)
+
+    def exit(self, tx, exc_type=None):
+        return Const(False)
+
+    def __repr__(self):
+        return f"UnobservedProfile({self.kind.__qualname__})"
+
+
+def _bound_name_is_read(tx):
+    """Does the code read the object `with <call> as name` binds? (The call is the current instruction,
+    BEFORE_WITH follows it, then the store of the `as` target or a POP_TOP.)"""
+    i = tx.index.get(tx.inst)
+    if i is None or i + 2 >= len(tx.instructions) or tx.instructions[i + 1].opname != "BEFORE_WITH":
+        return True
+    target = tx.instructions[i + 2]
+    if target.opname == "POP_TOP":
+        return False
+    if target.opname != "STORE_FAST" or target.argval in tx.code.co_cellvars:
+        return True
+    names = {"locals", "vars", "dir", "eval", "exec"}
+    return any(inst.opname in _LOADS and inst.argval == target.argval or
+               inst.opname in ("LOAD_GLOBAL", "LOAD_NAME") and inst.argval in names for inst in tx.instructions)
+
+
+def _profile_factory(kind):
+    def factory(tx, args, kwargs):
+        name = f"{kind.__module__}.{kind.__qualname__}"
+        if any(k in kwargs and not (isinstance(kwargs[k], Const) and kwargs[k].value is None) for k in _CALLBACKS):
+            raise GraphBreak("with", f"{name}() with a callback: the profiler runs for real")
+        if not all(isinstance(v, Const) for v in list(args) + list(kwargs.values())):
+            raise GraphBreak("with", f"{name}() with arguments that are not constants")
+        if _bound_name_is_read(tx):
+            raise GraphBreak("with", f"the {name} object is read after the block: the profiler runs for real")
+        if _profiler_enabled():
+            raise GraphBreak("with", f"{name}() inside a running profiler (eager's block stops the outer session)")
+        tx.ctx.guards.add("STATE_MATCH", None, (_profiler_enabled, False))
+        return UnobservedProfile(kind)
+    return factory
+
+
+_profiler_enabled = torch._C._autograd._profiler_enabled
+for _kind in (torch.autograd.profiler.profile, torch.profiler.profile):
+    MANAGER_FACTORIES[_kind] = _profile_factory(_kind)

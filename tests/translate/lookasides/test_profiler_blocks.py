@@ -75,3 +75,63 @@ def test_graph_count_matches_torch_compile():
     counter = CompileCounter()
     framejit.compile(profiler_block, backend=counter)(x4)
     assert counter.frame_count == torch_compile_graphs(profiler_block, x4) == 1
+
+
+# ---------------------------------------------------------------- whole-profiler blocks
+
+PROFILES = []
+
+
+def unread_profile_block(x):
+    with torch.autograd.profiler.profile():
+        y = x.sin() * 2
+    return y + 1
+
+
+def unread_named_profile_block(x):
+    with torch.profiler.profile(record_shapes=True) as prof:       # noqa: F841  (bound, never read)
+        y = x.cos()
+    return y - 1
+
+
+def read_profile_block(x):
+    with torch.autograd.profiler.profile() as prof:
+        y = x.sin() + 1
+    PROFILES.append(sorted({e.name for e in prof.function_events}))
+    return y
+
+
+@pytest.mark.filterwarnings("error:framejit failed to convert:RuntimeWarning")
+@pytest.mark.parametrize(CASE_FIELDS, [
+    case(unread_profile_block, x4, graphs=1, fullgraph=True),
+    case(unread_profile_block, g4, graphs=1, grads=True, backend="aot_eager", name="unread_profile_block_aot"),
+    case(unread_named_profile_block, x4, graphs=1, fullgraph=True),
+])
+def test_unread_profile_blocks_are_one_graph(fn, args, kwargs, options):
+    run_case(fn, args, kwargs, options)
+
+
+def test_read_profile_object_runs_the_profiler_for_real():
+    PROFILES.clear()
+    read_profile_block(x4)
+    framejit.reset()
+    out = framejit.compile(read_profile_block)(x4)
+    assert torch.equal(out, read_profile_block(x4))
+    assert PROFILES[0] == PROFILES[1] == PROFILES[2] and "aten::sin" in PROFILES[0]
+
+
+def test_unread_block_inside_a_running_profiler_runs_as_eager_does():
+    """Eager's inner block ends the outer profiler's session: the compiled call must too, also when the
+    entry was made outside any profiler (the guard on 'no profiler running' fails inside one)."""
+    def outer_events(fn):
+        with torch.autograd.profiler.profile() as outer:
+            fn(x4)
+            torch.ones(3).exp()
+        return sorted({e.name for e in outer.function_events})
+
+    framejit.reset()
+    counter = CompileCounter()
+    compiled = framejit.compile(unread_profile_block, backend=counter)
+    compiled(x4)
+    assert counter.frame_count == 1
+    assert outer_events(compiled) == outer_events(unread_profile_block)
