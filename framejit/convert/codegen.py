@@ -25,6 +25,7 @@ from .hooks import apply_bytecode_hooks
 from ..translate.source import FIXED_OBJECTS
 from ..translate.values.deques import write_back_lines as deque_write_back
 from ..translate.values.dict_kinds import rebuild_dict, write_back_dict
+from ..translate.values.input_lists import visible_items
 from ..translate.values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 from ..translate.values.symbolic import SymValue
 from ..translate.values.sym_free import holds_symbolic
@@ -163,7 +164,9 @@ class Rebuilder:
 
 
 def _children(v):
-    if isinstance(v, SeqValue) or isinstance(v, SetValue):
+    if isinstance(v, SeqValue):
+        return visible_items(v)
+    if isinstance(v, SetValue):
         return v.items
     if isinstance(v, DictValue):
         return list(v.items.values())
@@ -241,6 +244,9 @@ def side_effect_lines(effects, rb):
         elif e.kind == "list":
             items = ", ".join(rb.expr(i) for i in e.value.items)
             lines.append(f"{rb.reload(e.target)}[:] = [{items}]")
+        elif e.kind == "list_extend":     # an input list the frame only appended to (values/input_lists.py)
+            items = "".join(f"{rb.expr(i)}, " for i in e.value.appended)
+            lines.append(f"{rb.reload(e.target)}.extend(({items}))")
         elif e.kind == "dict":
             body = ", ".join(f"{rb.ns.bind(k)}: {rb.expr(x)}" for k, x in e.value.items.items())
             if e.value.kind is dict:

@@ -40,6 +40,7 @@ from ..translate.guards.autocast import autocast_sensitive
 from ..translate.context import ConversionContext, is_cpu_autocast_enabled
 from ..translate.lookasides.ctx_managers import STATE_NODE_TARGETS, ExitValue, close_open_autocast
 from ..translate.values.cells import EMPTY
+from ..translate.values.input_lists import visible_items
 from ..translate.source import ClosureSource, LocalSource
 from ..translate.translator import Translator, format_position
 from ..translate.values.base import NULL, Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, \
@@ -596,7 +597,9 @@ def _rebuildable(v, visiting=None):
     if id(v) in visiting:
         return True
     visiting.add(id(v))
-    if isinstance(v, (SeqValue, SetValue)):
+    if isinstance(v, SeqValue):
+        return all(_rebuildable(i, visiting) for i in visible_items(v))
+    if isinstance(v, SetValue):
         return all(_rebuildable(i, visiting) for i in v.items)
     if isinstance(v, DictValue):
         return all(_rebuildable(i, visiting) for i in v.items.values())

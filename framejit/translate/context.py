@@ -28,6 +28,7 @@ from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource, LocalS
 from .values import deques, dict_kinds
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .values.object_attrs import TRUSTED_MODULES
+from .values.input_lists import InputList
 from .values.protocol import CONST_TYPES, is_namedtuple_class, wrap_unsourced
 from .values.model_outputs import ModelOutputValue, is_model_output_class
 
@@ -198,6 +199,9 @@ class ConversionContext:
             if guard:
                 g.add("CONST_MATCH", source, obj)
             return Const(obj, source)
+        if t is list and guard:        # items read (and guarded) only if the frame reads them
+            g.add("TYPE_MATCH", source, t)
+            return InputList(self, obj, source)
         if t is tuple or t is list or is_namedtuple_class(t):
             if guard:
                 g.add("TYPE_MATCH", source, t)

@@ -159,6 +159,10 @@ class GraphBuilder:
                 shared = torch.empty(0, dtype=fake.dtype, device=fake.device)
                 shared.set_(first.untyped_storage(), fake.storage_offset(), fake.shape, fake.stride())
                 shared.requires_grad_(tensor.requires_grad)
+                if getattr(fake, "framejit_history_unreadable", False):    # keep it a non-leaf, marked
+                    with torch.enable_grad():
+                        shared = shared.view_as(shared)
+                    shared.framejit_history_unreadable = True
             fake = shared
         return fake
 

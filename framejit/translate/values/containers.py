@@ -15,6 +15,7 @@ from . import dict_kinds
 from .typing_forms import class_subscript, is_typing_form, subscript as typing_subscript
 from .base import Value, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .protocol import as_python, is_structseq_class, unpack_iterable, wrap_unsourced
+from .input_lists import append_items
 
 MODULE_CONTAINERS = (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict, torch.nn.ParameterList,
                      torch.nn.ParameterDict)
@@ -170,11 +171,11 @@ def _mut(tx, recv):
 
 
 def _append(tx, l, v):
-    l.items.append(v); _mut(tx, l); return Const(None)
+    append_items(tx, l, [v]); return Const(None)
 
 
 def _extend(tx, l, v):
-    l.items.extend(unpack_iterable(tx, v)); _mut(tx, l); return Const(None)
+    append_items(tx, l, list(unpack_iterable(tx, v))); return Const(None)
 
 
 def _insert(tx, l, i, v):
