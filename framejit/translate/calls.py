@@ -109,7 +109,7 @@ def call_object(tx, fn_value, obj, args, kwargs):
     if hashable and is_bound_builtin(obj):     # d.get(k) on a real dict: the lookaside of dict.get
         descriptor = getattr(type(obj.__self__), obj.__name__, None) if not isinstance(obj.__self__, type) else None
         impl = LOOKASIDES.get(descriptor) if _hashable(descriptor) else None
-        if impl is not None and is_instance_dict(obj.__self__):
+        if impl is not None and not isinstance(fn_value.source, AttrSource) and is_instance_dict(obj.__self__):
             raise GraphBreak("call", f"{obj.__name__} of an object's __dict__ reached without the object: "
                              "its attributes change under the frame's model of them, so the call runs as Python")
         if impl is not None:

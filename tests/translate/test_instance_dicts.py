@@ -34,3 +34,21 @@ def test_dict_update_of_instance_dict_across_break():
 def test_dict_setdefault_of_instance_dict_across_break():
     BOX.__dict__.clear()
     check(setdefault_across_break, randn(3, seed=2), 4)
+
+
+VALIDATORS = {int: "int", float: "float"}
+
+
+def lookup_in_a_global_dict(x):
+    return x * len(VALIDATORS.get(float, ""))
+
+
+def test_a_dict_reached_by_a_path_is_not_searched_for_an_owner(monkeypatch):
+    """gc.get_referrers scans the whole heap (seconds per conversion in a large process): a method looked
+    up on a dict the frame reached by a path (here a module global) must not pay it."""
+    import framejit.translate.values.instance_dicts as instance_dicts
+    scans = []
+    real = instance_dicts.gc.get_referrers
+    monkeypatch.setattr(instance_dicts.gc, "get_referrers", lambda *objs: scans.append(objs) or real(*objs))
+    check(lookup_in_a_global_dict, randn(3), graphs=1, fullgraph=True)
+    assert scans == []
