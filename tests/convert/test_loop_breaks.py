@@ -161,3 +161,50 @@ def tensor_rows_loop(x):
 @pytest.mark.parametrize("fn", [while_loop_break, loop_in_try, generator_loop, tensor_rows_loop])
 def test_loops_that_stay_plain_python(fn):
     check(fn, x3, graphs=0)
+
+
+# ---------------------------------------------------------------- iterators held by a local
+# A live iterator in a local cannot cross a break today (the function runs as plain Python): a resume
+# function would receive the real iterator, which framejit does not model as an input. These cases pin
+# eager's behaviour (the loop and the local are one iterator) for whoever adds that.
+
+def local_iterator_next_across_break(x):
+    it = iter((x, x + 1, x * 3))
+    first = next(it)
+    print("first taken")
+    return first + next(it), list(it)
+
+
+def local_zip_iterator_across_break(x):
+    pairs = zip(range(3), (x, x * 2, x * 3))
+    i, t = next(pairs)
+    print("one pair")
+    return [t * j for j, t in pairs], i
+
+
+def loop_over_a_local_iterator_advanced_in_the_body(x):
+    it = iter(range(6))
+    for i in it:
+        x = x + i
+        print("at", i)
+        skipped = next(it, None)        # the loop and the local are one iterator
+        x = x * 2 if skipped is None else x - skipped
+    return x
+
+
+def one_iterator_in_two_locals(x):
+    a = iter([x, x + 1, x + 2])
+    b = a
+    next(a)
+    print("shared")
+    return next(b) + next(a)
+
+
+@pytest.mark.parametrize(CASE_FIELDS, [
+    case(local_iterator_next_across_break, x3),
+    case(local_zip_iterator_across_break, x3),
+    case(loop_over_a_local_iterator_advanced_in_the_body, x3),
+    case(one_iterator_in_two_locals, x3),
+])
+def test_iterators_held_by_locals(fn, args, kwargs, options):
+    run_case(fn, args, kwargs, options)
