@@ -24,8 +24,8 @@ from .lookasides.ctx_managers import AutocastExit, GradModeExit, resumed_autocas
 from .lookasides.lazy_modules import is_uninitialized, uninitialized_break
 from .guards.identity import IdentityTracker, guard_object
 from .guards.numpy_inputs import wrap_numpy_input
-from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource, LocalSource
-from .values import deques, dict_kinds
+from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource, LocalSource, PlainTensorSource
+from .values import deques, dict_kinds, tensor_subclasses
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .values.object_attrs import TRUSTED_MODULES
 from .values.protocol import CONST_TYPES, is_namedtuple_class, wrap_unsourced
@@ -86,6 +86,8 @@ class ConversionContext:
         self._real_cells = {}        # id(real cell) -> CellValue (every inlined call sees the same cell)
         self.identity = IdentityTracker(self.guards)   # aliasing between mutable inputs (guards/identity.py)
         self.instance_dicts = {}     # id(object) -> its InstanceDictValue (values/object_attrs.py): one view each
+        # > 0 while translating with tensor subclass dispatch off (values/tensor_subclasses.py)
+        self.torch_function_disabled = 0
 
     def guard_state(self, fn):
         """The frame read global torch state through `fn` (or used it implicitly): guard its entry value
@@ -167,6 +169,8 @@ class ConversionContext:
         if isinstance(obj, torch.Tensor):
             if is_uninitialized(obj):
                 raise uninitialized_break(source.name())
+            if tensor_subclasses.traceable_input(obj):
+                return self._wrap_subclass_input(obj, source)
             if t not in (torch.Tensor, torch.nn.Parameter) and not isinstance(obj, torch.nn.Parameter):
                 g.add("ID_MATCH", source, obj)
                 return ObjectValue(obj, source)
@@ -237,6 +241,22 @@ class ConversionContext:
             from .values.modules import ModuleValue
             return ModuleValue(obj, source)
         return ObjectValue(obj, source)
+
+    def _wrap_subclass_input(self, obj, source):
+        """A tensor subclass input: the graph gets a plain alias of it, guarded as a tensor, and the
+        frame a Value tagged with its class (values/tensor_subclasses.py)."""
+        self.guards.add("TYPE_MATCH", source, type(obj))
+        plain, plain_source = tensor_subclasses.plain_tensor(obj), PlainTensorSource(source)
+        dims = self._dynamic_dims(plain, plain_source)
+        if dims:
+            self.guards.add("DYN_TENSOR_MATCH", plain_source, DynamicTensorMeta.of(plain, dims))
+        else:
+            self.guards.add("TENSOR_MATCH", plain_source, TensorMeta.of(plain))
+        value = self.graph.add_input(plain, plain_source, dims)
+        value.source = source
+        value.cls = type(obj)
+        tensor_subclasses.remember_input(value, obj)
+        return value
 
     def _dynamic_dims(self, tensor, source):
         """{dim: (min, max)} of the dims of input `tensor` to make symbolic (framejit/shapes/policy.py)."""

@@ -11,7 +11,7 @@ import torch
 
 from ...errors import GraphBreak
 from ..source import ItemSource
-from . import dict_kinds
+from . import dict_kinds, tensor_subclasses
 from .typing_forms import class_subscript, is_typing_form, subscript as typing_subscript
 from .base import Value, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .protocol import as_python, is_structseq_class, unpack_iterable, wrap_unsourced
@@ -22,6 +22,9 @@ MODULE_CONTAINERS = (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDi
 
 def getitem(tx, obj, index):
     if isinstance(obj, TensorValue):
+        out = tensor_subclasses.operator_call(tx, operator.getitem, (obj, index))
+        if out is not tensor_subclasses.NOT_DISPATCHED:       # a subclass's __torch_function__
+            return out
         return tx.ctx.graph.call_function(operator.getitem, (obj, index), {})
     if isinstance(obj, SeqValue):
         if isinstance(index, TensorValue):
@@ -108,7 +111,9 @@ def setitem(tx, obj, index, value):
         obj.setitem(tx, index, value)
         return
     if isinstance(obj, TensorValue):
-        tx.ctx.graph.call_function(operator.setitem, (obj, index, value), {})
+        if tensor_subclasses.operator_call(tx, operator.setitem, (obj, index, value)) is \
+                tensor_subclasses.NOT_DISPATCHED:
+            tx.ctx.graph.call_function(operator.setitem, (obj, index, value), {})
         return
     if isinstance(obj, SeqValue) and obj.kind is list:
         key = as_python(index)
