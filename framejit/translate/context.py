@@ -78,6 +78,9 @@ class ConversionContext:
         # translating): what queries of it are guarded against
         self.entry_state = {f: f() for f in STATE_FUNCTIONS}
         self.watch_state = observation.watch_state   # (call) -> (result, changes of global torch state)
+        # (call) -> its result: the program's own change of global state, made at translation where eager
+        # makes it (a lazy module's initialization drawing from the RNG), kept after the conversion
+        self.program_effect = getattr(observation, "program_effect", _run)
         self.recorder = observation.recorder     # ExecutionRecorder when recording
         self.restart_reasons = []
         self.special_calls = {}      # callable -> fn(tx, args, kwargs): per-conversion lookasides
@@ -252,7 +255,8 @@ class ConversionContext:
             self.guards.add("DYN_TENSOR_MATCH", plain_source, DynamicTensorMeta.of(plain, dims))
         else:
             self.guards.add("TENSOR_MATCH", plain_source, TensorMeta.of(plain))
-        value = self.graph.add_input(plain, plain_source, dims)
+        with torch._C.DisableTorchFunctionSubclass():     # describing the alias reads its base, x
+            value = self.graph.add_input(plain, plain_source, dims)
         value.source = source
         value.cls = type(obj)
         tensor_subclasses.remember_input(value, obj)
@@ -290,3 +294,7 @@ def _plain_tensor_attribute(module, name, value):
 
 def _raise(e):
     raise e
+
+
+def _run(call):
+    return call()

@@ -24,6 +24,7 @@ Beyond this, a graph break with the reason: a subclass with __torch_dispatch__ (
 __torch_function__ that is not a classmethod Python function, a symbolic size among the arguments.
 """
 import inspect
+import operator
 import types
 import weakref
 
@@ -321,12 +322,10 @@ def _items(tx, v):
 
 
 def _call_func(tx, func, func_v, args, kwargs):
-    if func is _GETITEM and len(args) == 2 and not kwargs:
-        from .containers import getitem
-        return getitem(tx, args[0], args[1])
+    if func is _GETITEM and len(args) == 2 and not kwargs:      # the subscript itself, not a method call
+        return tx.call(ObjectValue(operator.getitem), args, {})
     if func is _SETITEM and len(args) == 3 and not kwargs:
-        from .containers import setitem
-        setitem(tx, *args)
+        tx.call(ObjectValue(operator.setitem), args, {})
         return Const(None)
     return tx.call(func_v, args, kwargs)
 
@@ -427,10 +426,17 @@ def subclass_method(tx, t, name, args, kwargs):
                                                                    **{k: real(v) for k, v in kwargs.items()}))
 
 
+# what the graph's plain alias of a subclass input answers differently from the input itself
+_ALIAS_DIFFERS = {"is_leaf", "grad", "grad_fn", "_base", "_is_view", "retain_grad", "register_hook", "backward"}
+
+
 def subclass_attr(tx, t, name):
     """t.name on a subclass value, or NOT_DISPATCHED (a Tensor attribute with dispatch off)."""
     if name == "__class__":
         return NOT_DISPATCHED
+    if name in _ALIAS_DIFFERS and t.source is not None and t.node.op == "placeholder":
+        raise GraphBreak("tensor subclass", f".{name} of a {t.cls.__qualname__} input (the graph holds a plain "
+                         "alias of it, whose autograd identity differs)")
     found = _user_attribute(t.cls, name)
     if found is not None:
         _owner, attr = found
