@@ -174,6 +174,9 @@ class ConversionContext:
                 raise uninitialized_break(source.name())
             if tensor_subclasses.traceable_input(obj):
                 return self._wrap_subclass_input(obj, source)
+            reason = tensor_subclasses.untraceable_reason(obj)
+            if reason is not None:            # its ops would each be a break: say why once
+                raise GraphBreak("tensor subclass", reason)
             if t not in (torch.Tensor, torch.nn.Parameter) and not isinstance(obj, torch.nn.Parameter):
                 g.add("ID_MATCH", source, obj)
                 return ObjectValue(obj, source)

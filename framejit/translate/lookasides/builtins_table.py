@@ -317,6 +317,9 @@ def _sum(tx, args, kwargs):
 def _abs(tx, args, kwargs):
     (v,) = args
     if isinstance(v, TensorValue):
+        out = tensor_subclasses.operator_call(tx, abs, (v,))     # a subclass's __torch_function__
+        if out is not tensor_subclasses.NOT_DISPATCHED:
+            return out
         return tx.ctx.graph.call_function(torch.abs, (v,), {})
     return _call_real(abs, args, kwargs)
 

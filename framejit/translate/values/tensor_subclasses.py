@@ -35,6 +35,7 @@ from ..dispatch import LOOKASIDES
 from ..source import AttrSource
 from .base import Const, DictValue, ObjectValue, SeqValue, TensorValue
 from .protocol import as_python, wrap_unsourced
+from .symbolic import SymValue
 
 DISABLED = torch._C._disabled_torch_function_impl
 DEFAULT_TORCH_FUNCTION = torch.Tensor.__torch_function__.__func__
@@ -67,6 +68,17 @@ def traceable_input(obj):
     cls = type(obj)
     return cls is not torch.Tensor and cls is not torch.nn.Parameter and dispatches(cls) and \
         unsupported_reason(cls) is None
+
+
+def untraceable_reason(obj):
+    """Why a tensor input of a user's subclass that runs Python on its ops cannot be traced, or None
+    (torch's own subclasses, DTensor and the like, stay what they were: objects)."""
+    cls = type(obj)
+    if cls is torch.Tensor or cls is torch.nn.Parameter or cls.__module__.startswith("torch."):
+        return None
+    if not dispatches(cls) and inspect.getattr_static(cls, "__torch_dispatch__", _TENSOR_DISPATCH) is _TENSOR_DISPATCH:
+        return None
+    return unsupported_reason(cls)
 
 
 # ---- values ---------------------------------------------------------------------------------------
@@ -140,6 +152,14 @@ class _StandIn(torch.Tensor):
         raise _Captured(func, args, kwargs)
 
 
+class _SymInt(int):
+    pass
+
+
+class _SymFloat(float):
+    pass
+
+
 class _StandIns:
     """Real stand-ins for the frame's Values, and back by identity."""
 
@@ -161,6 +181,9 @@ class _StandIns:
             r = {k: self.real(x) for k, x in v.items.items()}
         elif isinstance(v, ObjectValue):
             r = v.obj
+        elif isinstance(v, SymValue) and isinstance(getattr(v.sym.node, "hint", None), (int, float)):
+            hint = v.sym.node.hint      # a number of its own (not a cached small int): found again by identity
+            r = _SymInt(hint) if isinstance(hint, int) else _SymFloat(hint)
         else:
             raise GraphBreak("tensor subclass", f"a tensor subclass operation with argument {v!r}")
         self.by_id[id(r)] = v
@@ -327,6 +350,11 @@ def _call_func(tx, func, func_v, args, kwargs):
     if func is _SETITEM and len(args) == 3 and not kwargs:
         tx.call(ObjectValue(operator.setitem), args, {})
         return Const(None)
+    if isinstance(func, types.FunctionType) and func.__module__ == "torch._tensor" and args and \
+            isinstance(args[0], TensorValue) and hasattr(torch.Tensor, func.__name__):
+        # Tensor's methods written in Python (`__pow__`, `__rsub__`, `split`, `__len__` ...: torch's own
+        # code, never inlined) by name, on the receiver: with dispatch off they do what the name does
+        return tx.call_method(args[0], func.__name__, args[1:], kwargs)
     return tx.call(func_v, args, kwargs)
 
 
