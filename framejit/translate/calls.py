@@ -118,8 +118,8 @@ def call_object(tx, fn_value, obj, args, kwargs):
             src = AttrSource(fn_value.source, "__self__") if fn_value.source is not None else None
             receiver = tx.ctx.wrap(obj.__self__, src) if src is not None else ObjectValue(obj.__self__)
             return impl(tx, [receiver, *args], kwargs)
-    if hashable and (is_graph_op(obj) or is_tensor_method_descriptor(obj)) and \
-            tensor_subclasses.any_overloaded(tx, [*args, *kwargs.values()]):
+    if hashable and tensor_subclasses.any_overloaded(tx, [*args, *kwargs.values()]) and \
+            (is_graph_op(obj) or is_tensor_method_descriptor(obj)):
         out = tensor_subclasses.callable_call(tx, obj, args, kwargs)      # a subclass's __torch_function__
         if out is not tensor_subclasses.NOT_DISPATCHED:
             return out
