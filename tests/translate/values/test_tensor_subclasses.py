@@ -92,6 +92,45 @@ class LoggedParameter(torch.nn.Parameter):
             return func(*args, **(kwargs or {}))
 
 
+HANDLED_FUNCTIONS = {}
+
+
+def implements(func):
+    def register(impl):
+        HANDLED_FUNCTIONS[func] = impl
+        return impl
+    return register
+
+
+class Handled(torch.Tensor):
+    """torch's documented pattern: a table of overrides by function, torch.Tensor's behaviour otherwise."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in HANDLED_FUNCTIONS:
+            return HANDLED_FUNCTIONS[func](*args, **kwargs)
+        return super().__torch_function__(func, types, args, kwargs)
+
+
+@implements(torch.mean)
+def _mean(x, *args, **kwargs):
+    LOG.append("handled mean")
+    with torch._C.DisableTorchFunctionSubclass():
+        return torch.mean(x, *args, **kwargs) * 10
+
+
+class Unwraps(torch.Tensor):
+    """Unwraps its arguments to plain tensors itself and wraps tensor results again."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        LOG.append(func.__name__)
+        args = [a.as_subclass(torch.Tensor) if isinstance(a, Unwraps) else a for a in args]
+        out = func(*args, **(kwargs or {}))
+        return out.as_subclass(cls) if isinstance(out, torch.Tensor) else out
+
+
 def _input(cls, *shape, seed=0, requires_grad=False):
     t = randn(*shape, seed=seed).as_subclass(cls)
     return t.requires_grad_() if requires_grad else t
@@ -170,6 +209,8 @@ CASES = {
     "mixed_types": (mixed_types, lambda: (_input(Logged, 3), _input(LoggedChild, 3, seed=1), randn(3, seed=2))),
     "gradient": (gradient, lambda: (_input(Logged, 2, 3, requires_grad=True), randn(3, 3, seed=7).requires_grad_())),
     "returns_input": (returns_input, lambda: (_input(Logged, 3),)),
+    "handled_functions": (lambda x: torch.mean(x) + x.sum(), lambda: (_input(Handled, 3, 3),)),
+    "unwraps_itself": (lambda x: ((x * 2).relu() + 1, x.shape), lambda: (_input(Unwraps, 3, 3),)),
 }
 
 
