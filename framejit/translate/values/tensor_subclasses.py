@@ -33,8 +33,8 @@ import torch
 from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
 from ..source import AttrSource
-from .base import Const, DictValue, ObjectValue, SeqValue, TensorValue
-from .protocol import as_python, wrap_unsourced
+from .base import Const, DictValue, IteratorValue, ObjectValue, SeqValue, TensorValue
+from .protocol import TENSOR_SUBCLASS_ITERATION, as_python, wrap_unsourced
 from .symbolic import SymValue
 
 DISABLED = torch._C._disabled_torch_function_impl
@@ -436,9 +436,21 @@ def _user_attribute(cls, name):
     return None
 
 
+# Tensor's methods written in Python that do not dispatch to __torch_function__ themselves (their inner
+# calls do): probing them would see the first inner call only
+_NO_DISPATCH_OF_THEIR_OWN = frozenset(
+    n for n, f in vars(torch.Tensor).items() if isinstance(f, types.FunctionType) and not hasattr(f, "__wrapped__")
+    and not any("torch_function" in name for name in f.__code__.co_names))
+
+
 def subclass_method(tx, t, name, args, kwargs):
     """t.name(...) on a subclass value: a method the subclass defines in Python is inlined; a Tensor
     method goes through __torch_function__. NOT_DISPATCHED: translate it as a plain tensor method."""
+    if name == "__iter__" and not args and not kwargs and any_overloaded(tx, [t]):
+        return IteratorValue(iterate(tx, t))
+    if name in _NO_DISPATCH_OF_THEIR_OWN and any_overloaded(tx, [t]):
+        raise GraphBreak("tensor subclass", f"Tensor.{name} on a {t.cls.__qualname__} (torch's Python code, whose "
+                         "inner calls dispatch)")
     found = _user_attribute(t.cls, name)
     if found is not None:
         _owner, attr = found
@@ -505,3 +517,20 @@ def _handles_torch_function(fn):
     names = fn.__code__.co_names
     return "handle_torch_function" in names or "has_torch_function" in names or \
         "has_torch_function_unary" in names or "has_torch_function_variadic" in names
+
+
+def iterate(tx, t):
+    """The items of `for row in x` on a subclass value, or None with dispatch off. Tensor.__iter__ does not
+    dispatch itself (gh-54457): its `self.dim()` and `self.unbind(0)` do, so the rows are the subclass's."""
+    if not any_overloaded(tx, [t]):
+        return None
+    ndim = tx.call_method(t, "dim", [], {})
+    if isinstance(ndim, Const) and ndim.value == 0:
+        raise GraphBreak("iterate tensor", "TypeError: iteration over a 0-d tensor")
+    rows = tx.call_method(t, "unbind", [Const(0)], {})
+    if not isinstance(rows, SeqValue):
+        raise GraphBreak("tensor subclass", f"{t.cls.__qualname__}'s unbind gave {rows!r} to iterate over")
+    return list(rows.items)
+
+
+TENSOR_SUBCLASS_ITERATION.append(iterate)

@@ -187,6 +187,12 @@ def returns_input(x):
     return x, x.detach()
 
 
+def iteration(x):
+    rows = [r * 2 for r in x]
+    first, second, _ = x
+    return rows[0], rows[2], first + second
+
+
 def _lin():
     torch.manual_seed(0)
     return torch.nn.Linear(3, 2)
@@ -209,6 +215,7 @@ CASES = {
     "mixed_types": (mixed_types, lambda: (_input(Logged, 3), _input(LoggedChild, 3, seed=1), randn(3, seed=2))),
     "gradient": (gradient, lambda: (_input(Logged, 2, 3, requires_grad=True), randn(3, 3, seed=7).requires_grad_())),
     "returns_input": (returns_input, lambda: (_input(Logged, 3),)),
+    "iteration": (iteration, lambda: (_input(Logged, 3, 2),)),
     "handled_functions": (lambda x: torch.mean(x) + x.sum(), lambda: (_input(Handled, 3, 3),)),
     "unwraps_itself": (lambda x: ((x * 2).relu() + 1, x.shape), lambda: (_input(Unwraps, 3, 3),)),
 }
