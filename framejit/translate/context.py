@@ -151,6 +151,8 @@ class ConversionContext:
         from .values.model_outputs import ModelOutputValue, is_model_output_class
         if is_model_output_class(cls):          # transformers' ModelOutput dataclasses (values/model_outputs.py)
             return ModelOutputValue.construct(tx, cls, args, kwargs)
+        if tensor_subclasses.constructible(cls):       # `Sub(t)` with Sub's own __new__ in Python
+            return tensor_subclasses.construct(tx, cls, args, kwargs)
         from .values.classes import construct
         return construct(tx, cls_value, cls, args, kwargs)
 

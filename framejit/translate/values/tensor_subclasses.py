@@ -534,3 +534,26 @@ def iterate(tx, t):
 
 
 TENSOR_SUBCLASS_ITERATION.append(iterate)
+
+
+def constructible(cls):
+    """A tensor subclass whose instances the frame makes with `cls(...)` through a __new__ in Python."""
+    if not (isinstance(cls, type) and issubclass(cls, torch.Tensor)) or cls.__module__.startswith("torch."):
+        return False
+    found = _user_attribute(cls, "__new__")
+    return found is not None and isinstance(found[1], staticmethod) and \
+        isinstance(found[1].__func__, types.FunctionType) and unsupported_reason(cls) is None
+
+
+def construct(tx, cls, args, kwargs):
+    """cls(*args, **kwargs): its __new__ inlined (`torch.Tensor._make_subclass(cls, data)` and the like),
+    then its __init__ when it defines one in Python and __new__ gave a cls."""
+    new = _user_attribute(cls, "__new__")[1].__func__
+    made = tx.inline(new, None, [ObjectValue(cls), *args], kwargs)
+    if isinstance(made, TensorValue) and made.cls is not None and issubclass(made.cls, cls):
+        init = _user_attribute(cls, "__init__")
+        if init is not None:
+            if not isinstance(init[1], types.FunctionType):
+                raise GraphBreak("tensor subclass", f"{cls.__qualname__}.__init__ is not Python code")
+            tx.inline(init[1], None, [made, *args], kwargs)
+    return made

@@ -131,6 +131,19 @@ class Unwraps(torch.Tensor):
         return out.as_subclass(cls) if isinstance(out, torch.Tensor) else out
 
 
+class Made(Logged):
+    """Made in the frame with Made(t): its own __new__."""
+
+    @staticmethod
+    def __new__(cls, data):
+        return torch.Tensor._make_subclass(cls, data)
+
+
+class Tagged(Made):
+    def __init__(self, data):
+        self.tag = 1              # subclass state the frame would change: a break
+
+
 def _input(cls, *shape, seed=0, requires_grad=False):
     t = randn(*shape, seed=seed).as_subclass(cls)
     return t.requires_grad_() if requires_grad else t
@@ -215,6 +228,7 @@ CASES = {
     "mixed_types": (mixed_types, lambda: (_input(Logged, 3), _input(LoggedChild, 3, seed=1), randn(3, seed=2))),
     "gradient": (gradient, lambda: (_input(Logged, 2, 3, requires_grad=True), randn(3, 3, seed=7).requires_grad_())),
     "returns_input": (returns_input, lambda: (_input(Logged, 3),)),
+    "constructed": (lambda t: Made(t) * 2, lambda: (randn(3),)),
     "iteration": (iteration, lambda: (_input(Logged, 3, 2),)),
     "handled_functions": (lambda x: torch.mean(x) + x.sum(), lambda: (_input(Handled, 3, 3),)),
     "unwraps_itself": (lambda x: ((x * 2).relu() + 1, x.shape), lambda: (_input(Unwraps, 3, 3),)),
@@ -312,3 +326,18 @@ def test_input_leaf_flag_is_a_break():
     compiled = framejit.compile(lambda a: a.is_leaf, backend=CompileCounter(), fullgraph=True)
     with pytest.raises(framejit.Unsupported, match="plain alias"):
         compiled(_input(Logged, 3, requires_grad=True))
+
+
+def test_subclass_state_written_in_init_is_a_break():
+    compiled = framejit.compile(lambda t: Tagged(t) * 2, backend=CompileCounter(), fullgraph=True)
+    with pytest.raises(framejit.Unsupported, match="setting tensor.tag"):
+        compiled(randn(3))
+    framejit.reset()
+    compiled = framejit.compile(lambda t: Tagged(t) * 2, backend=CompileCounter())
+    LOG.clear()
+    eager = Tagged(randn(3)) * 2
+    eager_log = list(LOG)
+    LOG.clear()
+    got = compiled(randn(3))
+    _same(eager, got)
+    assert LOG == eager_log
