@@ -51,7 +51,7 @@ def test_lazy_sequential_compiled_directly():
                 _same(p, q)
                 _same(p.grad, q.grad)
     assert type(compiled_model[0]) is torch.nn.Linear
-    assert counter.frame_count == 1          # the first call ran as Python; the second compiled for good
+    assert counter.frame_count == 1          # the first call initialized it and compiled; no conversion since
 
 
 def test_function_calling_a_lazy_module():
