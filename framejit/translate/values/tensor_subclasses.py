@@ -23,6 +23,7 @@ results back into the subclass (`as_subclass`). That is Python, so it is transla
 Beyond this, a graph break with the reason: a subclass with __torch_dispatch__ (a wrapper subclass), a
 __torch_function__ that is not a classmethod Python function, a symbolic size among the arguments.
 """
+import dataclasses
 import inspect
 import operator
 import types
@@ -32,7 +33,7 @@ import torch
 
 from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
-from ..source import AttrSource
+from ..source import AttrSource, Source, fixed_source
 from .base import Const, DictValue, IteratorValue, ObjectValue, SeqValue, TensorValue
 from .protocol import TENSOR_SUBCLASS_ITERATION, as_python, wrap_unsourced
 from .symbolic import SymValue
@@ -247,6 +248,7 @@ def dispatch(tx, func, args_v, kwargs_v):
         if reason is not None:
             raise GraphBreak("tensor subclass", reason)
         tf = inspect.getattr_static(cls, "__torch_function__")
+        _user_attribute(cls, "__torch_function__", tx)         # guarded: the class can change between calls
         args = [ObjectValue(cls), func_v, types_v, args_v, kwargs_v]
         if tf.__func__ is DEFAULT_TORCH_FUNCTION:
             out = default_torch_function(tx, args, {})
@@ -426,8 +428,32 @@ def make_subclass(tx, args, kwargs):
 LOOKASIDES[torch.Tensor._make_subclass] = make_subclass
 
 
-def _user_attribute(cls, name):
-    """(owner, attribute) when `name` is found on a Python subclass of torch.Tensor before torch's own."""
+_HEAPTYPE = 1 << 9
+_GETATTR_STATIC = fixed_source(inspect.getattr_static, "inspect.getattr_static")
+
+
+@dataclasses.dataclass(frozen=True)
+class StaticLookupSource(Source):
+    """`inspect.getattr_static(cls, attr, None)`: what a tensor subclass's MRO holds under `attr`."""
+    cls: Source
+    attr: str
+
+    def expr(self):
+        return f"{_GETATTR_STATIC.expr()}({self.cls.expr()}, {self.attr!r}, None)"
+
+    def name(self):
+        return f"class lookup of {self.attr!r} on {self.cls.name()}"
+
+    def root(self):
+        return self.cls.root()
+
+
+def _user_attribute(cls, name, tx=None):
+    """(owner, attribute) when `name` is found on a Python subclass of torch.Tensor before torch's own.
+    With `tx`, what the class's MRO holds under `name` is guarded (the class can change between calls)."""
+    if tx is not None and cls.__flags__ & _HEAPTYPE:
+        lookup = StaticLookupSource(fixed_source(cls, cls.__qualname__), name)
+        tx.ctx.guards.add("ID_MATCH", lookup, inspect.getattr_static(cls, name, None))
     for owner in cls.__mro__:
         if owner in _TENSOR_BASES or owner is torch.nn.Parameter:
             return None
@@ -451,7 +477,7 @@ def subclass_method(tx, t, name, args, kwargs):
     if name in _NO_DISPATCH_OF_THEIR_OWN and any_overloaded(tx, [t]):
         raise GraphBreak("tensor subclass", f"Tensor.{name} on a {t.cls.__qualname__} (torch's Python code, whose "
                          "inner calls dispatch)")
-    found = _user_attribute(t.cls, name)
+    found = _user_attribute(t.cls, name, tx)
     if found is not None:
         _owner, attr = found
         if isinstance(attr, staticmethod):
@@ -477,7 +503,7 @@ def subclass_attr(tx, t, name):
     if name in _ALIAS_DIFFERS and t.source is not None and t.node.op == "placeholder":
         raise GraphBreak("tensor subclass", f".{name} of a {t.cls.__qualname__} input (the graph holds a plain "
                          "alias of it, whose autograd identity differs)")
-    found = _user_attribute(t.cls, name)
+    found = _user_attribute(t.cls, name, tx)
     if found is not None:
         _owner, attr = found
         if isinstance(attr, property):

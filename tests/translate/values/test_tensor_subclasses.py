@@ -341,3 +341,30 @@ def test_subclass_state_written_in_init_is_a_break():
     got = compiled(randn(3))
     _same(eager, got)
     assert LOG == eager_log
+
+
+def test_changes_to_the_subclass_are_seen():
+    class Changing(torch.Tensor):
+        factor = 2.0
+
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    def adds_one(cls, func, types, args=(), kwargs=None):
+        out = torch.Tensor.__torch_function__.__func__(cls, func, types, args, kwargs or {})
+        with torch._C.DisableTorchFunctionSubclass():
+            return out + 1 if isinstance(out, torch.Tensor) else out
+
+    def fn(x):
+        return x * x.factor
+
+    counter = CompileCounter()
+    compiled = framejit.compile(fn, backend=counter, fullgraph=True)
+    x = _input(Changing, 3)
+    _same(fn(x), compiled(x))
+    Changing.factor = 3.0
+    _same(fn(x), compiled(x))
+    Changing.__torch_function__ = classmethod(adds_one)
+    _same(fn(x), compiled(x))
+    assert counter.frame_count == 3
