@@ -206,6 +206,11 @@ def iteration(x):
     return rows[0], rows[2], first + second
 
 
+def checkpointed(x):
+    body = lambda a: torch.add(a, a).as_subclass(torch.Tensor).sin()      # noqa: E731
+    return torch.utils.checkpoint.checkpoint(body, x, use_reentrant=False) + 1
+
+
 def _lin():
     torch.manual_seed(0)
     return torch.nn.Linear(3, 2)
@@ -229,6 +234,7 @@ CASES = {
     "gradient": (gradient, lambda: (_input(Logged, 2, 3, requires_grad=True), randn(3, 3, seed=7).requires_grad_())),
     "returns_input": (returns_input, lambda: (_input(Logged, 3),)),
     "constructed": (lambda t: Made(t) * 2, lambda: (randn(3),)),
+    "checkpoint_body_dispatches": (checkpointed, lambda: (_input(Wraps, 3),)),
     "iteration": (iteration, lambda: (_input(Logged, 3, 2),)),
     "handled_functions": (lambda x: torch.mean(x) + x.sum(), lambda: (_input(Handled, 3, 3),)),
     "unwraps_itself": (lambda x: ((x * 2).relu() + 1, x.shape), lambda: (_input(Unwraps, 3, 3),)),
