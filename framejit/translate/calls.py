@@ -46,7 +46,8 @@ from .values.instance_dicts import is_instance_dict
 from .values.functions import FunctionValue, bind_arguments
 from .values.tensor_type import tensor_type_method
 from .values import deques  # noqa: F401  (installs the collections.deque lookaside)
-from .values import tensor_subclasses  # (also installs torch.Tensor.__torch_function__ and _make_subclass)
+from .values import tensor_subclasses  # (also installs torch.Tensor.__torch_function__)
+from .values import tensor_subclass_members  # (also installs _make_subclass and iteration)
 from .lookasides import torch_function_off  # noqa: F401  (installs DisableTorchFunctionSubclass blocks)
 from .values import itertools_values  # noqa: F401  (installs the itertools lookasides)
 from .lookasides import class_factories  # noqa: F401  (installs namedtuple(...) made in the frame)
@@ -300,11 +301,11 @@ def call_method(tx, recv, name, args, kwargs):
 
 def call_tensor_method(tx, t, name, args, kwargs):
     if t.cls is not None:                   # a tensor subclass instance (values/tensor_subclasses.py)
-        out = tensor_subclasses.subclass_method(tx, t, name, args, kwargs)
+        out = tensor_subclass_members.subclass_method(tx, t, name, args, kwargs)
         if out is not tensor_subclasses.NOT_DISPATCHED:
             return out
     if name == "as_subclass":
-        return tensor_subclasses.as_subclass(tx, t, args, kwargs)
+        return tensor_subclass_members.as_subclass(tx, t, args, kwargs)
     if name == "type":                      # x.type() / x.type(torch.float64): values/tensor_type.py
         return tensor_type_method(tx, t, args, kwargs)
     if name in TENSOR_CONST_METHODS:

@@ -25,7 +25,7 @@ from .lookasides.lazy_modules import is_uninitialized, uninitialized_break
 from .guards.identity import IdentityTracker, guard_object
 from .guards.numpy_inputs import wrap_numpy_input
 from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource, LocalSource, PlainTensorSource
-from .values import deques, dict_kinds, tensor_subclasses
+from .values import deques, dict_kinds, tensor_subclass_members, tensor_subclasses
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .values.object_attrs import TRUSTED_MODULES
 from .values.protocol import CONST_TYPES, is_namedtuple_class, wrap_unsourced
@@ -151,8 +151,8 @@ class ConversionContext:
         from .values.model_outputs import ModelOutputValue, is_model_output_class
         if is_model_output_class(cls):          # transformers' ModelOutput dataclasses (values/model_outputs.py)
             return ModelOutputValue.construct(tx, cls, args, kwargs)
-        if tensor_subclasses.constructible(cls):       # `Sub(t)` with Sub's own __new__ in Python
-            return tensor_subclasses.construct(tx, cls, args, kwargs)
+        if tensor_subclass_members.constructible(cls):       # `Sub(t)` with Sub's own __new__ in Python
+            return tensor_subclass_members.construct(tx, cls, args, kwargs)
         from .values.classes import construct
         return construct(tx, cls_value, cls, args, kwargs)
 

@@ -20,8 +20,11 @@ results back into the subclass (`as_subclass`). That is Python, so it is transla
              `func` called with dispatch off (`ctx.torch_function_disabled`, also what
              `torch._C.DisableTorchFunctionSubclass()` switches), tensor results tagged with `cls`.
 
-Beyond this, a graph break with the reason: a subclass with __torch_dispatch__ (a wrapper subclass), a
-__torch_function__ that is not a classmethod Python function, a symbolic size among the arguments.
+What the subclass's class holds under each name used (its __torch_function__, methods, attributes) is
+guarded. The frame's other uses of a subclass (making instances, its own methods and attributes,
+iteration) are values/tensor_subclass_members.py. Beyond this, a graph break with the reason: a user
+subclass with __torch_dispatch__ (a wrapper subclass), a __torch_function__ that is not a classmethod in
+Python, an argument of a kind the stand-ins cannot stand for.
 """
 import dataclasses
 import inspect
@@ -33,9 +36,9 @@ import torch
 
 from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
-from ..source import AttrSource, Source, fixed_source
-from .base import Const, DictValue, IteratorValue, ObjectValue, SeqValue, TensorValue
-from .protocol import TENSOR_SUBCLASS_ITERATION, as_python, wrap_unsourced
+from ..source import Source, fixed_source
+from .base import Const, DictValue, ObjectValue, SeqValue, TensorValue
+from .protocol import as_python, wrap_unsourced
 from .symbolic import SymValue
 
 DISABLED = torch._C._disabled_torch_function_impl
@@ -110,7 +113,7 @@ def remember_input(value, obj):
     value.node.meta["framejit_subclass_input"] = weakref.ref(obj)
 
 
-def _real_input(value):
+def real_input(value):
     if value.source is None:
         return None
     ref = value.node.meta.get("framejit_subclass_input")
@@ -248,7 +251,7 @@ def dispatch(tx, func, args_v, kwargs_v):
         if reason is not None:
             raise GraphBreak("tensor subclass", reason)
         tf = inspect.getattr_static(cls, "__torch_function__")
-        _user_attribute(cls, "__torch_function__", tx)         # guarded: the class can change between calls
+        user_attribute(cls, "__torch_function__", tx)         # guarded: the class can change between calls
         args = [ObjectValue(cls), func_v, types_v, args_v, kwargs_v]
         if tf.__func__ is DEFAULT_TORCH_FUNCTION:
             out = default_torch_function(tx, args, {})
@@ -386,47 +389,7 @@ for _name, _descr in vars(torch._C.TensorBase).items():
         LOOKASIDES[_descr.__get__] = _getset_reader(_name)
 
 
-# ---- the frame's own subclass operations ----------------------------------------------------------
-
-def as_subclass(tx, t, args, kwargs):
-    """x.as_subclass(cls): an alias of x (eagerly AliasBackward) that is an instance of cls."""
-    given = [*args, *kwargs.values()]
-    if len(given) != 1 or set(kwargs) - {"cls"}:
-        raise GraphBreak("bad call", "as_subclass takes one class")
-    cls = _class_of(given[0])
-    if not issubclass(cls, torch.Tensor):
-        raise GraphBreak("bad call", f"TypeError: as_subclass of {cls.__qualname__}, not a Tensor subclass")
-    reason = unsupported_reason(cls)
-    if reason is not None:
-        raise GraphBreak("tensor subclass", reason)
-    with torch_function_off(tx.ctx):
-        alias = tx.ctx.graph.call_function(torch.ops.aten.alias.default, (t,), {})
-    return tagged(alias, None if cls is torch.Tensor else cls)
-
-
-def make_subclass(tx, args, kwargs):
-    """torch.Tensor._make_subclass(cls, data, require_grad=False): a detached alias of data that is a cls."""
-    names = ("cls", "data", "require_grad")
-    bound = dict(zip(names, args))
-    bound.update(kwargs)
-    if set(bound) - set(names) or "cls" not in bound or not isinstance(bound.get("data"), TensorValue):
-        raise GraphBreak("tensor subclass", "_make_subclass with arguments other than (cls, data, require_grad)")
-    cls = _class_of(bound["cls"])
-    reason = unsupported_reason(cls)
-    if reason is not None:
-        raise GraphBreak("tensor subclass", reason)
-    grad = bound.get("require_grad", Const(False))
-    if not isinstance(grad, Const):
-        raise GraphBreak("tensor subclass", "_make_subclass with a require_grad computed in the graph")
-    with torch_function_off(tx.ctx):
-        out = tx.ctx.graph.call_method("detach", (bound["data"],), {})
-        if grad.value:
-            out = tx.call_method(out, "requires_grad_", [Const(True)], {})
-    return tagged(out, None if cls is torch.Tensor else cls)
-
-
-LOOKASIDES[torch.Tensor._make_subclass] = make_subclass
-
+# ---- the class's own attributes, guarded -------------------------------------------------------
 
 _HEAPTYPE = 1 << 9
 _GETATTR_STATIC = fixed_source(inspect.getattr_static, "inspect.getattr_static")
@@ -448,7 +411,7 @@ class StaticLookupSource(Source):
         return self.cls.root()
 
 
-def _user_attribute(cls, name, tx=None):
+def user_attribute(cls, name, tx=None):
     """(owner, attribute) when `name` is found on a Python subclass of torch.Tensor before torch's own.
     With `tx`, what the class's MRO holds under `name` is guarded (the class can change between calls)."""
     if tx is not None and cls.__flags__ & _HEAPTYPE:
@@ -462,69 +425,7 @@ def _user_attribute(cls, name, tx=None):
     return None
 
 
-# Tensor's methods written in Python that do not dispatch to __torch_function__ themselves (their inner
-# calls do): probing them would see the first inner call only
-_NO_DISPATCH_OF_THEIR_OWN = frozenset(
-    n for n, f in vars(torch.Tensor).items() if isinstance(f, types.FunctionType) and not hasattr(f, "__wrapped__")
-    and not any("torch_function" in name for name in f.__code__.co_names))
-
-
-def subclass_method(tx, t, name, args, kwargs):
-    """t.name(...) on a subclass value: a method the subclass defines in Python is inlined; a Tensor
-    method goes through __torch_function__. NOT_DISPATCHED: translate it as a plain tensor method."""
-    if name == "__iter__" and not args and not kwargs and any_overloaded(tx, [t]):
-        return IteratorValue(iterate(tx, t))
-    if name in _NO_DISPATCH_OF_THEIR_OWN and any_overloaded(tx, [t]):
-        raise GraphBreak("tensor subclass", f"Tensor.{name} on a {t.cls.__qualname__} (torch's Python code, whose "
-                         "inner calls dispatch)")
-    found = _user_attribute(t.cls, name, tx)
-    if found is not None:
-        _owner, attr = found
-        if isinstance(attr, staticmethod):
-            return tx.call(ObjectValue(attr.__func__), list(args), kwargs)
-        if isinstance(attr, classmethod):
-            return tx.inline(attr.__func__, None, [ObjectValue(t.cls), *args], kwargs)
-        if isinstance(attr, types.FunctionType):
-            return tx.inline(attr, None, [t, *args], kwargs)
-        raise GraphBreak("tensor subclass", f"calling {t.cls.__qualname__}.{name}")
-    return torch_function_call(tx, [t, *args, *kwargs.values()],
-                               lambda real: getattr(real(t), name)(*map(real, args),
-                                                                   **{k: real(v) for k, v in kwargs.items()}))
-
-
-# what the graph's plain alias of a subclass input answers differently from the input itself
-_ALIAS_DIFFERS = {"is_leaf", "grad", "grad_fn", "_base", "_is_view", "retain_grad", "register_hook", "backward"}
-
-
-def subclass_attr(tx, t, name):
-    """t.name on a subclass value, or NOT_DISPATCHED (a Tensor attribute with dispatch off)."""
-    if name == "__class__":
-        return NOT_DISPATCHED
-    if name in _ALIAS_DIFFERS and t.source is not None and t.node.op == "placeholder":
-        raise GraphBreak("tensor subclass", f".{name} of a {t.cls.__qualname__} input (the graph holds a plain "
-                         "alias of it, whose autograd identity differs)")
-    found = _user_attribute(t.cls, name, tx)
-    if found is not None:
-        _owner, attr = found
-        if isinstance(attr, property):
-            if attr.fget is None or not isinstance(attr.fget, types.FunctionType):
-                raise GraphBreak("tensor subclass", f"property {t.cls.__qualname__}.{name}")
-            return tx.inline(attr.fget, None, [t], {})
-        if isinstance(attr, (types.FunctionType, staticmethod, classmethod)):
-            from .base import MethodValue
-            return MethodValue(t, name)
-        if hasattr(type(attr), "__get__"):
-            raise GraphBreak("tensor subclass", f"descriptor {t.cls.__qualname__}.{name}")
-    real = _real_input(t)
-    if real is not None and name in getattr(real, "__dict__", {}):
-        return tx.ctx.wrap(real.__dict__[name], AttrSource(t.source, name))
-    if found is not None:
-        return wrap_unsourced(found[1])
-    if not hasattr(torch.Tensor, name):
-        raise GraphBreak("tensor subclass", f"attribute {name!r} of a {t.cls.__qualname__} the graph made "
-                         "(its instance attributes are not modelled)")
-    return torch_function_call(tx, [t], lambda real: getattr(real(t), name))
-
+# ---- entry points: the translator's tensor operations -----------------------------------------
 
 def operator_call(tx, fn, operands):
     """fn(*operands) for a Python operator (operator.mul, operator.getitem, len...) on subclass values."""
@@ -543,43 +444,3 @@ def _handles_torch_function(fn):
     names = fn.__code__.co_names
     return "handle_torch_function" in names or "has_torch_function" in names or \
         "has_torch_function_unary" in names or "has_torch_function_variadic" in names
-
-
-def iterate(tx, t):
-    """The items of `for row in x` on a subclass value, or None with dispatch off. Tensor.__iter__ does not
-    dispatch itself (gh-54457): its `self.dim()` and `self.unbind(0)` do, so the rows are the subclass's."""
-    if not any_overloaded(tx, [t]):
-        return None
-    ndim = tx.call_method(t, "dim", [], {})
-    if isinstance(ndim, Const) and ndim.value == 0:
-        raise GraphBreak("iterate tensor", "TypeError: iteration over a 0-d tensor")
-    rows = tx.call_method(t, "unbind", [Const(0)], {})
-    if not isinstance(rows, SeqValue):
-        raise GraphBreak("tensor subclass", f"{t.cls.__qualname__}'s unbind gave {rows!r} to iterate over")
-    return list(rows.items)
-
-
-TENSOR_SUBCLASS_ITERATION.append(iterate)
-
-
-def constructible(cls):
-    """A tensor subclass whose instances the frame makes with `cls(...)` through a __new__ in Python."""
-    if not (isinstance(cls, type) and issubclass(cls, torch.Tensor)) or cls.__module__.startswith("torch."):
-        return False
-    found = _user_attribute(cls, "__new__")
-    return found is not None and isinstance(found[1], staticmethod) and \
-        isinstance(found[1].__func__, types.FunctionType) and unsupported_reason(cls) is None
-
-
-def construct(tx, cls, args, kwargs):
-    """cls(*args, **kwargs): its __new__ inlined (`torch.Tensor._make_subclass(cls, data)` and the like),
-    then its __init__ when it defines one in Python and __new__ gave a cls."""
-    new = _user_attribute(cls, "__new__")[1].__func__
-    made = tx.inline(new, None, [ObjectValue(cls), *args], kwargs)
-    if isinstance(made, TensorValue) and made.cls is not None and issubclass(made.cls, cls):
-        init = _user_attribute(cls, "__init__")
-        if init is not None:
-            if not isinstance(init[1], types.FunctionType):
-                raise GraphBreak("tensor subclass", f"{cls.__qualname__}.__init__ is not Python code")
-            tx.inline(init[1], None, [made, *args], kwargs)
-    return made
