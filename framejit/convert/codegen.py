@@ -134,8 +134,11 @@ class Rebuilder:
         if isinstance(v, (TensorValue, SymValue)):     # a SymValue: a size the graph computes (or reads)
             if v.node.op == "placeholder" and v.source is not None:
                 return self.reload(v.source)
-            if getattr(v, "cls", None) is not None:        # a tensor subclass instance (values/tensor_subclasses.py)
-                return f"{self.ns.bind(as_subclass_after_graph)}(__fj_o{self.output_index[v.node]}, {self.ns.bind(v.cls)})"
+            if getattr(v, "cls", None) is not None:        # a tensor subclass instance (values/tensor_subclasses.py):
+                name = f"__fj_v{len(self.prelude)}"        # made once, however often the value is reached
+                self.prelude.append(f"{name} = {self.ns.bind(as_subclass_after_graph)}"
+                                    f"(__fj_o{self.output_index[v.node]}, {self.ns.bind(v.cls)})")
+                return name
             return f"__fj_o{self.output_index[v.node]}"
         if v.source is not None and isinstance(v, (SeqValue, DictValue, SetValue, ObjectValue)):
             return self.reload(v.source)

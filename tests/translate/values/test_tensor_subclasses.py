@@ -374,3 +374,14 @@ def test_changes_to_the_subclass_are_seen():
     Changing.__torch_function__ = classmethod(adds_one)
     _same(fn(x), compiled(x))
     assert counter.frame_count == 3
+
+
+def test_one_subclass_value_is_one_object_after_the_graph():
+    def twice(x):
+        y = x * 2
+        return y, y, {"k": y}
+
+    framejit.reset()
+    out = framejit.compile(twice, backend=CompileCounter(), fullgraph=True)(_input(Logged, 3))
+    assert out[0] is out[1] and out[0] is out[2]["k"]
+    assert type(out[0]) is Logged
