@@ -27,6 +27,7 @@ from ..translate.values.deques import write_back_lines as deque_write_back
 from ..translate.values.dict_kinds import rebuild_dict, write_back_dict
 from ..translate.values.input_lists import visible_items
 from ..translate.values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+from ..translate.values.tensor_subclasses import as_subclass_after_graph, plain_tensor
 from ..translate.values.symbolic import SymValue
 from ..translate.values.sym_free import holds_symbolic
 from ..translate.context import is_namedtuple_class
@@ -50,7 +51,8 @@ class Namespace:
         self.env = {"__fj_g": f_globals, "__fj_b": b if isinstance(b, dict) else b.__dict__,
                     "__fj_MISS": MISS, "__fj_grad_enabled": torch.is_grad_enabled,
                     "getattr": getattr, "type": type, "len": len, "tuple": tuple, "Exception": Exception,
-                    "__fj_id": id, "__fj_float_tensor": _float_tensor}
+                    "__fj_id": id, "__fj_float_tensor": _float_tensor,
+                    "__fj_plain_tensor": plain_tensor}
         self._ids = {}
 
     def bind(self, obj, by_name=False):
@@ -133,6 +135,11 @@ class Rebuilder:
         if isinstance(v, (TensorValue, SymValue)):     # a SymValue: a size the graph computes (or reads)
             if v.node.op == "placeholder" and v.source is not None:
                 return self.reload(v.source)
+            if getattr(v, "cls", None) is not None:        # a tensor subclass instance (values/tensor_subclasses.py):
+                name = f"__fj_v{len(self.prelude)}"        # made once, however often the value is reached
+                self.prelude.append(f"{name} = {self.ns.bind(as_subclass_after_graph)}"
+                                    f"(__fj_o{self.output_index[v.node]}, {self.ns.bind(v.cls)})")
+                return name
             return f"__fj_o{self.output_index[v.node]}"
         if v.source is not None and isinstance(v, (SeqValue, DictValue, SetValue, ObjectValue)):
             return self.reload(v.source)

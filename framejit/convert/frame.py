@@ -33,6 +33,7 @@ from .callees import CalleeWrappers, CompiledCallee, callee_position
 from ..errors import BackendError, GraphBreak, Unsupported
 from ..translate.graph import module_order
 from ..translate.graph.builder import StaticInputsNeeded
+from ..translate.lookasides.lazy_modules import LazyModuleMaterialized
 from ..translate.guards.guard_set import GuardSet, is_instance_guard
 from ..translate.guards import module_guards
 from ..translate.guards.identity import guard_storage_sharing
@@ -142,6 +143,9 @@ class Unobserved:
     def note_restart(self, reason):
         pass
 
+    def program_effect(self, call):
+        return call()
+
     def watch_state(self, call):
         """Nobody watches global torch state here: only framejit.compile's conversions (observed) make a
         torch call that changes it a graph break (translate/lookasides/state_calls.py)."""
@@ -179,7 +183,9 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
         observation.note_restart(reason)
         restarts.append(reason)
     float_restarts = 0
-    for _attempt in range(8):
+    attempts = 0
+    while attempts < 8:
+        attempts += 1
         ctx = ConversionContext(opts.config, fn.__globals__, dict(break_at), observation, policy,
                                 ShapeContext(capture) if symbolic else None)
         nparams = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
@@ -200,6 +206,10 @@ def convert_frame(fn, signature, args, kwargs, opts, observation=UNOBSERVED):
             with ctx.phase("translate"):
                 rv = tx.run()
         except GraphBreak as gb:
+            if isinstance(gb, LazyModuleMaterialized):     # its cause is gone for good: not counted
+                attempts -= 1
+                restarted(gb.reason)
+                continue
             if isinstance(gb, StaticInputsNeeded):     # inputs sharing memory: static fakes (graph/builder.py)
                 for name in gb.names:
                     opts.shape_memory.note_static_tensor(name)

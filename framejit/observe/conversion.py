@@ -58,6 +58,7 @@ class Observation:
         self.metrics = CompilationMetrics.for_code(fn.__code__)
         self.recorder = None         # the ExecutionRecorder the translator feeds (None: not recording)
         self.timer = None            # the conversion's PhaseTimer
+        self.state_base = None       # the global state after the program's own effects (program_effect)
         if opts.config.record_all or opts.config.record_on_failure:
             self.recorder = ExecutionRecorder()
             self.recorder.record_function(fn)
@@ -70,6 +71,14 @@ class Observation:
 
     def watch_state(self, call):
         return watch_state(call)
+
+    def program_effect(self, call):
+        """Run `call()`, a change of global state the program itself makes (a lazy module's first call
+        drawing its parameters from the RNG), which translation performs where eager would: the check
+        that the conversion changed no global state starts from the state after it."""
+        out = call()
+        self.state_base = global_state_snapshot()
+        return out
 
     def phase(self, name):
         """`with observation.phase("translate"):` times that phase of this conversion."""
@@ -108,7 +117,7 @@ def observed_conversion(fn, state, opts, args, kwargs, convert, on_failure):
                 m.record_path = str(result.record_path) if result.record_path else None
     finally:
         elapsed = time.perf_counter() - start
-        _check_global_state(fn, before, m)
+        _check_global_state(fn, obs.state_base or before, m)
         m.entire_frame_compile_time_s = elapsed
         m.phase_times = dict(timer.times)
         m.backend_compile_time_s = timer.times.get("backend_compile")

@@ -46,6 +46,9 @@ from .values.instance_dicts import is_instance_dict
 from .values.functions import FunctionValue, bind_arguments
 from .values.tensor_type import tensor_type_method
 from .values import deques  # noqa: F401  (installs the collections.deque lookaside)
+from .values import tensor_subclasses  # (also installs torch.Tensor.__torch_function__)
+from .values import tensor_subclass_members  # (also installs _make_subclass and iteration)
+from .lookasides import torch_function_off  # noqa: F401  (installs DisableTorchFunctionSubclass blocks)
 from .values import itertools_values  # noqa: F401  (installs the itertools lookasides)
 from .lookasides import class_factories  # noqa: F401  (installs namedtuple(...) made in the frame)
 from .values.dict_kinds import fromkeys as dict_fromkeys, fromkeys_callable
@@ -116,6 +119,13 @@ def call_object(tx, fn_value, obj, args, kwargs):
             src = AttrSource(fn_value.source, "__self__") if fn_value.source is not None else None
             receiver = tx.ctx.wrap(obj.__self__, src) if src is not None else ObjectValue(obj.__self__)
             return impl(tx, [receiver, *args], kwargs)
+    if hashable and tensor_subclasses.any_overloaded(tx, [*args, *kwargs.values()]) and \
+            (is_graph_op(obj) or is_tensor_method_descriptor(obj)):
+        out = tensor_subclasses.callable_call(tx, obj, args, kwargs)      # a subclass's __torch_function__
+        if out is not tensor_subclasses.NOT_DISPATCHED:
+            return out
+        if isinstance(obj, types.FunctionType) and not obj.__module__.startswith("torch._"):
+            return inline_function(tx, obj, fn_value.source, args, kwargs)   # its inner ops dispatch
     if is_tensor_method_descriptor(obj) and args and isinstance(args[0], TensorValue):
         return call_method(tx, args[0], obj.__name__, args[1:], kwargs)
     if hashable and is_autograd_function_apply(obj):
@@ -290,6 +300,12 @@ def call_method(tx, recv, name, args, kwargs):
 
 
 def call_tensor_method(tx, t, name, args, kwargs):
+    if t.cls is not None:                   # a tensor subclass instance (values/tensor_subclasses.py)
+        out = tensor_subclass_members.subclass_method(tx, t, name, args, kwargs)
+        if out is not tensor_subclasses.NOT_DISPATCHED:
+            return out
+    if name == "as_subclass":
+        return tensor_subclass_members.as_subclass(tx, t, args, kwargs)
     if name == "type":                      # x.type() / x.type(torch.float64): values/tensor_type.py
         return tensor_type_method(tx, t, args, kwargs)
     if name in TENSOR_CONST_METHODS:

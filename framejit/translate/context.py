@@ -24,8 +24,8 @@ from .lookasides.ctx_managers import AutocastExit, GradModeExit, resumed_autocas
 from .lookasides.lazy_modules import is_uninitialized, uninitialized_break
 from .guards.identity import IdentityTracker, guard_object
 from .guards.numpy_inputs import wrap_numpy_input
-from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource, LocalSource
-from .values import deques, dict_kinds
+from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource, LocalSource, PlainTensorSource
+from .values import deques, dict_kinds, tensor_subclass_members, tensor_subclasses
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .values.object_attrs import TRUSTED_MODULES
 from .values.input_lists import InputList
@@ -79,6 +79,9 @@ class ConversionContext:
         # translating): what queries of it are guarded against
         self.entry_state = {f: f() for f in STATE_FUNCTIONS}
         self.watch_state = observation.watch_state   # (call) -> (result, changes of global torch state)
+        # (call) -> its result: the program's own change of global state, made at translation where eager
+        # makes it (a lazy module's initialization drawing from the RNG), kept after the conversion
+        self.program_effect = getattr(observation, "program_effect", _run)
         self.recorder = observation.recorder     # ExecutionRecorder when recording
         self.restart_reasons = []
         self.special_calls = {}      # callable -> fn(tx, args, kwargs): per-conversion lookasides
@@ -87,6 +90,8 @@ class ConversionContext:
         self._real_cells = {}        # id(real cell) -> CellValue (every inlined call sees the same cell)
         self.identity = IdentityTracker(self.guards)   # aliasing between mutable inputs (guards/identity.py)
         self.instance_dicts = {}     # id(object) -> its InstanceDictValue (values/object_attrs.py): one view each
+        # > 0 while translating with tensor subclass dispatch off (values/tensor_subclasses.py)
+        self.torch_function_disabled = 0
 
     def guard_state(self, fn):
         """The frame read global torch state through `fn` (or used it implicitly): guard its entry value
@@ -147,6 +152,8 @@ class ConversionContext:
         from .values.model_outputs import ModelOutputValue, is_model_output_class
         if is_model_output_class(cls):          # transformers' ModelOutput dataclasses (values/model_outputs.py)
             return ModelOutputValue.construct(tx, cls, args, kwargs)
+        if tensor_subclass_members.constructible(cls):       # `Sub(t)` with Sub's own __new__ in Python
+            return tensor_subclass_members.construct(tx, cls, args, kwargs)
         from .values.classes import construct
         return construct(tx, cls_value, cls, args, kwargs)
 
@@ -168,6 +175,11 @@ class ConversionContext:
         if isinstance(obj, torch.Tensor):
             if is_uninitialized(obj):
                 raise uninitialized_break(source.name())
+            if tensor_subclasses.traceable_input(obj):
+                return self._wrap_subclass_input(obj, source)
+            reason = tensor_subclasses.untraceable_reason(obj)
+            if reason is not None:            # its ops would each be a break: say why once
+                raise GraphBreak("tensor subclass", reason)
             if t not in (torch.Tensor, torch.nn.Parameter) and not isinstance(obj, torch.nn.Parameter):
                 g.add("ID_MATCH", source, obj)
                 return ObjectValue(obj, source)
@@ -242,6 +254,23 @@ class ConversionContext:
             return ModuleValue(obj, source)
         return ObjectValue(obj, source)
 
+    def _wrap_subclass_input(self, obj, source):
+        """A tensor subclass input: the graph gets a plain alias of it, guarded as a tensor, and the
+        frame a Value tagged with its class (values/tensor_subclasses.py)."""
+        self.guards.add("TYPE_MATCH", source, type(obj))
+        plain, plain_source = tensor_subclasses.plain_tensor(obj), PlainTensorSource(source)
+        dims = self._dynamic_dims(plain, plain_source)
+        if dims:
+            self.guards.add("DYN_TENSOR_MATCH", plain_source, DynamicTensorMeta.of(plain, dims))
+        else:
+            self.guards.add("TENSOR_MATCH", plain_source, TensorMeta.of(plain))
+        with torch._C.DisableTorchFunctionSubclass():     # describing the alias reads its base, x
+            value = self.graph.add_input(plain, plain_source, dims)
+        value.source = source
+        value.cls = type(obj)
+        tensor_subclasses.remember_input(value, obj)
+        return value
+
     def _dynamic_dims(self, tensor, source):
         """{dim: (min, max)} of the dims of input `tensor` to make symbolic (framejit/shapes/policy.py)."""
         if self.graph.shapes is None or id(tensor) in self.graph.input_by_id:
@@ -274,3 +303,7 @@ def _plain_tensor_attribute(module, name, value):
 
 def _raise(e):
     raise e
+
+
+def _run(call):
+    return call()

@@ -127,6 +127,23 @@ class FloatTensorSource(Source):
 
 
 @dataclass(frozen=True)
+class PlainTensorSource(Source):
+    """A tensor subclass input handed to the graph as a plain alias (values/tensor_subclasses.py): the
+    entry passes `__fj_plain_tensor(x)`, and its tensor guard reads the alias, not x (whose attribute
+    reads would run x's __torch_function__)."""
+    base: Source
+
+    def expr(self):
+        return f"__fj_plain_tensor({self.base.expr()})"
+
+    def name(self):
+        return self.base.name()
+
+    def root(self):
+        return self.base.root()
+
+
+@dataclass(frozen=True)
 class AttrSource(Source):
     base: Source
     attr: str

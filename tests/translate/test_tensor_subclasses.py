@@ -1,9 +1,8 @@
-"""Differential tests: tensor subclasses with __torch_function__ passed into a compiled frame.
-
-Not yet traced into a graph (a subclass input is guarded by identity and its ops are graph breaks, so
-such frames run as Python): these hold framejit to eager's results, returned types, the side effects of
-__torch_function__ and gradients meanwhile. (tests/differential.check deep-copies its inputs, which
-torch cannot do for these subclasses; each run here builds its own inputs instead.)"""
+"""Differential tests: tensor subclasses with __torch_function__ passed into a compiled frame: eager's
+results, returned types, the side effects of __torch_function__ and gradients (traced into graphs since
+translate/values/tensor_subclasses.py; tests/translate/values/test_tensor_subclasses.py holds the graph
+counts). (tests/differential.check deep-copies its inputs, which torch cannot do for these subclasses;
+each run here builds its own inputs instead.)"""
 import pytest
 import torch
 

@@ -38,8 +38,12 @@ class SubgraphBuilder(GraphBuilder):
     def placeholder(self, outer_value):
         """This graph's stand-in for an outer tensor (an operand, or a lifted outside tensor)."""
         known = self._placeholders.get(outer_value.node)
-        if known is not None:
+        if known is not None and known.cls is outer_value.cls:
             return known
+        if known is not None:                  # the same tensor as another class (as_subclass)
+            value = TensorValue(known.node, known.fake)
+            value.cls = outer_value.cls
+            return value
         last = next((n for n in reversed(self.graph.nodes) if n.op == "placeholder"), None)
         if last is not None:
             ctx = self.graph.inserting_after(last)
@@ -49,6 +53,7 @@ class SubgraphBuilder(GraphBuilder):
             node = self.graph.placeholder(f"arg{len(self.operands)}")
         node.meta["example_value"] = outer_value.fake
         value = TensorValue(node, outer_value.fake)
+        value.cls = outer_value.cls           # a tensor subclass's ops in the body dispatch as outside
         self._placeholders[outer_value.node] = value
         self.operands.append(outer_value)
         return value

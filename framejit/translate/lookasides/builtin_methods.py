@@ -6,6 +6,7 @@ frame (a global), so the lookup reads real state: the result is wrapped with a S
 same builtin lookup (bypassing Python overrides, like the call itself), and whether the key was present
 is guarded, so a registry that changes between calls is noticed.
 """
+import types
 
 from ...errors import GraphBreak
 from .builtins_table import LOOKASIDES, as_python
@@ -32,11 +33,18 @@ def _key(v):
     return key
 
 
+# C callables: equal when they are the same C function bound to the same object (`torch.mean`, the
+# `Tensor.add` a __torch_function__ receives), which is what a guard holding the key object checks too
+_C_CALLABLE_TYPES = (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType,
+                     types.MethodWrapperType, types.GetSetDescriptorType)
+
+
 def _identity_key(key):
     """A key that hashes and compares by identity, named in guards by a bound object (a class, a typing
-    special form, a function): huggingface_hub's validator table is keyed by typing origins."""
+    special form, a function, a C function): huggingface_hub's validator table is keyed by typing origins,
+    a tensor subclass's HANDLED_FUNCTIONS by torch functions."""
     t = type(key)
-    return t.__hash__ is object.__hash__ and t.__eq__ is object.__eq__ or \
+    return t.__hash__ is object.__hash__ and t.__eq__ is object.__eq__ or t in _C_CALLABLE_TYPES or \
         isinstance(key, type) and type(key).__hash__ is type.__hash__ and type(key).__eq__ is type.__eq__
 
 

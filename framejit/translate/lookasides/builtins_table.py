@@ -14,6 +14,7 @@ from ..source import TypeSource
 from ..values.attrs import get_attribute, store_attr
 from ..values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 from ..values.protocol import as_python, python_type_of, truth, unpack_iterable
+from ..values import tensor_subclasses
 from ..values.user_protocol import is_user_object, user_length
 from ..values.symbolic import symbolic_metadata
 
@@ -34,6 +35,9 @@ def _call_real(fn, args, kwargs):
 def _len(tx, args, kwargs):
     (v,) = args
     if isinstance(v, TensorValue):
+        out = tensor_subclasses.operator_call(tx, len, (v,))     # a subclass's __torch_function__
+        if out is not tensor_subclasses.NOT_DISPATCHED:
+            return out
         if v.fake.ndim == 0:
             raise GraphBreak("len", "len() of a 0-d tensor")
         return symbolic_metadata(tx, v, "len") or Const(v.fake.shape[0])
@@ -60,6 +64,8 @@ def _isinstance_answer(tx, args):
     v, cls = args
     classes = as_python(cls)
     t = python_type_of(v)
+    if isinstance(v, TensorValue) and v.cls is not None:       # a tensor subclass instance
+        return Const(issubclass(v.cls, classes))
     if isinstance(v, TensorValue):
         return Const(isinstance(v.fake, classes) or (isinstance(classes, tuple) and torch.Tensor in classes) or classes is torch.Tensor
                      or (t is torch.nn.Parameter and _contains(classes, torch.nn.Parameter)))
@@ -311,6 +317,9 @@ def _sum(tx, args, kwargs):
 def _abs(tx, args, kwargs):
     (v,) = args
     if isinstance(v, TensorValue):
+        out = tensor_subclasses.operator_call(tx, abs, (v,))     # a subclass's __torch_function__
+        if out is not tensor_subclasses.NOT_DISPATCHED:
+            return out
         return tx.ctx.graph.call_function(torch.abs, (v,), {})
     return _call_real(abs, args, kwargs)
 

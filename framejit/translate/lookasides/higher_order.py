@@ -63,6 +63,8 @@ def trace_subgraph(tx, fn, args, kwargs, what):
         outputs, structure = list(out.items), out.kind
     else:
         raise GraphBreak("higher-order op", f"{what} returns {out!r}, not a tensor or a tuple/list of tensors")
+    if any(o.cls is not None for o in outputs):
+        raise GraphBreak("higher-order op", f"{what} returns a tensor subclass instance")
     gm = sub.finish_module(outputs)
     return gm, sub.operands, structure
 

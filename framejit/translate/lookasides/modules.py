@@ -49,7 +49,7 @@ def as_module_value(v):
 def call_module(tx, module_value, args, kwargs):
     """`module(*args, **kwargs)`."""
     mv = as_module_value(module_value)
-    check_lazy_module(tx, mv)                   # a lazy module before its first call runs as Python
+    check_lazy_module(tx, mv, args, kwargs)     # a lazy module before its first call: initialized, restart
     call = type(mv.obj).__call__
     if call is _MODULE_CALL:
         return call_impl(tx, mv, args, kwargs)

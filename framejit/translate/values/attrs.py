@@ -21,6 +21,8 @@ from .object_attrs import PropertyCall, delete_class_attr, delete_instance_attr,
 from .base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from .namedtuples import namedtuple_attr
 from .tensor_type import tensor_class
+from .tensor_subclasses import NOT_DISPATCHED
+from .tensor_subclass_members import subclass_attr
 from .objects import NewObject, is_plain_instance, store_input_attr
 from .symbolic import SymValue, symbolic_metadata
 from .protocol import as_python, is_namedtuple_class, is_structseq_class, wrap_unsourced
@@ -89,6 +91,10 @@ def load_attr(tx, obj, name):
 
 
 def tensor_attr(tx, t, name):
+    if t.cls is not None:                 # a tensor subclass instance (values/tensor_subclasses.py)
+        out = subclass_attr(tx, t, name)
+        if out is not NOT_DISPATCHED:
+            return out
     if name == "shape":
         sizes = symbolic_metadata(tx, t, "shape")      # dynamic shapes: graph values, not constants
         if sizes is not None:

@@ -43,15 +43,18 @@ class Const(Value):
 
 
 class TensorValue(Value):
-    __slots__ = ("node", "fake")
+    """`cls`: the tensor subclass this value is an instance of (values/tensor_subclasses.py), None for a
+    plain tensor or parameter; node and fake are plain either way."""
+    __slots__ = ("node", "fake", "cls")
 
     def __init__(self, node, fake, source=None):
         super().__init__(source)
         self.node = node
         self.fake = fake
+        self.cls = None
 
     def python_type(self):
-        return _tensor_type(self)
+        return self.cls or _tensor_type(self)
 
     def __repr__(self):
         return f"TensorValue({self.node.name})"

@@ -11,7 +11,7 @@ import torch
 
 from ...errors import GraphBreak
 from ..source import ItemSource
-from . import dict_kinds
+from . import dict_kinds, tensor_subclasses
 from .typing_forms import class_subscript, is_typing_form, subscript as typing_subscript
 from .base import Value, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .protocol import as_python, is_structseq_class, unpack_iterable, wrap_unsourced
@@ -23,6 +23,9 @@ MODULE_CONTAINERS = (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDi
 
 def getitem(tx, obj, index):
     if isinstance(obj, TensorValue):
+        out = tensor_subclasses.operator_call(tx, operator.getitem, (obj, index))
+        if out is not tensor_subclasses.NOT_DISPATCHED:       # a subclass's __torch_function__
+            return out
         return tx.ctx.graph.call_function(operator.getitem, (obj, index), {})
     if isinstance(obj, SeqValue):
         if isinstance(index, TensorValue):
@@ -109,7 +112,9 @@ def setitem(tx, obj, index, value):
         obj.setitem(tx, index, value)
         return
     if isinstance(obj, TensorValue):
-        tx.ctx.graph.call_function(operator.setitem, (obj, index, value), {})
+        if tensor_subclasses.operator_call(tx, operator.setitem, (obj, index, value)) is \
+                tensor_subclasses.NOT_DISPATCHED:
+            tx.ctx.graph.call_function(operator.setitem, (obj, index, value), {})
         return
     if isinstance(obj, SeqValue) and obj.kind is list:
         key = as_python(index)
@@ -368,3 +373,20 @@ SET_MUTATORS = {"discard", "remove", "pop", "clear", "update", "difference_updat
 
 def build_dict_from_pairs(keys, values):
     return DictValue({as_python(k): v for k, v in zip(keys, values)})
+
+
+def _setitem_call(tx, args, kwargs):
+    """operator.setitem(obj, key, value), as `obj[key] = value` (a subclass's __torch_function__ calls
+    Tensor.__setitem__ that way: values/tensor_subclasses.py)."""
+    if len(args) != 3 or kwargs:
+        raise GraphBreak("bad call", "TypeError: setitem expected 3 arguments")
+    setitem(tx, *args)
+    return Const(None)
+
+
+def _install_setitem():
+    from ..dispatch import LOOKASIDES
+    LOOKASIDES.setdefault(operator.setitem, _setitem_call)
+
+
+_install_setitem()

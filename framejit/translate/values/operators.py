@@ -12,7 +12,7 @@ import torch
 
 from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
-from . import ndarrays
+from . import ndarrays, tensor_subclasses
 from .base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .protocol import as_python, truth, unpack_iterable
 from .user_protocol import is_user_object, user_binary_op
@@ -81,6 +81,9 @@ def binary_op(tx, sym, a, b):
     if isinstance(a, TensorValue) or isinstance(b, TensorValue):
         if not all(isinstance(x, (TensorValue, Const, SymValue)) for x in (a, b)):
             raise GraphBreak("operator", f"{sym} between a tensor and {a if not isinstance(a, TensorValue) else b!r}")
+        out = tensor_subclasses.operator_call(tx, fn, (a, b))      # a subclass's __torch_function__
+        if out is not tensor_subclasses.NOT_DISPATCHED:
+            return out
         if sym in INPLACE and not isinstance(a, TensorValue):
             fn = BINARY[sym[:-1]]            # `n += tensor` on a number: no __iadd__, so it is n + tensor
         out = tx.ctx.graph.call_function(fn, (a, b), {})
@@ -184,6 +187,9 @@ def compare_op(tx, sym, a, b):
             if sym in ("==", "!=") and (isinstance(a, Const) and a.value is None or isinstance(b, Const) and b.value is None):
                 return Const(sym == "!=")
             raise GraphBreak("operator", f"comparison {sym} of a tensor with {a!r} / {b!r}")
+        out = tensor_subclasses.operator_call(tx, fn, (a, b))
+        if out is not tensor_subclasses.NOT_DISPATCHED:
+            return out
         return tx.ctx.graph.call_function(fn, (a, b), {})
     try:
         return Const(fn(as_python(a), as_python(b)))
@@ -292,6 +298,10 @@ def unary_op(tx, sym, a):
             return Const(fn(a.value))
         except Exception as e:
             raise GraphBreak("constant op raised", f"unary {sym} raised {type(e).__name__}: {e}")
+    if isinstance(a, TensorValue):
+        out = tensor_subclasses.operator_call(tx, fn, (a,))
+        if out is not tensor_subclasses.NOT_DISPATCHED:
+            return out
     if isinstance(a, (TensorValue, SymValue)):
         return tx.ctx.graph.call_function(fn, (a,), {})
     raise GraphBreak("operator", f"unary {sym} on {a!r}")

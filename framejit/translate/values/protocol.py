@@ -84,6 +84,10 @@ def unpack_iterable(tx, v):
         if isinstance(val, dict):
             return [Const(k) for k in val]
     if isinstance(v, TensorValue):
+        if v.cls is not None and TENSOR_SUBCLASS_ITERATION:       # Tensor.__iter__ through __torch_function__
+            items = TENSOR_SUBCLASS_ITERATION[0](tx, v)
+            if items is not None:
+                return items
         n = v.fake.shape[0] if v.fake.ndim else None
         if n is None:
             raise GraphBreak("iterate tensor", "iteration over a 0-d tensor")
@@ -113,6 +117,10 @@ def wrap_unsourced(obj):
     if type(obj) is dict and all(type(x) in CONST_TYPES for x in (*obj, *obj.values())):
         return DictValue({k: Const(v) for k, v in obj.items()})
     return ObjectValue(obj)
+
+
+# values/tensor_subclasses.py's iteration of a subclass instance (it imports this module)
+TENSOR_SUBCLASS_ITERATION = []
 
 
 def truth(tx, v):
