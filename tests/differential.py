@@ -275,8 +275,10 @@ def _leaves(obj, path="", out=None):
         for i, item in enumerate(obj):
             _leaves(item, f"{path}[{i}]", out)
     elif isinstance(obj, dict):
-        for key, item in obj.items():
-            _leaves(item, f"{path}[{key!r}]", out)
+        for i, (key, item) in enumerate(obj.items()):
+            if isinstance(key, torch.Tensor):
+                _leaves(key, f"{path}.keys()[{i}]", out)
+            _leaves(item, f"{path}[{key!r}]" if not isinstance(key, torch.Tensor) else f"{path}.values()[{i}]", out)
     return out
 
 
@@ -330,6 +332,12 @@ def compare(eager, compiled, part="result", path="", atol=1e-6, rtol=1e-5, depth
             _fail(part, path, f"length {len(eager)} (eager) != {len(compiled)} (compiled)")
         for i, (a, b) in enumerate(zip(eager, compiled)):
             compare(a, b, part, f"{path}[{i}]", atol, rtol, depth + 1)
+    elif isinstance(eager, dict) and any(isinstance(k, torch.Tensor) for k in (*eager, *compiled)):
+        if len(eager) != len(compiled):        # keyed by tensors: keys and values compared in order
+            _fail(part, path, f"length {len(eager)} (eager) != {len(compiled)} (compiled)")
+        for i, (a, b) in enumerate(zip(eager.items(), compiled.items())):
+            compare(a[0], b[0], part, f"{path}.keys()[{i}]", atol, rtol, depth + 1)
+            compare(a[1], b[1], part, f"{path}.values()[{i}]", atol, rtol, depth + 1)
     elif isinstance(eager, dict):
         if list(eager) != list(compiled):
             _fail(part, path, f"keys {list(eager)} (eager) != {list(compiled)} (compiled)")

@@ -26,6 +26,7 @@ from ..translate.source import FIXED_OBJECTS
 from ..translate.values.deques import write_back_lines as deque_write_back
 from ..translate.values.dict_kinds import rebuild_dict, write_back_dict
 from ..translate.values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+from ..translate.values.identity_keys import IdentityKey
 from ..translate.values.symbolic import SymValue
 from ..translate.values.sym_free import holds_symbolic
 from ..translate.context import is_namedtuple_class
@@ -126,6 +127,10 @@ class Rebuilder:
         self._memo[id(v)] = e
         return e
 
+    def key(self, k):
+        """A dict key: a constant, or the object an identity key stands for (values/identity_keys.py)."""
+        return self.expr(k.value) if type(k) is IdentityKey else self.ns.bind(k)
+
     def _expr(self, v):
         if isinstance(v, Const):
             return self.ns.bind(v.value)
@@ -145,7 +150,7 @@ class Rebuilder:
                 return f"{self.ns.bind(v.kind)}({', '.join(items)})"
             return f"{self.ns.bind(v.kind)}(({''.join(f'{i}, ' for i in items)}))"
         if isinstance(v, DictValue):
-            body = ", ".join(f"{self.ns.bind(k)}: {self.expr(x)}" for k, x in v.items.items())
+            body = ", ".join(f"{self.key(k)}: {self.expr(x)}" for k, x in v.items.items())
             d = "{" + body + "}"
             if v.kind is dict:
                 return d
@@ -166,7 +171,7 @@ def _children(v):
     if isinstance(v, SeqValue) or isinstance(v, SetValue):
         return v.items
     if isinstance(v, DictValue):
-        return list(v.items.values())
+        return [k.value for k in v.items if type(k) is IdentityKey] + list(v.items.values())
     if isinstance(v, MethodValue):
         return [v.receiver]
     if hasattr(v, "children"):
@@ -240,7 +245,7 @@ def side_effect_lines(effects, rb):
             items = ", ".join(rb.expr(i) for i in e.value.items)
             lines.append(f"{rb.reload(e.target)}[:] = [{items}]")
         elif e.kind == "dict":
-            body = ", ".join(f"{rb.ns.bind(k)}: {rb.expr(x)}" for k, x in e.value.items.items())
+            body = ", ".join(f"{rb.key(k)}: {rb.expr(x)}" for k, x in e.value.items.items())
             if e.value.kind is dict:
                 lines.append(f"__fj_d = {rb.reload(e.target)}; __fj_d.clear(); __fj_d.update({{{body}}})")
             else:                     # a dict subclass: its own __setitem__ already ran in the frame

@@ -13,6 +13,7 @@ from ..dispatch import LOOKASIDES, lookaside
 from ..source import TypeSource
 from ..values.attrs import get_attribute, store_attr
 from ..values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+from ..values.identity_keys import dict_key, key_value
 from ..values.protocol import as_python, python_type_of, truth, unpack_iterable
 from ..values.user_protocol import is_user_object, user_length
 from ..values.symbolic import symbolic_metadata
@@ -146,7 +147,7 @@ def _dict(tx, args, kwargs):
         else:
             for pair in unpack_iterable(tx, src):
                 k, v = unpack_iterable(tx, pair)
-                items[as_python(k)] = v
+                items[dict_key(k)] = v
     items.update(kwargs)
     return DictValue(items)
 
@@ -167,10 +168,10 @@ LOOKASIDES[frozenset] = lambda tx, args, kwargs: _set(tx, args, kwargs, kind=fro
 def _dedupe(items):
     out, seen = [], set()
     for i in items:
-        key = as_python(i)
+        key = dict_key(i)
         if key not in seen:
             seen.add(key)
-            out.append(Const(key))
+            out.append(key_value(key))
     return out
 
 

@@ -28,6 +28,7 @@ import types
 from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
 from .base import Const, DictValue, ObjectValue, SeqValue, TensorValue
+from .identity_keys import dict_key
 from .protocol import as_python, unpack_iterable, wrap_unsourced
 
 _BASES = (collections.OrderedDict, collections.defaultdict, dict)
@@ -401,7 +402,7 @@ def fromkeys(tx, cls, args, kwargs):
     keys = unpack_iterable(tx, args[0])
     value = args[1] if len(args) > 1 else Const(None)
     if cls is dict:
-        return DictValue({as_python(k): value for k in keys})
+        return DictValue({dict_key(k): value for k in keys})
     d = tx.call(ObjectValue(cls), [], {})
     if not isinstance(d, DictValue):
         raise GraphBreak("call", f"{cls.__name__}.fromkeys on a class framejit does not model")

@@ -14,6 +14,7 @@ from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
 from . import ndarrays
 from .base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .identity_keys import dict_key, hashes_by_identity
 from .protocol import as_python, truth, unpack_iterable
 from .user_protocol import is_user_object, user_binary_op
 from .symbolic import SymValue
@@ -238,6 +239,10 @@ def _same_object(a, b):
 def _contains(tx, container, item):
     if hasattr(container, "contains"):
         return container.contains(tx, item)
+    if isinstance(container, SetValue) and (hashes_by_identity(item) or
+                                            any(hashes_by_identity(i) for i in container.items)):
+        key = dict_key(item)          # a set looks a tensor up by its hash, id(t): never by value
+        return any(dict_key(i) == key for i in container.items)
     if isinstance(container, (SeqValue, SetValue)):
         if isinstance(item, TensorValue):
             if any(i is item for i in container.items):
@@ -251,7 +256,7 @@ def _contains(tx, container, item):
                 return True
         return False
     if isinstance(container, DictValue):
-        return as_python(item) in container.items
+        return dict_key(item) in container.items
     if isinstance(container, Const):
         try:
             return as_python(item) in container.value

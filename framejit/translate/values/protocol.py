@@ -11,6 +11,7 @@ import torch
 
 from ...errors import GraphBreak
 from .base import Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .identity_keys import IdentityKey, key_value
 from .sym_free import SYM_TYPES
 
 CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
@@ -37,7 +38,7 @@ def as_python(v):
     if isinstance(v, SeqValue):
         return sequence_of(v.kind, [as_python(i) for i in v.items])
     if isinstance(v, DictValue):
-        return {k: as_python(x) for k, x in v.items.items()}
+        return {_real_key(k): as_python(x) for k, x in v.items.items()}
     if isinstance(v, SetValue):
         return {as_python(i) for i in v.items}
     if hasattr(v, "as_python"):            # a symbolic size (values/symbolic.py): its value, guarded
@@ -48,6 +49,12 @@ def as_python(v):
                              "object yet")
         return v.obj
     raise GraphBreak("needs real value", f"{v!r} is not a constant here")
+
+
+def _real_key(key):
+    if type(key) is IdentityKey:
+        return as_python(key.value)       # a tensor key: GraphBreak
+    return key
 
 
 def sequence_of(kind, items):
@@ -74,7 +81,7 @@ def unpack_iterable(tx, v):
         v.pos = len(v.items)
         return items
     if isinstance(v, DictValue):
-        return [Const(k) for k in v.items]
+        return [key_value(k) for k in v.items]
     if isinstance(v, SetValue):
         return list(v.items)
     if isinstance(v, Const):
