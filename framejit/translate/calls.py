@@ -38,6 +38,7 @@ from .lookasides.optimizers import tensor_value_rewrite  # (also installs Optimi
 from .dispatch import CODE_LOOKASIDES
 from .lookasides.process_state import process_lookaside  # (also installs os.environ reads & co.)
 from .lookasides import copies  # noqa: F401  (installs copy.copy, copy.deepcopy)
+from .lookasides.str_format import format_values
 from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
                            contextmanager_call, torch_decorated_call)
 from .values.exceptions import builtin_protocol, instantiate
@@ -275,8 +276,13 @@ def call_method(tx, recv, name, args, kwargs):
             return Const(recv.value.join(as_python(x) for x in unpack_iterable(tx, args[0])))
         # methods of constants run for real on arguments made only of constants (str.format(d=...),
         # format_map, translate, ...); anything else (tensors, objects) is a GraphBreak from as_python
-        real_args = [as_python(a) for a in args]
-        real_kwargs = {k: as_python(v) for k, v in kwargs.items()}
+        try:
+            real_args = [as_python(a) for a in args]
+            real_kwargs = {k: as_python(v) for k, v in kwargs.items()}
+        except GraphBreak:
+            if name == "format" and type(recv.value) is str:     # '{0.x}'.format(obj): field by field
+                return format_values(tx, recv.value, args, kwargs)
+            raise
         try:
             out = getattr(recv.value, name)(*real_args, **real_kwargs)
         except Exception as e:

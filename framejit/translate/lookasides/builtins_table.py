@@ -338,6 +338,8 @@ def _make_pure(fn):
 
 for _f in PURE_FUNCTIONS:
     LOOKASIDES[_f] = _make_pure(_f)
+for _f in (str.maketrans, bytes.maketrans, bytearray.maketrans):    # static methods: no owner to tell them by
+    LOOKASIDES[_f] = _make_pure(_f)
 
 
 @lookaside(getattr)
