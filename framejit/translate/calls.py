@@ -35,6 +35,7 @@ from .lookasides.stdlib import method_lookaside
 from .lookasides import profiler_blocks  # noqa: F401  (installs record_function blocks)
 from .lookasides import higher_order  # noqa: F401  (installs torch.cond and checkpoint)
 from .lookasides.optimizers import tensor_value_rewrite  # (also installs Optimizer.step)
+from .lookasides import disabled_wrappers  # noqa: F401  (installs torch._disable_dynamo wrappers: zero_grad)
 from .dispatch import CODE_LOOKASIDES
 from .lookasides.process_state import process_lookaside  # (also installs os.environ reads & co.)
 from .lookasides import copies  # noqa: F401  (installs copy.copy, copy.deepcopy)
