@@ -15,6 +15,7 @@ from . import dict_kinds
 from .typing_forms import class_subscript, is_typing_form, subscript as typing_subscript
 from .base import Value, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .identity_keys import dict_key, hashes_by_identity, key_value
+from .known_tensor_values import known_value
 from .protocol import as_python, is_structseq_class, unpack_iterable, wrap_unsourced
 
 MODULE_CONTAINERS = (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict, torch.nn.ParameterList,
@@ -25,10 +26,7 @@ def getitem(tx, obj, index):
     if isinstance(obj, TensorValue):
         return tx.ctx.graph.call_function(operator.getitem, (obj, index), {})
     if isinstance(obj, SeqValue):
-        if isinstance(index, TensorValue):
-            raise GraphBreak("data-dependent", f"indexing a {obj.kind.__name__} with a tensor calls its __index__, "
-                             "which needs the tensor's value")
-        key = as_python(index)
+        key = tensor_index(index) if isinstance(index, TensorValue) else as_python(index)
         if isinstance(key, slice):
             kind = obj.kind if obj.kind in (tuple, list) else tuple
             return SeqValue(kind, obj.items[key])
@@ -44,10 +42,9 @@ def getitem(tx, obj, index):
             raise GraphBreak("key error", f"KeyError: {key!r}")
         return obj.items[key]
     if isinstance(obj, Const):
-        if isinstance(index, TensorValue):
-            raise GraphBreak("index", "indexing a constant with a tensor")
+        key = tensor_index(index) if isinstance(index, TensorValue) else as_python(index)
         try:
-            return _wrap_const(obj.value[as_python(index)])
+            return _wrap_const(obj.value[key])
         except Exception as e:
             raise GraphBreak("constant op raised", f"{type(e).__name__}: {e}")
     if hasattr(obj, "getitem"):            # value kinds with their own indexing (ModuleValue...)
@@ -83,6 +80,20 @@ def getitem(tx, obj, index):
         if alias is not None:
             return ObjectValue(alias)
     raise GraphBreak("subscript", f"subscript of {obj!r} is not supported")
+
+
+def tensor_index(index):
+    """`seq[t]` calls t.__index__(), which reads t's value: known when the frame made t from constants
+    (values/known_tensor_values.py); an input's (or any computed) value is data, a graph break (as under
+    torch.compile, which breaks there unless fullgraph makes it specialize on the value)."""
+    real = known_value(index)
+    if real is None:
+        raise GraphBreak("data-dependent", "indexing a sequence with a tensor calls its __index__, which needs "
+                         "the tensor's value (known only for a tensor the frame made from constants)")
+    try:
+        return operator.index(real)
+    except Exception as e:
+        raise GraphBreak("constant op raised", f"{type(e).__name__}: {e}")
 
 
 def _builtin_generic_alias(cls, index):
