@@ -168,6 +168,23 @@ def max_of_shape(x):
     return max(x.shape), min(x.size()), sum(x.shape)
 
 
+# min()/max() over tensors compare values and return one of the objects itself (the tensor, or the int
+# 0 when it wins): a graph break. torch.compile rewrites them to torch.maximum/minimum, a new tensor (a
+# tensor where eager returns the int 0, never `is` the argument).
+def max_of_tensor_and_int(t):
+    m = max(t, 0)
+    return m, m is t, type(m).__name__
+
+
+def min_of_tensor_elements(a):
+    return min(a[0], a[1]) * 2
+
+
+def max_of_list_of_tensors(a, b):
+    m = max([a, b])
+    return m is b, m + 1
+
+
 def sum_variants():
     return sum([1, 2, 3], 10), sum([0.5, 0.25]), sum(range(5)), sum([[1], [2]], []), sum(())
 
@@ -539,6 +556,10 @@ CASES = [
     case(min_max_with_key, **PY),
     case(max_of_tensors_by_shape, x34, x25, **ONE),
     case(max_of_shape, x34, **PY),
+    case(max_of_tensor_and_int, torch.tensor(2.0), breaks=1),
+    case(max_of_tensor_and_int, torch.tensor(-2.0), breaks=1, name="max_of_negative_tensor_and_int"),
+    case(min_of_tensor_elements, torch.tensor([3.0, 1.0]), breaks=1),
+    case(max_of_list_of_tensors, torch.tensor(1.0), torch.tensor(4.0), breaks=1),
     case(sum_variants, **PY),
     case(sum_of_tensor_list, x34, y34, z34, **ONE),
     case(abs_variants, **PY),
