@@ -127,11 +127,31 @@ def _is_set_operands(a, b):
 
 
 def _set_binary(fn, a, b):
+    if any(hashes_by_identity(i) for x in (a, b) if isinstance(x, SetValue) for i in x.items):
+        return _identity_set_binary(fn, a, b)
     out = fn(as_python(a), as_python(b))
     if isinstance(out, frozenset):
         return Const(out)
     if isinstance(out, set):
         return SetValue([Const(x) for x in out])
+    return Const(out)
+
+
+def _identity_set_binary(fn, a, b):
+    """|, &, -, ^ (and comparisons) of sets holding tensors: members by identity key (their order in the
+    result is a real set's once it is rebuilt; iterating it in the frame is a break, values/protocol.py)."""
+    values = {}
+    keys = []
+    for x in (a, b):
+        if isinstance(x, SetValue):
+            for i in x.items:
+                values.setdefault(dict_key(i), i)
+            keys.append({dict_key(i) for i in x.items})
+        else:
+            keys.append(set(x.value))
+    out = fn(keys[0], keys[1])
+    if isinstance(out, (set, frozenset)):
+        return SetValue([values[k] if k in values else Const(k) for k in out])
     return Const(out)
 
 

@@ -11,7 +11,7 @@ import torch
 
 from ...errors import GraphBreak
 from .base import Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
-from .identity_keys import IdentityKey, key_value
+from .identity_keys import IdentityKey, hashes_by_identity, key_value
 from .sym_free import SYM_TYPES
 
 CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
@@ -83,6 +83,9 @@ def unpack_iterable(tx, v):
     if isinstance(v, DictValue):
         return [key_value(k) for k in v.items]
     if isinstance(v, SetValue):
+        if any(hashes_by_identity(i) for i in v.items):
+            raise GraphBreak("set order", "iterating a set of tensors: its order follows their hashes, id(t), "
+                             "which exist only at run time")
         return list(v.items)
     if isinstance(v, Const):
         val = v.value

@@ -5,6 +5,8 @@ torch.Tensor hashes by id(): a dict or set finds a tensor key exactly when it is
 never compares values. Dicts and sets the frame builds, and dicts passed in keyed by parameters (an
 optimizer's `{param: state}`), stay in one graph with eager's keys, order and identity.
 """
+import collections
+
 import pytest
 import torch
 
@@ -87,6 +89,28 @@ def input_dict_of_mixed_keys(d, w):
     return d["lr"] * d[w], list(d)[0], len(d)
 
 
+def dict_kinds_keyed_by_tensors(a, b):
+    ordered = collections.OrderedDict()
+    ordered[a] = 1
+    ordered[b] = 2
+    ordered.move_to_end(a)
+    groups = collections.defaultdict(list)
+    groups[a].append(1)
+    groups[b].append(2)
+    groups[a].append(3)
+    return ordered[b], list(ordered)[0] is b, ordered.popitem()[0] is a, groups[a], len(groups), groups, a * 2
+
+
+def set_algebra_of_tensors(a, b):
+    s, t = {a}, {b, a}
+    return len(s | t), a in (s & t), b in (t - s), len(s ^ t), a * 2
+
+
+def iterating_a_set_of_tensors(a, b):
+    # a set iterates in the order of its members' hashes, id(t): known only at run time, so a break
+    return [t is a for t in {b, a}], a * 2
+
+
 CASES = [
     case(dict_keyed_by_tensors, x, y, **ONE),
     case(dict_iteration_order_and_rebuild, x, y, **ONE),
@@ -95,6 +119,9 @@ CASES = [
     case(in_place_result_is_the_key, x, **ONE),
     case(set_of_tensors, x, y, **ONE),
     case(user_objects_as_keys, x, **ONE),
+    case(dict_kinds_keyed_by_tensors, x, y, **ONE),
+    case(set_algebra_of_tensors, x, y, **ONE),
+    case(iterating_a_set_of_tensors, x, y, breaks=2),     # (and its resume function's listcomp)
 ]
 
 
@@ -150,3 +177,14 @@ def test_lookup_guard_notices_a_new_key():
 
 
 GLOBAL_STATE = {}
+
+
+def test_set_of_tensors_rebuilt():
+    """A set of tensors leaving the frame is a real set of the same tensor objects (its order is a
+    real set's: by their hashes)."""
+    def f(a, b):
+        return {a, b * 2, a}, b * 2
+
+    compiled = framejit.compile(f, backend="eager", fullgraph=True)
+    s, doubled = compiled(x, y)
+    assert type(s) is set and len(s) == 2 and x in s and any(torch.equal(t, doubled) for t in s if t is not x)
