@@ -76,9 +76,7 @@ def guard_object(ctx, obj, source):
     """Guards for an object the translator keeps as an ObjectValue (instead of ID_MATCH where that
     would miss on every call)."""
     g = ctx.guards
-    if is_plain_instance(obj) or type(obj) is dict and isinstance(source.root(), LocalSource):
-        # (a dict argument keyed by tensors or objects, `{param: state}`: made anew by many callers;
-        # every read of it is guarded by what it found, and it is checked for aliasing like a list)
+    if is_plain_instance(obj):
         g.add("TYPE_MATCH", source, type(obj))
     elif is_nested_function(obj):
         guard_function(ctx, obj, source)
@@ -190,7 +188,7 @@ class IdentityTracker:
         elif isinstance(value, (SeqValue, DictValue, SetValue)):
             checked = type(obj) in (list, dict, set)
         elif isinstance(value, ObjectValue):
-            checked = is_plain_instance(obj) or type(obj) is dict and isinstance(source.root(), LocalSource)
+            checked = is_plain_instance(obj)
         else:
             return
         if not checked and not isinstance(value, TensorValue):

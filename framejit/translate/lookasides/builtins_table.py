@@ -13,7 +13,8 @@ from ..dispatch import LOOKASIDES, lookaside
 from ..source import TypeSource
 from ..values.attrs import get_attribute, store_attr
 from ..values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
-from ..values.identity_keys import dict_key, key_value
+from ..values.identity_keys import key_value
+from ..values.protocol import dict_key
 from ..values.protocol import as_python, python_type_of, truth, unpack_iterable
 from ..values.user_protocol import is_user_object, user_length
 from ..values.symbolic import symbolic_metadata

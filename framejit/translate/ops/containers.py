@@ -4,7 +4,8 @@ from ..lookasides.builtins_table import as_python, unpack_iterable
 from ..values.containers import delitem, getitem, setitem
 from ..dispatch import handler
 from ..values.base import Const, DictValue, SeqValue, SetValue, TensorValue
-from ..values.identity_keys import dict_key, key_value
+from ..values.identity_keys import key_value
+from ..values.protocol import dict_key
 from ..values.symbolic import SliceValue, SymValue
 
 

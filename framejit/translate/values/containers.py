@@ -14,7 +14,8 @@ from ..source import ItemSource
 from . import dict_kinds
 from .typing_forms import class_subscript, is_typing_form, subscript as typing_subscript
 from .base import Value, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
-from .identity_keys import dict_key, hashes_by_identity, key_value
+from .identity_keys import hashes_by_identity, key_value
+from .protocol import dict_key
 from .known_tensor_values import known_value
 from .protocol import as_python, is_structseq_class, unpack_iterable, wrap_unsourced
 

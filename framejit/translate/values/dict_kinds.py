@@ -28,7 +28,8 @@ import types
 from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
 from .base import Const, DictValue, ObjectValue, SeqValue, TensorValue
-from .identity_keys import dict_key, key_value
+from .identity_keys import key_value
+from .protocol import dict_key
 from .protocol import as_python, unpack_iterable, wrap_unsourced
 
 _BASES = (collections.OrderedDict, collections.defaultdict, dict)

@@ -9,46 +9,53 @@ values). In the translator one real object is one Value (inputs are wrapped once
 hands back its input gives that input's Value, graph.builder), so the Value's identity stands for the
 object's: `IdentityKey(value)` is a real hashable key that is equal only to a key of the same Value.
 
-`dict_key(v)` is the key any dict/set operation uses for a Value; `key_value(k)` gives back the Value a
-key stands for (iteration, `popitem`, rebuilding the dict after the graph).
+`protocol.dict_key(v)` is the key any dict/set operation uses for a Value; `key_value(k)` gives back the
+Value a key stands for (iteration, `popitem`, rebuilding the dict after the graph: an object from
+outside the frame is keyed by its real identity, and rebuilt from its Source, never baked in).
 """
 import torch
 
-from .base import Const, TensorValue
+from .base import Const, ObjectValue, TensorValue
 
 
 class IdentityKey:
-    __slots__ = ("value",)
+    """A key equal only to a key of the same object: `value` is the Value it was made from (what the
+    key rebuilds as), `ident` what decides identity (the Value itself for a tensor or an object the frame
+    made; the real object for an ObjectValue, which two Sources of one object may wrap separately)."""
+    __slots__ = ("value", "ident")
 
-    def __init__(self, value):
+    def __init__(self, value, ident=None):
         self.value = value
+        self.ident = value if ident is None else ident
 
     def __hash__(self):
-        return id(self.value)
+        return id(self.ident)
 
     def __eq__(self, other):
-        return isinstance(other, IdentityKey) and other.value is self.value
+        return isinstance(other, IdentityKey) and other.ident is self.ident
 
     def __repr__(self):
         return f"<identity key {self.value!r}>"
 
 
+def _identity_class(cls):
+    return cls.__hash__ is object.__hash__ and cls.__eq__ is object.__eq__
+
+
 def hashes_by_identity(v):
-    """Does the object v stands for hash and compare by identity (so v's own identity decides)?"""
+    """Does the object v stands for hash and compare by identity (so its identity decides)?"""
     if isinstance(v, TensorValue):
-        cls = v.python_type()
-        return cls.__hash__ is torch.Tensor.__hash__
+        return v.python_type().__hash__ is torch.Tensor.__hash__
     if getattr(v, "made_in_frame", False) and hasattr(v, "cls"):     # a user object made in the frame
-        return v.cls.__hash__ is object.__hash__ and v.cls.__eq__ is object.__eq__
+        return _identity_class(v.cls)
+    if isinstance(v, ObjectValue):        # a module, a plain user object, a function from outside
+        return _identity_class(type(v.obj))
     return False
 
 
-def dict_key(v):
-    """The real key a dict or set of the frame files v under."""
-    if hashes_by_identity(v):
-        return IdentityKey(v)
-    from .protocol import as_python       # protocol imports this module (as_python of such a dict)
-    return as_python(v)
+def identity_key(v):
+    """The IdentityKey of a Value for which hashes_by_identity(v) holds."""
+    return IdentityKey(v, v.obj if isinstance(v, ObjectValue) else v)
 
 
 def key_value(key):

@@ -14,7 +14,8 @@ from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
 from . import ndarrays
 from .base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
-from .identity_keys import dict_key, hashes_by_identity
+from .identity_keys import hashes_by_identity
+from .protocol import dict_key
 from .protocol import as_python, truth, unpack_iterable
 from .user_protocol import is_user_object, user_binary_op
 from .symbolic import SymValue

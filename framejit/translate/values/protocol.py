@@ -11,7 +11,7 @@ import torch
 
 from ...errors import GraphBreak
 from .base import Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
-from .identity_keys import IdentityKey, hashes_by_identity, key_value
+from .identity_keys import IdentityKey, hashes_by_identity, identity_key, key_value
 from .sym_free import SYM_TYPES
 
 CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
@@ -51,6 +51,13 @@ def as_python(v):
     raise GraphBreak("needs real value", f"{v!r} is not a constant here")
 
 
+def dict_key(v):
+    """The real key a dict or set of the frame files v under (values/identity_keys.py)."""
+    if hashes_by_identity(v):
+        return identity_key(v)
+    return as_python(v)
+
+
 def _real_key(key):
     if type(key) is IdentityKey:
         return as_python(key.value)       # a tensor key: GraphBreak
@@ -84,8 +91,8 @@ def unpack_iterable(tx, v):
         return [key_value(k) for k in v.items]
     if isinstance(v, SetValue):
         if any(hashes_by_identity(i) for i in v.items):
-            raise GraphBreak("set order", "iterating a set of tensors: its order follows their hashes, id(t), "
-                             "which exist only at run time")
+            raise GraphBreak("set order", "iterating a set of tensors (or objects hashed by identity): its "
+                             "order follows their hashes, id(obj), which exist only at run time")
         return list(v.items)
     if isinstance(v, Const):
         val = v.value

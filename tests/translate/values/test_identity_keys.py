@@ -188,3 +188,30 @@ def test_set_of_tensors_rebuilt():
     compiled = framejit.compile(f, backend="eager", fullgraph=True)
     s, doubled = compiled(x, y)
     assert type(s) is set and len(s) == 2 and x in s and any(torch.equal(t, doubled) for t in s if t is not x)
+
+
+def dict_keyed_by_an_argument_object(o, x):
+    d = {o: x * 2}
+    return d, o in d, d[o]
+
+
+def test_object_keys_are_the_call_s_own_objects():
+    """A user object passed in (matched by type) keys a dict the frame builds: the dict that leaves the
+    frame holds this call's object, not the one the graph was traced with."""
+    calls = [(Plain(), x), (Plain(), y)]
+    compiled, counter = check_calls(dict_keyed_by_an_argument_object, calls)
+    o = Plain()
+    d, found, _ = compiled(o, x)
+    assert list(d)[0] is o and found and counter.frame_count == 1
+
+
+def modules_as_keys(table, x):
+    own = {lin: 1, torch.relu: 2}
+    return own[lin] + own.get(torch.relu), table[lin](x), lin in own
+
+
+def test_modules_and_functions_as_keys():
+    table = {lin: torch.tanh}
+    compiled = framejit.compile(modules_as_keys, backend="eager", fullgraph=True)
+    a, b, c = compiled(table, x)
+    assert (a, c) == (3, True) and torch.equal(b, torch.tanh(x))
