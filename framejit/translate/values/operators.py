@@ -14,9 +14,8 @@ from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
 from . import ndarrays
 from .base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
-from .identity_keys import hashes_by_identity
-from .protocol import dict_key
-from .protocol import as_python, truth, unpack_iterable
+from .identity_keys import has_identity_keys, hashes_by_identity
+from .protocol import as_python, dict_key, truth, unpack_iterable
 from .user_protocol import is_user_object, user_binary_op
 from .symbolic import SymValue
 
@@ -194,6 +193,10 @@ def compare_op(tx, sym, a, b):
     fn = COMPARE[sym]
     if isinstance(a, Const) and isinstance(b, Const):
         return _fold(fn, a, b)
+    if sym in ("==", "!=") and isinstance(a, DictValue) and isinstance(b, DictValue) and \
+            a.kind is dict and b.kind is dict and (has_identity_keys(a.items) or has_identity_keys(b.items)):
+        same = _dicts_equal(tx, a, b)
+        return Const(same if sym == "==" else not same)
     keys = _keys_compare(fn, a, b)              # d.keys() == other.keys() / a set: set comparisons
     if keys is not None:
         return keys
@@ -239,6 +242,22 @@ def _keys_compare(fn, a, b):
     if left is None or right is None:
         return None
     return Const(fn(left, right))
+
+
+def _dicts_equal(tx, a, b):
+    """dict == dict as CPython compares them: the lengths, then each key of a looked up in b (identity
+    keys by identity) and the two values compared with == unless they are one object."""
+    if len(a.items) != len(b.items):
+        return False
+    for key, value in a.items.items():
+        if key not in b.items:
+            return False
+        other = b.items[key]
+        if _same_object(value, other):
+            continue
+        if not truth(tx, compare_op(tx, "==", value, other)):
+            return False
+    return True
 
 
 def _same_object(a, b):

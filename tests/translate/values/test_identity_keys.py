@@ -111,6 +111,11 @@ def iterating_a_set_of_tensors(a, b):
     return [t is a for t in {b, a}], a * 2
 
 
+def dicts_keyed_by_tensors_compared(a, b):
+    d = {a: 1, b: a}
+    return d == {b: a, a: 1}, d == {a: 1, b.clone(): a}, {a: 1} != {a: 2}, d == {a: 1}, a * 2
+
+
 CASES = [
     case(dict_keyed_by_tensors, x, y, **ONE),
     case(dict_iteration_order_and_rebuild, x, y, **ONE),
@@ -121,6 +126,7 @@ CASES = [
     case(user_objects_as_keys, x, **ONE),
     case(dict_kinds_keyed_by_tensors, x, y, **ONE),
     case(set_algebra_of_tensors, x, y, **ONE),
+    case(dicts_keyed_by_tensors_compared, x, y, **ONE),
     case(iterating_a_set_of_tensors, x, y, breaks=2),     # (and its resume function's listcomp)
 ]
 
