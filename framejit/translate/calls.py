@@ -52,7 +52,7 @@ from .values import itertools_values  # noqa: F401  (installs the itertools look
 from .lookasides import class_factories  # noqa: F401  (installs namedtuple(...) made in the frame)
 from .values.dict_kinds import fromkeys as dict_fromkeys, fromkeys_callable
 from .values.symbolic import symbolic_metadata
-from .values.identity_keys import has_identity_keys
+from .values.identity_keys import has_tensor_keys
 from .values.generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
 from .lookasides.state_calls import call_watching_state, is_state_setter, setter_break
 
@@ -234,7 +234,7 @@ def _has_tensor(v):
     if isinstance(v, SeqValue):
         return any(_has_tensor(i) for i in v.items)
     if isinstance(v, DictValue):
-        return any(_has_tensor(i) for i in v.items.values()) or has_identity_keys(v.items)
+        return any(_has_tensor(i) for i in v.items.values()) or has_tensor_keys(v.items)
     return False
 
 

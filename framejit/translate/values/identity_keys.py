@@ -65,3 +65,8 @@ def key_value(key):
 
 def has_identity_keys(d):
     return any(type(k) is IdentityKey for k in d)
+
+
+def has_tensor_keys(d):
+    """Keys that are graph tensors (a graph argument or a traced body would need them as values)."""
+    return any(type(k) is IdentityKey and isinstance(k.value, TensorValue) for k in d)
