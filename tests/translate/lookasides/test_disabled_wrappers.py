@@ -117,3 +117,19 @@ def test_user_subclass_calling_super_zero_grad():
     framejit.reset()
     framejit.compile(lambda o: o.zero_grad(), backend="eager", fullgraph=True)(opt)
     assert Counting.calls == 1 and all(p.grad is None for p in model.parameters())
+
+
+def test_compiled_bound_zero_grad():
+    """framejit.compile(opt.zero_grad) itself (the wrapper is the compiled function)."""
+    model, opt = make("Adam", lr=0.1)
+    model_c, opt_c = copy.deepcopy((model, opt))
+    framejit.reset()
+    counter = CompileCounter("eager")
+    compiled = framejit.compile(opt_c.zero_grad, backend=counter, fullgraph=True)
+    for set_to_none in (True, False):
+        fill_grads(model, 0)
+        fill_grads(model_c, 0)
+        opt.zero_grad(set_to_none=set_to_none)
+        compiled(set_to_none=set_to_none)
+        assert_same_grads(model, model_c)
+    assert counter.frame_count == 2
