@@ -93,7 +93,7 @@ def unpack_iterable(tx, v):
         if any(hashes_by_identity(i) for i in v.items):
             raise GraphBreak("set order", "iterating a set of tensors (or objects hashed by identity): its "
                              "order follows their hashes, id(obj), which exist only at run time")
-        return list(v.items)
+        return _in_set_order(v.items)
     if isinstance(v, Const):
         val = v.value
         if isinstance(val, (tuple, list, range, str, bytes, frozenset, set, torch.Size)):
@@ -115,6 +115,23 @@ def unpack_iterable(tx, v):
             all(type(x) in CONST_TYPES for x in v.obj):       # major, minor, *_ = sys.version_info
         return [Const(x) for x in v.obj]
     raise GraphBreak("iterate", f"cannot iterate over {v!r}")
+
+
+def _in_set_order(items):
+    """A set's members in the order a real set iterates them: by hash, as a set filled in the members'
+    build order lays them out (the order the set is rebuilt in after the graph)."""
+    if not all(isinstance(i, Const) for i in items):
+        return list(items)
+    try:
+        real = set()
+        for i in items:
+            real.add(i.value)
+        by_value = {}
+        for i in items:
+            by_value.setdefault(i.value, i)
+        return [by_value[x] for x in real]
+    except TypeError:
+        return list(items)
 
 
 def wrap_unsourced(obj):
