@@ -275,9 +275,16 @@ def _leaves(obj, path="", out=None):
         for i, item in enumerate(obj):
             _leaves(item, f"{path}[{i}]", out)
     elif isinstance(obj, dict):
-        for key, item in obj.items():
-            _leaves(item, f"{path}[{key!r}]", out)
+        for i, (key, item) in enumerate(obj.items()):
+            if _object_key(key):
+                _leaves(key, f"{path}.keys()[{i}]", out)
+            _leaves(item, f"{path}[{key!r}]" if not _object_key(key) else f"{path}.values()[{i}]", out)
     return out
+
+
+def _object_key(key):
+    """A dict key that is an object hashed by identity (a tensor, a user object), not a constant."""
+    return isinstance(key, torch.Tensor) or _plain_object(key)
 
 
 def _tensors(obj):
@@ -330,6 +337,12 @@ def compare(eager, compiled, part="result", path="", atol=1e-6, rtol=1e-5, depth
             _fail(part, path, f"length {len(eager)} (eager) != {len(compiled)} (compiled)")
         for i, (a, b) in enumerate(zip(eager, compiled)):
             compare(a, b, part, f"{path}[{i}]", atol, rtol, depth + 1)
+    elif isinstance(eager, dict) and any(_object_key(k) for k in (*eager, *compiled)):
+        if len(eager) != len(compiled):        # keyed by tensors or objects: keys and values in order
+            _fail(part, path, f"length {len(eager)} (eager) != {len(compiled)} (compiled)")
+        for i, (a, b) in enumerate(zip(eager.items(), compiled.items())):
+            compare(a[0], b[0], part, f"{path}.keys()[{i}]", atol, rtol, depth + 1)
+            compare(a[1], b[1], part, f"{path}.values()[{i}]", atol, rtol, depth + 1)
     elif isinstance(eager, dict):
         if list(eager) != list(compiled):
             _fail(part, path, f"keys {list(eager)} (eager) != {list(compiled)} (compiled)")

@@ -28,6 +28,7 @@ from ..translate.values.dict_kinds import rebuild_dict, write_back_dict
 from ..translate.values.input_lists import visible_items
 from ..translate.values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
 from ..translate.values.tensor_subclasses import as_subclass_after_graph, plain_tensor
+from ..translate.values.identity_keys import IdentityKey
 from ..translate.values.symbolic import SymValue
 from ..translate.values.sym_free import holds_symbolic
 from ..translate.context import is_namedtuple_class
@@ -129,6 +130,10 @@ class Rebuilder:
         self._memo[id(v)] = e
         return e
 
+    def key(self, k):
+        """A dict key: a constant, or the object an identity key stands for (values/identity_keys.py)."""
+        return self.expr(k.value) if type(k) is IdentityKey else self.ns.bind(k)
+
     def _expr(self, v):
         if isinstance(v, Const):
             return self.ns.bind(v.value)
@@ -153,7 +158,7 @@ class Rebuilder:
                 return f"{self.ns.bind(v.kind)}({', '.join(items)})"
             return f"{self.ns.bind(v.kind)}(({''.join(f'{i}, ' for i in items)}))"
         if isinstance(v, DictValue):
-            body = ", ".join(f"{self.ns.bind(k)}: {self.expr(x)}" for k, x in v.items.items())
+            body = ", ".join(f"{self.key(k)}: {self.expr(x)}" for k, x in v.items.items())
             d = "{" + body + "}"
             if v.kind is dict:
                 return d
@@ -176,7 +181,7 @@ def _children(v):
     if isinstance(v, SetValue):
         return v.items
     if isinstance(v, DictValue):
-        return list(v.items.values())
+        return [k.value for k in v.items if type(k) is IdentityKey] + list(v.items.values())
     if isinstance(v, MethodValue):
         return [v.receiver]
     if hasattr(v, "children"):
@@ -255,7 +260,7 @@ def side_effect_lines(effects, rb):
             items = "".join(f"{rb.expr(i)}, " for i in e.value.appended)
             lines.append(f"{rb.reload(e.target)}.extend(({items}))")
         elif e.kind == "dict":
-            body = ", ".join(f"{rb.ns.bind(k)}: {rb.expr(x)}" for k, x in e.value.items.items())
+            body = ", ".join(f"{rb.key(k)}: {rb.expr(x)}" for k, x in e.value.items.items())
             if e.value.kind is dict:
                 lines.append(f"__fj_d = {rb.reload(e.target)}; __fj_d.clear(); __fj_d.update({{{body}}})")
             else:                     # a dict subclass: its own __setitem__ already ran in the frame

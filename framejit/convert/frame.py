@@ -47,6 +47,7 @@ from ..translate.translator import Translator, format_position
 from ..translate.values.base import NULL, Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, \
     TensorValue
 from ..translate.values.symbolic import SymValue
+from ..translate.values.identity_keys import IdentityKey
 from ..shapes.memory import ShapeMemory
 from ..shapes.policy import ShapePolicy
 from ..shapes.symbols import ShapeContext
@@ -612,7 +613,8 @@ def _rebuildable(v, visiting=None):
     if isinstance(v, SetValue):
         return all(_rebuildable(i, visiting) for i in v.items)
     if isinstance(v, DictValue):
-        return all(_rebuildable(i, visiting) for i in v.items.values())
+        return all(_rebuildable(i, visiting) for i in v.items.values()) and \
+            all(_rebuildable(k.value, visiting) for k in v.items if type(k) is IdentityKey)
     if isinstance(v, MethodValue):
         return _rebuildable(v.receiver, visiting)
     if hasattr(v, "rebuild"):

@@ -35,9 +35,11 @@ from .lookasides.stdlib import method_lookaside
 from .lookasides import profiler_blocks  # noqa: F401  (installs record_function blocks)
 from .lookasides import higher_order  # noqa: F401  (installs torch.cond and checkpoint)
 from .lookasides.optimizers import tensor_value_rewrite  # (also installs Optimizer.step)
+from .lookasides import disabled_wrappers  # noqa: F401  (installs torch._disable_dynamo wrappers: zero_grad)
 from .dispatch import CODE_LOOKASIDES
 from .lookasides.process_state import process_lookaside  # (also installs os.environ reads & co.)
 from .lookasides import copies  # noqa: F401  (installs copy.copy, copy.deepcopy)
+from .lookasides.str_format import format_values
 from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
                            contextmanager_call, torch_decorated_call)
 from .values.exceptions import builtin_protocol, instantiate
@@ -53,6 +55,7 @@ from .values import itertools_values  # noqa: F401  (installs the itertools look
 from .lookasides import class_factories  # noqa: F401  (installs namedtuple(...) made in the frame)
 from .values.dict_kinds import fromkeys as dict_fromkeys, fromkeys_callable
 from .values.symbolic import symbolic_metadata
+from .values.identity_keys import has_tensor_keys
 from .values.generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
 from .lookasides.state_calls import call_watching_state, is_state_setter, setter_break
 
@@ -241,7 +244,7 @@ def _has_tensor(v):
     if isinstance(v, SeqValue):
         return any(_has_tensor(i) for i in v.items)
     if isinstance(v, DictValue):
-        return any(_has_tensor(i) for i in v.items.values())
+        return any(_has_tensor(i) for i in v.items.values()) or has_tensor_keys(v.items)
     return False
 
 
@@ -284,8 +287,13 @@ def call_method(tx, recv, name, args, kwargs):
             return Const(recv.value.join(as_python(x) for x in unpack_iterable(tx, args[0])))
         # methods of constants run for real on arguments made only of constants (str.format(d=...),
         # format_map, translate, ...); anything else (tensors, objects) is a GraphBreak from as_python
-        real_args = [as_python(a) for a in args]
-        real_kwargs = {k: as_python(v) for k, v in kwargs.items()}
+        try:
+            real_args = [as_python(a) for a in args]
+            real_kwargs = {k: as_python(v) for k, v in kwargs.items()}
+        except GraphBreak:
+            if name == "format" and type(recv.value) is str:     # '{0.x}'.format(obj): field by field
+                return format_values(tx, recv.value, args, kwargs)
+            raise
         try:
             out = getattr(recv.value, name)(*real_args, **real_kwargs)
         except Exception as e:

@@ -24,6 +24,7 @@ from .lookasides.ctx_managers import AutocastExit, GradModeExit, resumed_autocas
 from .lookasides.lazy_modules import is_uninitialized, uninitialized_break
 from .guards.identity import IdentityTracker, guard_object
 from .guards.numpy_inputs import wrap_numpy_input
+from .guards import tensor_keyed_dicts
 from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource, LocalSource, PlainTensorSource
 from .values import deques, dict_kinds, tensor_subclass_members, tensor_subclasses
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
@@ -227,6 +228,8 @@ class ConversionContext:
                 g.add("TYPE_MATCH", source, t)
                 g.add("DICT_KEYS", source, tuple(obj.keys()))
             return DictValue({k: self.wrap(v, ItemSource(source, k), guard) for k, v in obj.items()}, source)
+        if t is dict and tensor_keyed_dicts.wrappable(obj):       # {param: state} (guards/tensor_keyed_dicts.py)
+            return tensor_keyed_dicts.wrap_input(self, obj, source, guard)
         if t is collections.deque:
             return deques.wrap_input(self, obj, source, guard)
         if t is not dict and isinstance(obj, dict) and dict_kinds.wrappable_input(obj) and \

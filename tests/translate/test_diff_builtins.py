@@ -132,6 +132,19 @@ def simple_namespace_attributes(x):
     return x * ns.c, ns.c
 
 
+def simple_namespace_escapes(x):
+    ns = types.SimpleNamespace(a=1, b="s")
+    ns.c = ns.a + 1
+    del ns.a
+    t = types.SimpleNamespace(x=x)           # (the harness compares namespaces with ==: no tensor in ns)
+    return ns, vars(t), t.__dict__["x"] * 2, getattr(ns, "zz", 5), hasattr(ns, "c"), type(ns).__name__
+
+
+def simple_namespace_compared(x):
+    ns = types.SimpleNamespace(a=1)          # its C __eq__ compares the dicts: a graph break, then Python
+    return x * 2, ns == types.SimpleNamespace(a=1)
+
+
 # ---------------------------------------------------------------- min / max / sum / abs / any / all
 
 
@@ -153,6 +166,23 @@ def max_of_tensors_by_shape(x, y):
 
 def max_of_shape(x):
     return max(x.shape), min(x.size()), sum(x.shape)
+
+
+# min()/max() over tensors compare values and return one of the objects itself (the tensor, or the int
+# 0 when it wins): a graph break. torch.compile rewrites them to torch.maximum/minimum, a new tensor (a
+# tensor where eager returns the int 0, never `is` the argument).
+def max_of_tensor_and_int(t):
+    m = max(t, 0)
+    return m, m is t, type(m).__name__
+
+
+def min_of_tensor_elements(a):
+    return min(a[0], a[1]) * 2
+
+
+def max_of_list_of_tensors(a, b):
+    m = max([a, b])
+    return m is b, m + 1
 
 
 def sum_variants():
@@ -518,13 +548,18 @@ CASES = [
     case(getattr_module_function, x34, **ONE),
     case(getattr_class_attribute, **PY),
     case(getattr_missing_raises, Holder()),
-    bug(simple_namespace_attributes, x34, **ONE,
-        reason="types.SimpleNamespace(...) cannot be constructed in a frame (GraphBreak)"),
+    case(simple_namespace_attributes, x34, **ONE),
+    case(simple_namespace_escapes, x34, **ONE),
+    case(simple_namespace_compared, x34, fullgraph=False, graphs=1),
     case(min_max_constants, **PY),
     case(min_max_of_dict_and_strings, **PY),
     case(min_max_with_key, **PY),
     case(max_of_tensors_by_shape, x34, x25, **ONE),
     case(max_of_shape, x34, **PY),
+    case(max_of_tensor_and_int, torch.tensor(2.0), breaks=1),
+    case(max_of_tensor_and_int, torch.tensor(-2.0), breaks=1, name="max_of_negative_tensor_and_int"),
+    case(min_of_tensor_elements, torch.tensor([3.0, 1.0]), breaks=1),
+    case(max_of_list_of_tensors, torch.tensor(1.0), torch.tensor(4.0), breaks=1),
     case(sum_variants, **PY),
     case(sum_of_tensor_list, x34, y34, z34, **ONE),
     case(abs_variants, **PY),

@@ -79,6 +79,14 @@ def set_of_ints(n):
     return s, 1 in s, len(s), frozenset(s) | {99}
 
 
+def set_iterated_in_hash_order(n):
+    # a set iterates by hash, not in build order: eager gives [1, 2, 3, 9, 17, n] here
+    s = set([3, 1, 17, 9])
+    s.add(2)
+    s.add(n)
+    return [i for i in s], list({40, 8, 16}), [c for c in {"b", "a", "c"}]
+
+
 def set_operations():
     a, b = {1, 2, 3}, {2, 3, 4}
     return a & b, a | b, a - b, a ^ b, a <= (a | b)
@@ -257,6 +265,7 @@ CASES = [
     case(list_comprehension_over_tensors, x34, y34, z34, **ONE),
     case(set_of_ints, 5, **PY),
     case(set_operations, **PY),
+    case(set_iterated_in_hash_order, 33, **PY),
     case(deeply_nested_containers, x34, y34, **ONE),
     case(namedtuple_build, x34, y34, **ONE),
     case(namedtuple_replace, x34, y34, **PY),

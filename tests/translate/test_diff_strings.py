@@ -145,6 +145,19 @@ def str_format_attribute_of_object():
     return "{0.x},{0.y}".format(p)
 
 
+def str_format_fields_of_non_constants(x):
+    p = Point(3, "b")
+    d = {"k": 1, "t": x}                        # a dict holding a tensor: only d['k'] becomes text
+    width = Point(6, None)
+    return "{.x}-{}|{p.y!r:>4}|{d[k]:0{w.x}d}".format(p, "s", p=p, d=d, w=width), \
+        "{0.x:{1}}".format(p, ">3"), x * 2
+
+
+def str_format_of_a_tensor_field_breaks(x):
+    p = Point(x, 1)
+    return "{0.y} {0.x}".format(p)
+
+
 def str_format_item_of_dict_argument():
     return "{d[k]}{d[j]}".format(d={"k": 1, "j": 2})
 
@@ -217,6 +230,12 @@ def str_translate_with_table():
     return "abc".translate({97: "A"}), "abc".translate(str.maketrans("ab", "xy"))
 
 
+def maketrans_of_bytes_and_deletions():
+    table = str.maketrans({"a": "1", "b": None})
+    return "abcab".translate(table), b"abc".translate(bytes.maketrans(b"ab", b"xy")), \
+        "xyz".translate(str.maketrans("x", "X", "z"))
+
+
 def splitlines_and_encode():
     return "l1\nl2\r\nl3".splitlines(), "é".encode("utf-8"), b"abc".decode(), "ab".encode()
 
@@ -284,9 +303,6 @@ def grads_around_a_print(g):
     return y * 3
 
 
-CONTAINER_TEXT = ("a list/tuple/dict built in the frame is not turned into text (str(), f-string, %, "
-                  "str.format, format_map, translate break: 'needs its real value')")
-
 CASES = [
     case(fstring_width_precision_alignment, **PY),
     case(fstring_sign_and_grouping, **PY),
@@ -310,8 +326,9 @@ CASES = [
     case(str_format_positional_and_keyword, **PY),
     case(str_format_specs, **PY),
     case(str_format_attribute_and_item, **PY),
-    bug(str_format_attribute_of_object, **PY,
-        reason="str.format of a user object ('{0.x}') breaks: 'str.format of non-constant values'"),
+    case(str_format_attribute_of_object, **PY),
+    case(str_format_fields_of_non_constants, x34, **ONE),
+    case(str_format_of_a_tensor_field_breaks, x34, fullgraph=False),
     case(str_format_item_of_dict_argument, **PY),
     case(str_format_unpacked_dict, **PY),
     case(str_format_map_from_dict, **PY),
@@ -326,7 +343,8 @@ CASES = [
     case(padding_methods, **PY),
     case(predicate_methods, **PY),
     case(replace_and_translate, **PY),
-    bug(str_translate_with_table, **PY, reason=CONTAINER_TEXT),
+    case(str_translate_with_table, **PY),
+    case(maketrans_of_bytes_and_deletions, **PY),
     case(splitlines_and_encode, **PY),
     case(string_iteration_and_ord, **PY),
     case(string_comparisons_and_sorting, **PY),

@@ -30,6 +30,7 @@ from .overlap import check_overlap, tensors_of, versions_of
 from ..values.base import Const, DictValue, ObjectValue, SeqValue, TensorValue
 from ..values.symbolic import SYM_TYPES, SliceValue, SymValue, constant_of, unbacked_symbols_of
 from ..values.sym_free import holds_symbolic
+from ..values.identity_keys import IdentityKey, has_tensor_keys
 from ...errors import GraphBreak
 
 
@@ -390,8 +391,8 @@ def _to_arg(v, fake):
         return items if v.kind is list else tuple(items)
     if isinstance(v, SliceValue):
         return slice(*[_to_arg(p, fake) for p in v.parts])
-    if isinstance(v, DictValue):
-        return {k: _to_arg(x, fake) for k, x in v.items.items()}
+    if isinstance(v, DictValue) and not has_tensor_keys(v.items):     # (an object key: the object itself)
+        return {(k.ident if type(k) is IdentityKey else k): _to_arg(x, fake) for k, x in v.items.items()}
     if isinstance(v, ObjectValue) and isinstance(v.obj, np.generic):
         return v.obj.item()     # a numpy scalar constant: torch reads it as the Python number (x.view(np.prod(s)))
     if isinstance(v, ObjectValue) and (fake or _graphable_object(v.obj)):

@@ -14,6 +14,8 @@ import torch.fx as fx
 
 from .builder import GraphBuilder
 from ..values.base import DictValue, SeqValue, TensorValue
+from ..values.identity_keys import has_tensor_keys
+from ...errors import GraphBreak
 
 
 class SubgraphBuilder(GraphBuilder):
@@ -63,6 +65,8 @@ class SubgraphBuilder(GraphBuilder):
             return self.placeholder(value)
         if isinstance(value, SeqValue) and any(isinstance(i, (TensorValue, SeqValue, DictValue)) for i in value.items):
             return SeqValue(value.kind, [self.lift(i) for i in value.items])
+        if isinstance(value, DictValue) and has_tensor_keys(value.items):
+            raise GraphBreak("higher-order call", "a dict keyed by tensors passed into a traced body")
         if isinstance(value, DictValue) and any(isinstance(i, (TensorValue, SeqValue, DictValue))
                                                 for i in value.items.values()):
             return DictValue({k: self.lift(v) for k, v in value.items.items()}, kind=value.kind)

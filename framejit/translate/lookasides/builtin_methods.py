@@ -8,12 +8,14 @@ is guarded, so a registry that changes between calls is noticed.
 """
 import types
 
+import torch
+
 from ...errors import GraphBreak
 from .builtins_table import LOOKASIDES, as_python
 from dataclasses import dataclass
 
 from ..source import DictKeySource, Source, fixed_source
-from ..values.base import Const, DictValue, ObjectValue
+from ..values.base import Const, DictValue, ObjectValue, TensorValue
 from ..values.containers import DICT_METHODS
 from ..values.dict_kinds import builtin_getitem
 
@@ -26,11 +28,24 @@ def _real_dict(args, what):
     return args[0]
 
 
-def _key(v):
+class _FreshTensor:
+    """The key of a tensor the frame made: a new object, so no dict from outside the frame holds it
+    (a tensor hashes by identity)."""
+
+
+def _key(tx, v):
+    """(the real key, the Source that reaches it when it is no constant: an input tensor's)."""
+    if isinstance(v, TensorValue) and v.python_type().__hash__ is torch.Tensor.__hash__:
+        if v.node.op != "placeholder":
+            return _FreshTensor, None
+        for source, real, node in tx.ctx.graph.inputs:
+            if node is v.node:
+                return real, source
+        raise GraphBreak("call", "dict lookup with a tensor key framejit cannot name")
     key = as_python(v)
     if type(key) not in (str, int, bool, type(None), float) and not _identity_key(key):
         raise GraphBreak("call", f"dict lookup with a key of type {type(key).__name__}")
-    return key
+    return key, None
 
 
 # C callables: equal when they are the same C function bound to the same object (`torch.mean`, the
@@ -66,46 +81,50 @@ class DictObjectKeySource(Source):
         return self.base.root()
 
 
-def _key_source(d, key, lookup):
+def _key_source(d, key, key_source, lookup):
+    if key_source is not None:              # an input tensor: the guard names it by its own Source
+        return DictObjectKeySource(d.source, key_source, lookup)
     if type(key) in (str, int, bool, type(None), float):
         return DictKeySource(d.source, key, lookup=lookup)
     return DictObjectKeySource(d.source, fixed_source(key, getattr(key, "__qualname__", None) or repr(key)), lookup)
 
 
-def _present(tx, d, key):
+def _present(tx, d, key, key_source):
+    if key is _FreshTensor:
+        return False
     found = dict.__contains__(d.obj, key)
-    tx.ctx.guards.add("CONST_MATCH", _key_source(d, key, False), found)
+    tx.ctx.guards.add("CONST_MATCH", _key_source(d, key, key_source, False), found)
     return found
 
 
-def _value(tx, d, key):
-    return tx.ctx.wrap(dict.__getitem__(d.obj, key), _key_source(d, key, True))
+def _value(tx, d, key, key_source):
+    return tx.ctx.wrap(dict.__getitem__(d.obj, key), _key_source(d, key, key_source, True))
 
 
 def _dict_get(tx, args, kwargs):
     if args and isinstance(args[0], DictValue):        # a dict subclass modelled as a dict: super().get(k)
         return DICT_METHODS["get"](tx, *args, **kwargs)
     d = _real_dict(args, "get")
-    key = _key(args[1])
+    key, key_source = _key(tx, args[1])
     default = args[2] if len(args) > 2 else Const(None)
-    return _value(tx, d, key) if _present(tx, d, key) else default
+    return _value(tx, d, key, key_source) if _present(tx, d, key, key_source) else default
 
 
 def _dict_getitem(tx, args, kwargs):
     if len(args) == 2 and isinstance(args[0], DictValue):
         return builtin_getitem(tx, args[0], args[1])
     d = _real_dict(args, "__getitem__")
-    key = _key(args[1])
-    if not _present(tx, d, key):
-        raise GraphBreak("key error", f"KeyError: {key!r}")
-    return _value(tx, d, key)
+    key, key_source = _key(tx, args[1])
+    if not _present(tx, d, key, key_source):
+        raise GraphBreak("key error", f"KeyError: {args[1]!r}")
+    return _value(tx, d, key, key_source)
 
 
 def _dict_contains(tx, args, kwargs):
     if len(args) == 2 and isinstance(args[0], DictValue):
         return DICT_METHODS["__contains__"](tx, *args)
     d = _real_dict(args, "__contains__")
-    return Const(_present(tx, d, _key(args[1])))
+    return Const(_present(tx, d, *_key(tx, args[1])))
 
 
 LOOKASIDES[dict.get] = _dict_get

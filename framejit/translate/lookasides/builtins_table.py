@@ -13,6 +13,8 @@ from ..dispatch import LOOKASIDES, lookaside
 from ..source import TypeSource
 from ..values.attrs import get_attribute, store_attr
 from ..values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+from ..values.identity_keys import key_value
+from ..values.protocol import dict_key
 from ..values.protocol import as_python, python_type_of, truth, unpack_iterable
 from ..values import tensor_subclasses
 from ..values.user_protocol import is_user_object, user_length
@@ -152,7 +154,7 @@ def _dict(tx, args, kwargs):
         else:
             for pair in unpack_iterable(tx, src):
                 k, v = unpack_iterable(tx, pair)
-                items[as_python(k)] = v
+                items[dict_key(k)] = v
     items.update(kwargs)
     return DictValue(items)
 
@@ -173,10 +175,10 @@ LOOKASIDES[frozenset] = lambda tx, args, kwargs: _set(tx, args, kwargs, kind=fro
 def _dedupe(items):
     out, seen = [], set()
     for i in items:
-        key = as_python(i)
+        key = dict_key(i)
         if key not in seen:
             seen.add(key)
-            out.append(Const(key))
+            out.append(key_value(key))
     return out
 
 
@@ -345,6 +347,8 @@ def _make_pure(fn):
 
 
 for _f in PURE_FUNCTIONS:
+    LOOKASIDES[_f] = _make_pure(_f)
+for _f in (str.maketrans, bytes.maketrans, bytearray.maketrans):    # static methods: no owner to tell them by
     LOOKASIDES[_f] = _make_pure(_f)
 
 

@@ -20,6 +20,7 @@ import types
 from ...errors import GraphBreak
 from ..source import fixed_source
 from ..values.base import Const, DictValue, ObjectValue, SeqValue, SetValue
+from ..values.identity_keys import has_identity_keys
 from .builtins_table import LOOKASIDES
 
 _PROTOCOL = ("__copy__", "__deepcopy__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__")
@@ -80,6 +81,8 @@ def copy_value(tx, v, deep, memo):
             memo[id(v)] = v
             return v
         return out
+    if isinstance(v, DictValue) and v.kind is dict and deep and has_identity_keys(v.items):
+        raise GraphBreak("deepcopy", "copy.deepcopy of a dict keyed by tensors copies its keys")
     if isinstance(v, DictValue) and v.kind is dict:
         out = DictValue({})
         memo[id(v)] = out

@@ -9,6 +9,7 @@ side effects (side_effects.py, checked by the callers); the frame's own containe
 not recorded anywhere, so their contents are snapshotted before and compared after (by identity).
 """
 from ..values.base import DictValue, IteratorValue, SeqValue, SetValue, Value
+from ..values.identity_keys import IdentityKey
 from ..values.cells import CellValue
 from ..values.functions import FunctionValue
 from ..values.objects import NewObject
@@ -18,7 +19,7 @@ def _contents(v):
     if isinstance(v, SeqValue):
         return list(v.items)
     if isinstance(v, DictValue):
-        return list(v.items.items())
+        return [(k.value if type(k) is IdentityKey else k, x) for k, x in v.items.items()]
     if isinstance(v, SetValue):
         return list(v.items)
     if isinstance(v, NewObject):

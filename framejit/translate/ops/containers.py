@@ -4,6 +4,8 @@ from ..lookasides.builtins_table import as_python, unpack_iterable
 from ..values.containers import delitem, getitem, setitem
 from ..dispatch import handler
 from ..values.base import Const, DictValue, SeqValue, SetValue, TensorValue
+from ..values.identity_keys import key_value
+from ..values.protocol import dict_key
 from ..values.symbolic import SliceValue, SymValue
 
 
@@ -21,25 +23,26 @@ def build_list(tx, inst):
     tx.push(SeqValue(list, tx.popn(inst.arg)))
 
 
-def _set_items(existing, keys):
-    """The items of a set holding Consts `existing`, then `keys` added in order: equal keys (1, 1.0 and
-    True) are one item and the first one stays, as in a real set (a dict keys them the same way)."""
+def _set_items(existing, added):
+    """The items of a set holding `existing`, then the Values `added` in order: equal keys (1, 1.0 and
+    True) are one item and the first one stays, as in a real set (a dict keys them the same way);
+    tensors are members by identity (values/identity_keys.py)."""
     kept = {}
-    for key in [c.value for c in existing] + list(keys):
-        kept.setdefault(key, key)
-    return [Const(k) for k in kept.values()]
+    for item in list(existing) + list(added):
+        kept.setdefault(dict_key(item), item)
+    return [key_value(k) for k in kept.keys()]
 
 
 @handler("BUILD_SET")
 def build_set(tx, inst):
     items = tx.popn(inst.arg)
-    tx.push(SetValue(_set_items([], [as_python(i) for i in items])))
+    tx.push(SetValue(_set_items([], items)))
 
 
 @handler("BUILD_MAP")
 def build_map(tx, inst):
     items = tx.popn(2 * inst.arg)
-    tx.push(DictValue({as_python(items[i]): items[i + 1] for i in range(0, len(items), 2)}))
+    tx.push(DictValue({dict_key(items[i]): items[i + 1] for i in range(0, len(items), 2)}))
 
 
 @handler("BUILD_CONST_KEY_MAP")
@@ -109,14 +112,14 @@ def list_append(tx, inst):
 def set_add(tx, inst):
     v = tx.pop()
     s = _under_construction(tx, inst.arg)
-    s.items[:] = _set_items(s.items, [as_python(v)])
+    s.items[:] = _set_items(s.items, [v])
 
 
 @handler("MAP_ADD")
 def map_add(tx, inst):
     value = tx.pop()
     key = tx.pop()
-    _under_construction(tx, inst.arg).items[as_python(key)] = value
+    _under_construction(tx, inst.arg).items[dict_key(key)] = value
 
 
 @handler("LIST_EXTEND")
@@ -129,7 +132,7 @@ def list_extend(tx, inst):
 def set_update(tx, inst):
     v = tx.pop()
     s = _under_construction(tx, inst.arg)
-    s.items[:] = _set_items(s.items, [as_python(item) for item in unpack_iterable(tx, v)])
+    s.items[:] = _set_items(s.items, unpack_iterable(tx, v))
 
 
 @handler("DICT_UPDATE", "DICT_MERGE")

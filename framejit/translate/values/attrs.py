@@ -119,6 +119,8 @@ def tensor_attr(tx, t, name):
         grad = input_grad(tx, t)
         if grad is not None:
             return grad
+    if name == "grad_fn" and not t.fake.requires_grad:
+        return Const(None)       # no history without requires_grad (an input's flag is guarded)
     if name in ("grad", "grad_fn", "_version", "_base"):
         raise GraphBreak("tensor attribute", f"reading tensor.{name} is not supported in a graph")
     if callable(getattr(torch.Tensor, name, None)):

@@ -82,7 +82,8 @@ class SeqValue(Value):
 
 
 class DictValue(Value):
-    """A dict (or dict subclass given by `kind`) whose keys are constants; values are Values."""
+    """A dict (or dict subclass given by `kind`) keyed by constants or IdentityKeys (values/identity_keys.py);
+    values are Values."""
     __slots__ = ("kind", "items")
 
     def __init__(self, items, source=None, kind=dict):
@@ -98,7 +99,7 @@ class DictValue(Value):
 
 
 class SetValue(Value):
-    """A set of constants (kept as a list of Const to preserve build order)."""
+    """A set: its members as Values in build order (constants, or tensors by identity: values/identity_keys.py)."""
     __slots__ = ("items",)
 
     def __init__(self, items, source=None):

@@ -36,10 +36,23 @@ def construct(tx, cls_value, cls, args, kwargs):
             return fresh
     if is_dict_kind(cls):                     # OrderedDict, defaultdict, Counter, a dict subclass
         return construct_dict_kind(tx, cls, args, kwargs)
+    if cls is types.SimpleNamespace:          # its C __init__ only stores the keyword arguments
+        return _simple_namespace(tx, cls_value, args, kwargs)
     why = why_not_constructible(cls)
     if why is not None:
         raise GraphBreak("construct", why)
     return construct_object(tx, cls_value, cls, args, kwargs)
+
+
+def _simple_namespace(tx, cls_value, args, kwargs):
+    """types.SimpleNamespace(**kwargs): a NewObject whose __dict__ holds the keywords in their order
+    (Python 3.11 takes no positional argument)."""
+    if args:
+        raise GraphBreak("bad call", "TypeError: no positional arguments expected")
+    obj = NewObject(types.SimpleNamespace, cls_value)
+    for name, value in kwargs.items():
+        obj.attrs[name] = value
+    return obj
 
 
 def _namedtuple_items(cls, args, kwargs):

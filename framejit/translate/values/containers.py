@@ -14,6 +14,9 @@ from ..source import ItemSource
 from . import dict_kinds, tensor_subclasses
 from .typing_forms import class_subscript, is_typing_form, subscript as typing_subscript
 from .base import Value, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .identity_keys import hashes_by_identity, key_value
+from .protocol import dict_key
+from .known_tensor_values import known_value
 from .protocol import as_python, is_structseq_class, unpack_iterable, wrap_unsourced
 from .input_lists import append_items
 
@@ -28,10 +31,7 @@ def getitem(tx, obj, index):
             return out
         return tx.ctx.graph.call_function(operator.getitem, (obj, index), {})
     if isinstance(obj, SeqValue):
-        if isinstance(index, TensorValue):
-            raise GraphBreak("data-dependent", f"indexing a {obj.kind.__name__} with a tensor calls its __index__, "
-                             "which needs the tensor's value")
-        key = as_python(index)
+        key = tensor_index(index) if isinstance(index, TensorValue) else as_python(index)
         if isinstance(key, slice):
             kind = obj.kind if obj.kind in (tuple, list) else tuple
             return SeqValue(kind, obj.items[key])
@@ -42,15 +42,14 @@ def getitem(tx, obj, index):
     if isinstance(obj, DictValue) and obj.kind is not dict:      # OrderedDict, defaultdict, a subclass...
         return dict_kinds.getitem(tx, obj, index)
     if isinstance(obj, DictValue):
-        key = as_python(index)
+        key = dict_key(index)
         if key not in obj.items:
             raise GraphBreak("key error", f"KeyError: {key!r}")
         return obj.items[key]
     if isinstance(obj, Const):
-        if isinstance(index, TensorValue):
-            raise GraphBreak("index", "indexing a constant with a tensor")
+        key = tensor_index(index) if isinstance(index, TensorValue) else as_python(index)
         try:
-            return _wrap_const(obj.value[as_python(index)])
+            return _wrap_const(obj.value[key])
         except Exception as e:
             raise GraphBreak("constant op raised", f"{type(e).__name__}: {e}")
     if hasattr(obj, "getitem"):            # value kinds with their own indexing (ModuleValue...)
@@ -86,6 +85,20 @@ def getitem(tx, obj, index):
         if alias is not None:
             return ObjectValue(alias)
     raise GraphBreak("subscript", f"subscript of {obj!r} is not supported")
+
+
+def tensor_index(index):
+    """`seq[t]` calls t.__index__(), which reads t's value: known when the frame made t from constants
+    (values/known_tensor_values.py); an input's (or any computed) value is data, a graph break (as under
+    torch.compile, which breaks there unless fullgraph makes it specialize on the value)."""
+    real = known_value(index)
+    if real is None:
+        raise GraphBreak("data-dependent", "indexing a sequence with a tensor calls its __index__, which needs "
+                         "the tensor's value (known only for a tensor the frame made from constants)")
+    try:
+        return operator.index(real)
+    except Exception as e:
+        raise GraphBreak("constant op raised", f"{type(e).__name__}: {e}")
 
 
 def _builtin_generic_alias(cls, index):
@@ -125,7 +138,7 @@ def setitem(tx, obj, index, value):
         dict_kinds.setitem(tx, obj, index, value)
         return
     if isinstance(obj, DictValue):
-        obj.items[as_python(index)] = value
+        obj.items[dict_key(index)] = value
         tx.ctx.side_effects.mutate_container(obj)
         return
     raise GraphBreak("store subscript", f"item assignment on {obj!r} is not supported")
@@ -139,7 +152,7 @@ def delitem(tx, obj, index):
         dict_kinds.delitem(tx, obj, index)
         return
     if isinstance(obj, (SeqValue, DictValue)) and (isinstance(obj, DictValue) or obj.kind is list):
-        key = as_python(index)
+        key = dict_key(index) if isinstance(obj, DictValue) else as_python(index)
         try:
             del obj.items[key]
         except (KeyError, IndexError) as e:
@@ -250,10 +263,10 @@ class DictViewValue(Value):
     def unpack(self, tx):
         d = self.dict_value.items
         if self.kind == "keys":
-            return [Const(k) for k in d]
+            return [key_value(k) for k in d]
         if self.kind == "values":
             return list(d.values())
-        return [SeqValue(tuple, [Const(k), v]) for k, v in d.items()]
+        return [SeqValue(tuple, [key_value(k), v]) for k, v in d.items()]
 
     def length(self, tx):
         return len(self.dict_value.items)
@@ -263,7 +276,7 @@ class DictViewValue(Value):
 
     def contains(self, tx, item):
         if self.kind == "keys":
-            return as_python(item) in self.dict_value.items
+            return dict_key(item) in self.dict_value.items
         raise GraphBreak("dict view", f"`in` on dict.{self.kind}()")
 
     def binary_op(self, tx, sym, other):
@@ -294,11 +307,11 @@ def _items(tx, d):
 
 
 def _get(tx, d, k, default=Const(None)):
-    return d.items.get(as_python(k), default)
+    return d.items.get(dict_key(k), default)
 
 
 def _dpop(tx, d, k, *default):
-    key = as_python(k)
+    key = dict_key(k)
     if key in d.items:
         v = d.items.pop(key)
         _mut(tx, d)
@@ -309,7 +322,7 @@ def _dpop(tx, d, k, *default):
 
 
 def _setdefault(tx, d, k, default=Const(None)):
-    key = as_python(k)
+    key = dict_key(k)
     if key not in d.items:
         d.items[key] = default
         _mut(tx, d)
@@ -323,7 +336,7 @@ def _update(tx, d, other=None, **kwargs):
         else:
             for pair in unpack_iterable(tx, other):
                 k, v = unpack_iterable(tx, pair)
-                d.items[as_python(k)] = v
+                d.items[dict_key(k)] = v
     d.items.update(kwargs)
     _mut(tx, d)
     return Const(None)
@@ -335,23 +348,26 @@ def _popitem(tx, d):
     key = next(reversed(d.items))
     value = d.items.pop(key)
     _mut(tx, d)
-    return SeqValue(tuple, [Const(key), value])
+    return SeqValue(tuple, [key_value(key), value])
 
 
 DICT_METHODS = {"popitem": _popitem, "keys": _keys, "values": _values, "items": _items, "get": _get, "pop": _dpop,
                 "setdefault": _setdefault, "update": _update, "clear": _clear, "copy": _copy,
-                "__contains__": lambda tx, d, k: Const(as_python(k) in d.items),
+                "__contains__": lambda tx, d, k: Const(dict_key(k) in d.items),
                 "__getitem__": lambda tx, d, k: getitem(tx, d, k)}
 dict_kinds.DICT_METHODS.update(DICT_METHODS)
 
 
 def _set_method(tx, s, name, args, kwargs):
     if name == "add":
-        key = as_python(args[0])
-        if all(i.value != key for i in s.items):
-            s.items.append(Const(key))
+        key = dict_key(args[0])
+        if all(dict_key(i) != key for i in s.items):
+            s.items.append(key_value(key))
         _mut(tx, s)
         return Const(None)
+    if name in ("discard", "remove") and len(args) == 1 and not kwargs and \
+            any(hashes_by_identity(i) for i in [*s.items, args[0]]):
+        return _remove_member(tx, s, name, args[0])
     real = set(as_python(i) for i in s.items)
     try:
         out = getattr(real, name)(*[as_python(a) for a in args])
@@ -371,8 +387,21 @@ SET_MUTATORS = {"discard", "remove", "pop", "clear", "update", "difference_updat
                 "symmetric_difference_update"}
 
 
+def _remove_member(tx, s, name, item):
+    """set.discard / set.remove of one item, members compared as a real set does (identity for tensors)."""
+    key = dict_key(item)
+    kept = [i for i in s.items if dict_key(i) != key]
+    if len(kept) == len(s.items):
+        if name == "remove":
+            raise GraphBreak("key error", f"KeyError: {item!r}")
+        return Const(None)
+    s.items[:] = kept
+    _mut(tx, s)
+    return Const(None)
+
+
 def build_dict_from_pairs(keys, values):
-    return DictValue({as_python(k): v for k, v in zip(keys, values)})
+    return DictValue({dict_key(k): v for k, v in zip(keys, values)})
 
 
 def _setitem_call(tx, args, kwargs):

@@ -28,6 +28,8 @@ import types
 from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
 from .base import Const, DictValue, ObjectValue, SeqValue, TensorValue
+from .identity_keys import key_value
+from .protocol import dict_key
 from .protocol import as_python, unpack_iterable, wrap_unsourced
 
 _BASES = (collections.OrderedDict, collections.defaultdict, dict)
@@ -109,7 +111,7 @@ def _pairs(tx, arg):
         items = unpack_iterable(tx, pair)
         if len(items) != 2:
             raise GraphBreak("bad call", "ValueError: dictionary update sequence element has the wrong length")
-        out.append((as_python(items[0]), items[1]))
+        out.append((dict_key(items[0]), items[1]))
     return out
 
 
@@ -282,7 +284,7 @@ def call_method(tx, d, name, args, kwargs):
 
 
 def _move_to_end(tx, d, key, last=Const(True)):
-    k = as_python(key)
+    k = dict_key(key)
     if k not in d.items:
         raise GraphBreak("key error", f"KeyError: {k!r}")
     value = d.items.pop(k)
@@ -303,7 +305,7 @@ def _ordered_popitem(tx, d, last=Const(True)):
     key = next(reversed(d.items)) if as_python(last) else next(iter(d.items))
     value = d.items.pop(key)
     tx.ctx.side_effects.mutate_container(d)
-    return SeqValue(tuple, [Const(key), value])
+    return SeqValue(tuple, [key_value(key), value])
 
 
 def _copy(tx, d):
@@ -323,9 +325,7 @@ def getitem(tx, d, index):
 
 def builtin_getitem(tx, d, index):
     """dict.__getitem__: the item, or __missing__ when the class has one."""
-    if isinstance(index, TensorValue):
-        raise GraphBreak("subscript", "a dict key that is a tensor")
-    key = as_python(index)
+    key = dict_key(index)
     if key in d.items:
         return d.items[key]
     missing = _static(d.kind, "__missing__")
@@ -345,7 +345,7 @@ def setitem(tx, d, index, value):
     if fn is not None:
         tx.inline(fn, None, [d, index, value], {})
         return
-    _store(tx, d, as_python(index), value)
+    _store(tx, d, dict_key(index), value)
 
 
 def delitem(tx, d, index):
@@ -353,7 +353,7 @@ def delitem(tx, d, index):
     if fn is not None:
         tx.inline(fn, None, [d, index], {})
         return
-    key = as_python(index)
+    key = dict_key(index)
     if key not in d.items:
         raise GraphBreak("key error", f"KeyError: {key!r}")
     del d.items[key]
@@ -401,7 +401,7 @@ def fromkeys(tx, cls, args, kwargs):
     keys = unpack_iterable(tx, args[0])
     value = args[1] if len(args) > 1 else Const(None)
     if cls is dict:
-        return DictValue({as_python(k): value for k in keys})
+        return DictValue({dict_key(k): value for k in keys})
     d = tx.call(ObjectValue(cls), [], {})
     if not isinstance(d, DictValue):
         raise GraphBreak("call", f"{cls.__name__}.fromkeys on a class framejit does not model")
@@ -492,10 +492,10 @@ def _install_builtin_lookasides():
                 if name == "__getitem__":
                     return builtin_getitem(tx, d, args[1])
                 if name == "__setitem__":
-                    _store(tx, d, as_python(args[1]), args[2])
+                    _store(tx, d, dict_key(args[1]), args[2])
                     return Const(None)
                 if name == "__delitem__":
-                    key = as_python(args[1])
+                    key = dict_key(args[1])
                     if key not in d.items:
                         raise GraphBreak("key error", f"KeyError: {key!r}")
                     del d.items[key]

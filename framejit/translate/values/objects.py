@@ -134,7 +134,8 @@ class NewObject(Value):
         if name == "__class__":
             return self.cls_value
         if name == "__dict__" and _has_instance_dict(self.cls) and \
-                type(lookup(tx, self.cls, "__dict__")) is types.GetSetDescriptorType:
+                (type(lookup(tx, self.cls, "__dict__")) is types.GetSetDescriptorType or
+                 self.cls is types.SimpleNamespace):        # (its __dict__ is a member descriptor)
             return instance_dict_value(tx, self)
         cls = self.cls
         attr = lookup(tx, cls, name)
@@ -251,7 +252,9 @@ class NewObject(Value):
         return list(self.attrs.values())
 
     def rebuild(self, rb):
-        name = rb.declare(self, f"{rb.ns.bind(object.__new__)}({rb.ns.bind(self.cls)})")
+        # (types.SimpleNamespace refuses object.__new__; its own __new__ runs no Python code)
+        new = types.SimpleNamespace.__new__ if self.cls is types.SimpleNamespace else object.__new__
+        name = rb.declare(self, f"{rb.ns.bind(new)}({rb.ns.bind(self.cls)})")
         if self.attrs:
             items = ", ".join(f"{k!r}: {rb.expr(v)}" for k, v in self.attrs.items())
             if _dict_holds_all(self.cls, self.attrs):        # one C call: the new object's __dict__ itself

@@ -14,7 +14,8 @@ from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
 from . import ndarrays, tensor_subclasses
 from .base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
-from .protocol import as_python, truth, unpack_iterable
+from .identity_keys import has_identity_keys, hashes_by_identity
+from .protocol import as_python, dict_key, truth, unpack_iterable
 from .user_protocol import is_user_object, user_binary_op
 from .symbolic import SymValue
 
@@ -129,11 +130,31 @@ def _is_set_operands(a, b):
 
 
 def _set_binary(fn, a, b):
+    if any(hashes_by_identity(i) for x in (a, b) if isinstance(x, SetValue) for i in x.items):
+        return _identity_set_binary(fn, a, b)
     out = fn(as_python(a), as_python(b))
     if isinstance(out, frozenset):
         return Const(out)
     if isinstance(out, set):
         return SetValue([Const(x) for x in out])
+    return Const(out)
+
+
+def _identity_set_binary(fn, a, b):
+    """|, &, -, ^ (and comparisons) of sets holding tensors: members by identity key (their order in the
+    result is a real set's once it is rebuilt; iterating it in the frame is a break, values/protocol.py)."""
+    values = {}
+    keys = []
+    for x in (a, b):
+        if isinstance(x, SetValue):
+            for i in x.items:
+                values.setdefault(dict_key(i), i)
+            keys.append({dict_key(i) for i in x.items})
+        else:
+            keys.append(set(x.value))
+    out = fn(keys[0], keys[1])
+    if isinstance(out, (set, frozenset)):
+        return SetValue([values[k] if k in values else Const(k) for k in out])
     return Const(out)
 
 
@@ -175,6 +196,10 @@ def compare_op(tx, sym, a, b):
     fn = COMPARE[sym]
     if isinstance(a, Const) and isinstance(b, Const):
         return _fold(fn, a, b)
+    if sym in ("==", "!=") and isinstance(a, DictValue) and isinstance(b, DictValue) and \
+            a.kind is dict and b.kind is dict and (has_identity_keys(a.items) or has_identity_keys(b.items)):
+        same = _dicts_equal(tx, a, b)
+        return Const(same if sym == "==" else not same)
     keys = _keys_compare(fn, a, b)              # d.keys() == other.keys() / a set: set comparisons
     if keys is not None:
         return keys
@@ -225,6 +250,22 @@ def _keys_compare(fn, a, b):
     return Const(fn(left, right))
 
 
+def _dicts_equal(tx, a, b):
+    """dict == dict as CPython compares them: the lengths, then each key of a looked up in b (identity
+    keys by identity) and the two values compared with == unless they are one object."""
+    if len(a.items) != len(b.items):
+        return False
+    for key, value in a.items.items():
+        if key not in b.items:
+            return False
+        other = b.items[key]
+        if _same_object(value, other):
+            continue
+        if not truth(tx, compare_op(tx, "==", value, other)):
+            return False
+    return True
+
+
 def _same_object(a, b):
     if a is b:
         return True
@@ -244,6 +285,10 @@ def _same_object(a, b):
 def _contains(tx, container, item):
     if hasattr(container, "contains"):
         return container.contains(tx, item)
+    if isinstance(container, SetValue) and (hashes_by_identity(item) or
+                                            any(hashes_by_identity(i) for i in container.items)):
+        key = dict_key(item)          # a set looks a tensor up by its hash, id(t): never by value
+        return any(dict_key(i) == key for i in container.items)
     if isinstance(container, (SeqValue, SetValue)):
         if isinstance(item, TensorValue):
             if any(i is item for i in container.items):
@@ -257,7 +302,7 @@ def _contains(tx, container, item):
                 return True
         return False
     if isinstance(container, DictValue):
-        return as_python(item) in container.items
+        return dict_key(item) in container.items
     if isinstance(container, Const):
         try:
             return as_python(item) in container.value

@@ -11,6 +11,7 @@ import torch
 
 from ...errors import GraphBreak
 from .base import Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .identity_keys import IdentityKey, hashes_by_identity, identity_key, key_value
 from .sym_free import SYM_TYPES
 
 CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
@@ -37,7 +38,7 @@ def as_python(v):
     if isinstance(v, SeqValue):
         return sequence_of(v.kind, [as_python(i) for i in v.items])
     if isinstance(v, DictValue):
-        return {k: as_python(x) for k, x in v.items.items()}
+        return {_real_key(k): as_python(x) for k, x in v.items.items()}
     if isinstance(v, SetValue):
         return {as_python(i) for i in v.items}
     if hasattr(v, "as_python"):            # a symbolic size (values/symbolic.py): its value, guarded
@@ -48,6 +49,19 @@ def as_python(v):
                              "object yet")
         return v.obj
     raise GraphBreak("needs real value", f"{v!r} is not a constant here")
+
+
+def dict_key(v):
+    """The real key a dict or set of the frame files v under (values/identity_keys.py)."""
+    if hashes_by_identity(v):
+        return identity_key(v)
+    return as_python(v)
+
+
+def _real_key(key):
+    if type(key) is IdentityKey:
+        return as_python(key.value)       # a tensor key: GraphBreak
+    return key
 
 
 def sequence_of(kind, items):
@@ -74,9 +88,12 @@ def unpack_iterable(tx, v):
         v.pos = len(v.items)
         return items
     if isinstance(v, DictValue):
-        return [Const(k) for k in v.items]
+        return [key_value(k) for k in v.items]
     if isinstance(v, SetValue):
-        return list(v.items)
+        if any(hashes_by_identity(i) for i in v.items):
+            raise GraphBreak("set order", "iterating a set of tensors (or objects hashed by identity): its "
+                             "order follows their hashes, id(obj), which exist only at run time")
+        return _in_set_order(v.items)
     if isinstance(v, Const):
         val = v.value
         if isinstance(val, (tuple, list, range, str, bytes, frozenset, set, torch.Size)):
@@ -102,6 +119,23 @@ def unpack_iterable(tx, v):
             all(type(x) in CONST_TYPES for x in v.obj):       # major, minor, *_ = sys.version_info
         return [Const(x) for x in v.obj]
     raise GraphBreak("iterate", f"cannot iterate over {v!r}")
+
+
+def _in_set_order(items):
+    """A set's members in the order a real set iterates them: by hash, as a set filled in the members'
+    build order lays them out (the order the set is rebuilt in after the graph)."""
+    if not all(isinstance(i, Const) for i in items):
+        return list(items)
+    try:
+        real = set()
+        for i in items:
+            real.add(i.value)
+        by_value = {}
+        for i in items:
+            by_value.setdefault(i.value, i)
+        return [by_value[x] for x in real]
+    except TypeError:
+        return list(items)
 
 
 def wrap_unsourced(obj):
