@@ -444,21 +444,23 @@ class ModulePlan:
         state_list = [-1, ()] + [0] * len(roots)
         state = bind(state_list)
         epoch = bind(EPOCH)
-        members = sorted(self.cache, key=self.cache.get)
-        tuple_text = f"({''.join(s.expr() + ', ' for s in members)})"
-        if self.param_tuple is not None:
-            (start, stop), _ = self.param_tuple
-            tuple_text = f"((__fj_mm := {tuple_text}) + (__fj_mm[{start}:{stop}],))"
         # a shared entry: the covered guards passed for the roots whose ids the state holds
         # (instance_guards.RootPins remembers them weakly and watches a new root's modules)
         pins = bind(RootPins(state_list)) if roots else None
         root_args = "".join(f", {r.expr()}" for r in roots)
         pin = f"{pins}.pin(__fj_e{root_args}) and " if roots else ""
         current = "".join(f" and __fj_id({_operand(r.expr())}) == {state}[{2 + i}]" for i, r in enumerate(roots))
+        shared = _Aliases(self.covered, prefix="__fj_k")      # module paths share long prefixes
+        terms_text = [shared.render(g, bind, render_guard) for g in self.covered]
+        # the members through the aliases the covered terms named (evaluated before it, all having passed)
+        members = sorted(self.cache, key=self.cache.get)
+        tuple_text = f"({''.join(shared.reuse(s).expr() + ', ' for s in members)})"
+        if self.param_tuple is not None:
+            (start, stop), _ = self.param_tuple
+            tuple_text = f"((__fj_mm := {tuple_text}) + (__fj_mm[{start}:{stop}],))"
         refresh = (f"{state}.__setitem__(1, {tuple_text}) is None and {pin}"
                    f"{state}.__setitem__(0, __fj_e) is None")
-        shared = _Aliases(self.covered, prefix="__fj_k")      # module paths share long prefixes
-        block = " and ".join([shared.render(g, bind, render_guard) for g in self.covered] + [refresh])
+        block = " and ".join(terms_text + [refresh])
         if roots:                                # checks these roots passed at this epoch: made current
             block = f"{pins}.recall(__fj_e{root_args}) or ({block})"
         parts = [terms.render(g, bind, render_guard) for g in before]
@@ -518,17 +520,30 @@ class _Aliases:
             if n >= 2 and not isinstance(source, _CHEAP):
                 aliased.add(source)
         self.names = {}
+        # Source -> what it renders as, once substituted: every alias its path needs is named by then, so
+        # substituting it again would emit no term and build an equal Source (thousands of guards share
+        # a model's module paths)
+        self.done = {}
 
     def _substitute(self, source, pending):
-        name = self.names.get(source)
-        if name is not None:
-            return AliasSource(name, source)
+        done = self.done.get(source)
+        if done is not None:
+            return done
         mapped = _map_parts(source, lambda s: self._substitute(s, pending))
         if self.counts.get(source, 0) >= 2 and not isinstance(source, _CHEAP):
             name = self.names[source] = f"{self.prefix}{len(self.names)}"
             pending.append(f"({name} := {mapped.expr()}) is not __fj_MISS")
-            return AliasSource(name, source)
+            mapped = AliasSource(name, source)
+        self.done[source] = mapped
         return mapped
+
+    def reuse(self, source):
+        """`source` read through the aliases already named (no new ones): for text placed after every
+        term rendered so far (the member cache's refresh at the end of the covered block)."""
+        name = self.names.get(source)
+        if name is not None:
+            return AliasSource(name, source)
+        return _map_parts(source, self.reuse)
 
     def render(self, g, bind, render_guard):
         if g.source is None:
