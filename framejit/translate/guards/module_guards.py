@@ -162,7 +162,8 @@ class ModulePlan:
         self.implied = [g for g in self.guards if id(g) not in covered_ids and self.is_implied(g)]
         covered_ids |= {id(g) for g in self.implied}
         pending = [g for g in self.guards if id(g) not in covered_ids and g.source is not None]
-        self.versions = VersionPlan(pending, self.objects, self.weak_identity_covered(), f_globals)
+        self.versions = VersionPlan(pending, self.objects, self.weak_identity_covered(), f_globals,
+                                    answers=self._probe)
         # by identity: `g not in <list>` compared each pair of guards field by field (quadratic; equal
         # guards are covered alike, VersionPlan.cover depending only on what a guard says)
         versioned_ids = {id(g) for g in self.versions.covered}
@@ -170,7 +171,7 @@ class ModulePlan:
         if self.pins:
             checks = {source: Guard("ID_MATCH", source, obj) for source, obj in self.pins.items()}
             self.versions = VersionPlan(pending + list(checks.values()), self.objects, self.weak_identity_covered(),
-                                        f_globals)
+                                        f_globals, answers=self.versions)
             kept = {id(g) for g in self.versions.covered}
             self.pins = {source: self.pins[source] for source, g in checks.items() if id(g) in kept}
         covered_ids |= {id(g) for g in self.versions.covered}
@@ -234,7 +235,7 @@ class ModulePlan:
         registries and objects, guards/dict_guards.py) stay the objects they were, hence distinct, while the
         words match: their check is one more versioned guard. The per-call check keeps the others (the
         frame's inputs) and the fixed members whose type one of those could also have."""
-        probe = VersionPlan([], self.objects, self.weak_identity_covered(), f_globals)
+        probe = self._probe = VersionPlan([], self.objects, self.weak_identity_covered(), f_globals)
         known = self.known_types()
         out = []
         for g in guards:
