@@ -449,7 +449,8 @@ class ModulePlan:
         members = sorted(self.cache, key=self.cache.get)
         # checks these roots passed at this epoch: made current
         recall = f"{pins}.recall(__fj_e{root_args})" if roots else None
-        text = functools.partial(_covered_block, list(self.covered), members, self.param_tuple, render_guard, bind,
+        covered = fuse_atom_items(self.covered, self.sequence_type)     # a conv's stride, padding...
+        text = functools.partial(_covered_block, covered, members, self.param_tuple, render_guard, bind,
                                  f"{state}.__setitem__(1, ", f") is None and {pin}{state}.__setitem__(0, __fj_e) is None",
                                  recall)
         deferred = getattr(out_of_line, "deferred", None)
@@ -480,6 +481,13 @@ def _covered_block(covered, members, param_tuple, render_guard, bind, refresh_he
     shared entry renders it on its first call (OutOfLine.deferred), and must not keep the plan's input
     tensors and modules alive until then."""
     shared = _Aliases(covered, prefix="__fj_k")
+    plain_render = render_guard
+
+    def render_guard(g, bind):
+        s = g.source
+        if type(s) is HookStateSource and s.empty and g.kind == "CONST_MATCH" and g.expected is True:
+            return f"{bind(_no_hooks)}({s.module.expr()})"    # what s.expr() says, in a few characters
+        return plain_render(g, bind)
     terms_text = [shared.render(g, bind, render_guard) for g in covered]
     # the members through the aliases the covered terms named (evaluated before it, all having passed)
     tuple_text = f"({''.join(shared.reuse(s).expr() + ', ' for s in members)})"
@@ -488,6 +496,12 @@ def _covered_block(covered, members, param_tuple, render_guard, bind, refresh_he
         tuple_text = f"((__fj_mm := {tuple_text}) + (__fj_mm[{start}:{stop}],))"
     block = " and ".join(terms_text + [f"{refresh_head}{tuple_text}{refresh_tail}"])
     return f"{recall} or ({block})" if recall is not None else block
+
+
+def _no_hooks(m):
+    """HookStateSource(m, empty=True)'s expression as a function: a model's covered block checks it for
+    every module (a tenth of the block's text to compile, written out)."""
+    return not (m._forward_pre_hooks or m._forward_hooks or m._backward_hooks or m._backward_pre_hooks)
 
 
 def _fixed_keys(guards, sources):
