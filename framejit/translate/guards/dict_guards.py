@@ -211,7 +211,10 @@ def _path_steps(s):
 class VersionPlan:
     """Which guards of one conversion are versioned, and what they rely on (`watched`)."""
 
-    def __init__(self, guards, objects, identity_watched=lambda source: False, f_globals=None):
+    def __init__(self, guards, objects, identity_watched=lambda source: False, f_globals=None, answers=None):
+        """`answers`: an earlier plan over the same objects, identity test and globals, whose answers about
+        Sources (their values, what fixes them, the words met) this one shares instead of working them out
+        again: they depend on those three and the live objects only, not on which guards are planned."""
         self.f_globals = f_globals            # the frame's globals: `__fj_g` in generated code
         self.objects = objects                # Source -> object, from every ID_MATCH guard
         self.identity_watched = identity_watched  # can the object at a Source change only via the module watch?
@@ -224,6 +227,9 @@ class VersionPlan:
         self._roles = {}                      # id(tensor) -> role of each of its words (tensor_words)
         self._determined = {}
         self._values = {}
+        if answers is not None:
+            self._known, self._roles = answers._known, answers._roles
+            self._determined, self._values = answers._determined, answers._values
         self.covered = []
         if not ENABLED:
             return

@@ -33,8 +33,10 @@ Module.__getattr__ calls. Buffers (plain tensors) keep their metadata checks, on
 """
 import copy
 import dataclasses
+import functools
 import inspect
 import re
+import threading
 import types
 import weakref
 
@@ -160,7 +162,8 @@ class ModulePlan:
         self.implied = [g for g in self.guards if id(g) not in covered_ids and self.is_implied(g)]
         covered_ids |= {id(g) for g in self.implied}
         pending = [g for g in self.guards if id(g) not in covered_ids and g.source is not None]
-        self.versions = VersionPlan(pending, self.objects, self.weak_identity_covered(), f_globals)
+        self.versions = VersionPlan(pending, self.objects, self.weak_identity_covered(), f_globals,
+                                    answers=self._probe)
         # by identity: `g not in <list>` compared each pair of guards field by field (quadratic; equal
         # guards are covered alike, VersionPlan.cover depending only on what a guard says)
         versioned_ids = {id(g) for g in self.versions.covered}
@@ -168,7 +171,7 @@ class ModulePlan:
         if self.pins:
             checks = {source: Guard("ID_MATCH", source, obj) for source, obj in self.pins.items()}
             self.versions = VersionPlan(pending + list(checks.values()), self.objects, self.weak_identity_covered(),
-                                        f_globals)
+                                        f_globals, answers=self.versions)
             kept = {id(g) for g in self.versions.covered}
             self.pins = {source: self.pins[source] for source, g in checks.items() if id(g) in kept}
         covered_ids |= {id(g) for g in self.versions.covered}
@@ -232,7 +235,7 @@ class ModulePlan:
         registries and objects, guards/dict_guards.py) stay the objects they were, hence distinct, while the
         words match: their check is one more versioned guard. The per-call check keeps the others (the
         frame's inputs) and the fixed members whose type one of those could also have."""
-        probe = VersionPlan([], self.objects, self.weak_identity_covered(), f_globals)
+        probe = self._probe = VersionPlan([], self.objects, self.weak_identity_covered(), f_globals)
         known = self.known_types()
         out = []
         for g in guards:
@@ -414,23 +417,16 @@ class ModulePlan:
 
     # ---- rendering ------------------------------------------------------------------------------
     def certain_text(self, g, bind):
-        """The frame's own *args / **kwargs are a tuple / a dict for sure: their length and keys are
-        checked without a call (`not args`, `[*kwargs] == [...]`). None for other guards."""
-        kind = self.certain.get(g.source) if g.source is not None else None
-        if g.kind == "LEN_MATCH" and kind is tuple and g.expected == 0:
-            return f"not {g.source.expr()}"
-        if g.kind == "DICT_KEYS" and kind is dict:
-            return f"[*{g.source.expr()}] == {bind(list(g.expected))}"
-        return None
+        return _certain_text(self.certain, g, bind)
 
     def render(self, bind, render_guard, out_of_line=lambda expr, internal=(): f"({expr})"):
         """The guard expression. The covered and versioned blocks, evaluated only when EPOCH or a word
         moved, are compiled once as functions of their own (`out_of_line`): the entry and its inlined
         copy in the dispatcher stay small."""
-        plain_render = render_guard
+        plain_render, certain = render_guard, self.certain
 
-        def render_guard(g, bind):
-            return self.certain_text(g, bind) or plain_render(g, bind)
+        def render_guard(g, bind):           # reaches `certain`, not the plan (see _covered_block)
+            return _certain_text(certain, g, bind) or plain_render(g, bind)
         before, after = self.bound_pins(self.before, bind), self.bound_pins(self.after, bind)
         terms = _Aliases(before + after)
         inner = _Aliases(self.versioned, prefix="__fj_q")
@@ -444,29 +440,83 @@ class ModulePlan:
         state_list = [-1, ()] + [0] * len(roots)
         state = bind(state_list)
         epoch = bind(EPOCH)
-        members = sorted(self.cache, key=self.cache.get)
-        tuple_text = f"({''.join(s.expr() + ', ' for s in members)})"
-        if self.param_tuple is not None:
-            (start, stop), _ = self.param_tuple
-            tuple_text = f"((__fj_mm := {tuple_text}) + (__fj_mm[{start}:{stop}],))"
         # a shared entry: the covered guards passed for the roots whose ids the state holds
         # (instance_guards.RootPins remembers them weakly and watches a new root's modules)
         pins = bind(RootPins(state_list)) if roots else None
         root_args = "".join(f", {r.expr()}" for r in roots)
         pin = f"{pins}.pin(__fj_e{root_args}) and " if roots else ""
         current = "".join(f" and __fj_id({_operand(r.expr())}) == {state}[{2 + i}]" for i, r in enumerate(roots))
-        refresh = (f"{state}.__setitem__(1, {tuple_text}) is None and {pin}"
-                   f"{state}.__setitem__(0, __fj_e) is None")
-        shared = _Aliases(self.covered, prefix="__fj_k")      # module paths share long prefixes
-        block = " and ".join([shared.render(g, bind, render_guard) for g in self.covered] + [refresh])
-        if roots:                                # checks these roots passed at this epoch: made current
-            block = f"{pins}.recall(__fj_e{root_args}) or ({block})"
+        members = sorted(self.cache, key=self.cache.get)
+        # checks these roots passed at this epoch: made current
+        recall = f"{pins}.recall(__fj_e{root_args})" if roots else None
+        covered = fuse_atom_items(self.covered, self.sequence_type)     # a conv's stride, padding...
+        text = functools.partial(_covered_block, covered, members, self.param_tuple, render_guard, bind,
+                                 f"{state}.__setitem__(1, ", f") is None and {pin}{state}.__setitem__(0, __fj_e) is None",
+                                 recall)
+        deferred = getattr(out_of_line, "deferred", None)
+        call = deferred(text, self.covered, members, ("__fj_e",)) if deferred is not None else \
+            out_of_line(text(), ("__fj_e",))
         parts = [terms.render(g, bind, render_guard) for g in before]
-        parts.append(f"((__fj_e := {epoch}[0]) == {state}[0]{current} or {out_of_line(block, ('__fj_e',))})")
+        parts.append(f"((__fj_e := {epoch}[0]) == {state}[0]{current} or {call})")
         parts.append(f"(__fj_m := {state}[1]) is not None")
         parts += [terms.render(g, bind, render_guard) for g in after]
         parts.append(versioned)
         return " and ".join(p for p in parts if p)
+
+
+def _certain_text(certain, g, bind):
+    """The frame's own *args / **kwargs are a tuple / a dict for sure: their length and keys are
+    checked without a call (`not args`, `[*kwargs] == [...]`). None for other guards."""
+    kind = certain.get(g.source) if g.source is not None else None
+    if g.kind == "LEN_MATCH" and kind is tuple and g.expected == 0:
+        return f"not {g.source.expr()}"
+    if g.kind == "DICT_KEYS" and kind is dict:
+        return f"[*{g.source.expr()}] == {bind(list(g.expected))}"
+    return None
+
+
+def _covered_block(covered, members, param_tuple, render_guard, bind, refresh_head, refresh_tail, recall):
+    """The covered block's text: its guards (module paths share long prefixes: aliases), then the member
+    cache refreshed and the epoch stamped. A function of what it is handed only, not of the plan: the
+    shared entry renders it on its first call (OutOfLine.deferred), and must not keep the plan's input
+    tensors and modules alive until then."""
+    shared = _Aliases(covered, prefix="__fj_k")
+    plain_render = render_guard
+
+    def render_guard(g, bind):
+        s = g.source
+        if type(s) is HookStateSource and s.empty and g.kind == "CONST_MATCH" and g.expected is True:
+            return f"{bind(_no_hooks)}({s.module.expr()})"    # what s.expr() says, in a few characters
+        return plain_render(g, bind)
+    terms_text = [shared.render(g, bind, render_guard) for g in covered]
+    # the members through the aliases the covered terms named (evaluated before it, all having passed)
+    tuple_text = f"({''.join(shared.reuse(s).expr() + ', ' for s in members)})"
+    if param_tuple is not None:
+        (start, stop), _ = param_tuple
+        tuple_text = f"((__fj_mm := {tuple_text}) + (__fj_mm[{start}:{stop}],))"
+    block = " and ".join(terms_text + [f"{refresh_head}{tuple_text}{refresh_tail}"])
+    return f"{recall} or ({block})" if recall is not None else block
+
+
+def _no_hooks(m):
+    """HookStateSource(m, empty=True)'s expression as a function: a model's covered block checks it for
+    every module (a tenth of the block's text to compile, written out)."""
+    return not (m._forward_pre_hooks or m._forward_hooks or m._backward_hooks or m._backward_pre_hooks)
+
+
+def _fixed_keys(guards, sources):
+    """The FIXED_OBJECTS keys the paths of `guards` and `sources` name (FixedObjectSource anywhere in them)."""
+    seen, keys = set(), set()
+    stack = [g.source for g in guards if g.source is not None] + list(sources)
+    while stack:
+        s = stack.pop()
+        if s in seen:
+            continue
+        seen.add(s)
+        if isinstance(s, FixedObjectSource):
+            keys.add(s.key)
+        stack += _parts(s)
+    return keys
 
 
 @dataclasses.dataclass(frozen=True)
@@ -518,17 +568,30 @@ class _Aliases:
             if n >= 2 and not isinstance(source, _CHEAP):
                 aliased.add(source)
         self.names = {}
+        # Source -> what it renders as, once substituted: every alias its path needs is named by then, so
+        # substituting it again would emit no term and build an equal Source (thousands of guards share
+        # a model's module paths)
+        self.done = {}
 
     def _substitute(self, source, pending):
-        name = self.names.get(source)
-        if name is not None:
-            return AliasSource(name, source)
+        done = self.done.get(source)
+        if done is not None:
+            return done
         mapped = _map_parts(source, lambda s: self._substitute(s, pending))
         if self.counts.get(source, 0) >= 2 and not isinstance(source, _CHEAP):
             name = self.names[source] = f"{self.prefix}{len(self.names)}"
             pending.append(f"({name} := {mapped.expr()}) is not __fj_MISS")
-            return AliasSource(name, source)
+            mapped = AliasSource(name, source)
+        self.done[source] = mapped
         return mapped
+
+    def reuse(self, source):
+        """`source` read through the aliases already named (no new ones): for text placed after every
+        term rendered so far (the member cache's refresh at the end of the covered block)."""
+        name = self.names.get(source)
+        if name is not None:
+            return AliasSource(name, source)
+        return _map_parts(source, self.reuse)
 
     def render(self, g, bind, render_guard):
         if g.source is None:
@@ -625,11 +688,25 @@ class OutOfLine:
     entry's blocks, which no call needs until another instance comes), the text is compiled when the
     block is first called: compiling a big model's block costs as much as rendering it."""
 
-    def __init__(self, ns, params, lazy=False):
+    def __init__(self, ns, params, lazy=False, defer=False):
         self.ns = ns
         self.params = tuple(params)
         self.count = 0
         self.lazy = lazy
+        if not defer:
+            self.deferred = None
+
+    def deferred(self, text, guards, sources, internal=()):
+        """A lazy block whose text, too, is made on its first call (`text()`, rendering `guards` on
+        `sources`): it takes every frame parameter, as which ones the text reads is not known yet. The
+        fixed objects the paths name are bound now, while they are certainly alive."""
+        for key in _fixed_keys(guards, sources):
+            self.ns.env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[key]
+        names = self.params + tuple(internal)
+        name = f"__fj_block{self.count}"
+        self.count += 1
+        self.ns.env[name] = LazyBlock(name, None, None, (text, names, self.ns))
+        return f"{name}({', '.join(names)})"
 
     def __call__(self, expr, internal=()):
         # one scan of the (long) block text for every name it mentions, not one regex search per parameter
@@ -652,20 +729,34 @@ def _compiled_block(name, src, env):
     return env.pop(name)
 
 
+_RENDER_LOCK = threading.Lock()
+
+
 class LazyBlock:
     """A guard block compiled on its first call (OutOfLine's `lazy`); its text and globals are fixed when
-    it is made, so compiling later gives the function compiling at once would have."""
+    it is made, so compiling later gives the function compiling at once would have. A deferred block
+    (OutOfLine.deferred) has no text yet: `pending` is (text function, parameter names, namespace), and
+    its first call renders the text, binding its constants into the entry's namespace, whose names are
+    its globals then."""
 
-    __slots__ = ("name", "src", "env", "fn")
+    __slots__ = ("name", "src", "env", "fn", "pending")
 
-    def __init__(self, name, src, env):
-        self.name, self.src, self.env, self.fn = name, src, env, None
+    def __init__(self, name, src, env, pending=None):
+        self.name, self.src, self.env, self.fn, self.pending = name, src, env, None, pending
 
     def __call__(self, *args):
         fn = self.fn
         if fn is None:
-            fn = self.fn = _compiled_block(self.name, self.src, self.env)
-            self.src = self.env = None           # the function's own globals hold what it needs
+            with _RENDER_LOCK:                   # two threads' first calls: one renders and compiles
+                fn = self.fn
+                if fn is None:
+                    if self.pending is not None:
+                        text, names, ns = self.pending
+                        self.src = f"def {self.name}({', '.join(names)}):\n    return ({text()})\n"
+                        self.env = dict(ns.env)
+                        self.env.pop(self.name, None)    # itself in its own globals: a cycle (see OutOfLine)
+                    fn = self.fn = _compiled_block(self.name, self.src, self.env)
+                    self.src = self.env = self.pending = None    # its own globals hold what it needs
         return fn(*args)
 
 
@@ -679,4 +770,8 @@ def render(ctx, ns, instances=(), shared=False):
         if g.kind == "ID_MATCH" and id(g.expected) in by_id and g.source in {i.source for i in instances}:
             return instance_guard_text(g)
         return _render(g, bind)
-    return plan_for(ctx, shared).render(ns.bind, render_guard, OutOfLine(ns, ctx.frame_params, lazy=shared))
+    # the shared entry's covered block is even rendered on its first call (no symbolic constants to
+    # refuse there, which must fail the conversion, not a later call)
+    defer = shared and ctx.graph.shapes is None
+    return plan_for(ctx, shared).render(ns.bind, render_guard, OutOfLine(ns, ctx.frame_params, lazy=shared,
+                                                                         defer=defer))
