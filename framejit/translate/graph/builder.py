@@ -26,6 +26,7 @@ from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode, c
 from . import fake_memo
 from .module_order import new_event_log
 from .fake_inputs import fake_of_input
+from .shape_rules import RULES as SHAPE_RULES, rule_output
 from .overlap import check_overlap, tensors_of, versions_of
 from ..values.base import Const, DictValue, ObjectValue, SeqValue, TensorValue
 from ..values.symbolic import SYM_TYPES, SliceValue, SymValue, constant_of, unbacked_symbols_of
@@ -226,6 +227,13 @@ class GraphBuilder:
         if key is not None:
             out = memo.lookup(key, tensors, self.fake_mode)
             if out is not None:
+                return out
+        if op == "call_function" and target in SHAPE_RULES:          # graph/shape_rules.py
+            with self.fake_mode:
+                out = rule_output(target, fake_args, fake_kwargs)
+            if out is not None:
+                if key is not None:
+                    memo.store(key, tensors, out)
                 return out
         token = _RUNNING_FAKE.set(True)
         try:
