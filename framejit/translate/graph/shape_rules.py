@@ -5,8 +5,8 @@ runs the op's Python decomposition or meta function: 5-15 ms for each `batch_nor
 `linear` shape (a ResNet-50 or a ConvNeXt meets a dozen of each). That cost is torch's, but on a first
 capture it was most of framejit's own time. For the plain inference case of these three ops the result's
 metadata is simple: the input's shape (last dimension replaced for linear), its dtype and device,
-contiguous. A rule answers only under conditions that make that exact -- every tensor a contiguous
-strided fake on one device with one floating dtype, no autograd to record (grad mode off or nothing
+contiguous (layer_norm's also for a permuted dense input). A rule answers only under conditions that
+make that exact -- every tensor a contiguous strided fake on one device with one floating dtype, no autograd to record (grad mode off or nothing
 requiring grad), shapes that the real kernel accepts, no symbolic sizes -- and returns None otherwise, so
 the op runs on fakes as before (also where eager would raise: the fake kernel raises the same error).
 tests/translate/graph/test_shape_rules.py checks each rule against the fake kernel's own answer.
@@ -18,14 +18,26 @@ from torch._subclasses.fake_tensor import FakeTensor
 _FLOATS = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
 
 
-def _plain(ts, dtype, device):
-    """Are all of `ts` (tensors or None) contiguous strided fakes of `dtype` on `device`, concrete sizes?"""
-    for t in ts:
+def _dense(t):
+    """Does t's memory cover its elements exactly once (some permutation of a contiguous layout)?"""
+    expected = 1
+    for stride, size in sorted((st, sz) for sz, st in zip(t.shape, t.stride()) if sz != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
+def _plain(ts, dtype, device, dense_first=False):
+    """Are all of `ts` (tensors or None) contiguous strided fakes of `dtype` on `device`, concrete sizes?
+    `dense_first`: the first may have any non-overlapping dense layout (a permuted one)."""
+    for i, t in enumerate(ts):
         if t is None:
             continue
         if type(t) is not FakeTensor or t.dtype is not dtype or t.device != device or \
-                t.layout is not torch.strided or not t.is_contiguous() or \
-                any(type(s) is not int for s in t.shape):
+                t.layout is not torch.strided or any(type(s) is not int for s in t.shape):
+            return False
+        if not (t.is_contiguous() or dense_first and i == 0 and _dense(t)):
             return False
     return True
 
@@ -61,8 +73,8 @@ def _layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if not shape or not all(type(s) is int for s in shape) or tuple(input.shape[-len(shape):]) != shape or \
             input.dim() < len(shape):
         return None
-    ts = (input, weight, bias)
-    if not _plain(ts, input.dtype, input.device) or not _no_autograd(ts) or \
+    ts = (input, weight, bias)       # layer_norm's output is contiguous whatever the input's dense layout
+    if not _plain(ts, input.dtype, input.device, dense_first=True) or not _no_autograd(ts) or \
             any(t is not None and tuple(t.shape) != shape for t in ts[1:]):
         return None
     return _like(input, input.shape)

@@ -22,6 +22,7 @@ def _cases():
     yield "bn_double", F.batch_norm, lambda: ((torch.randn(2, c, 3, dtype=torch.float64),
                                                torch.randn(c, dtype=torch.float64), torch.rand(c, dtype=torch.float64)), {})
     yield "ln", F.layer_norm, lambda: ((torch.randn(2, 3, c), (c,), torch.randn(c), torch.randn(c)), {})
+    yield "ln_permuted_input", F.layer_norm, lambda: ((torch.randn(2, c, 5).transpose(1, 2), (c,), torch.randn(c)), {})
     yield "ln_two_dims", F.layer_norm, lambda: ((torch.randn(2, 3, 4, c), [4, c]), dict(eps=1e-6))
     yield "linear_3d", torch._C._nn.linear, lambda: ((torch.randn(2, 3, c), torch.randn(7, c), torch.randn(7)), {})
     yield "linear_2d_no_bias", F.linear, lambda: ((torch.randn(4, c, **f32), torch.randn(2, c)), {})
@@ -50,6 +51,7 @@ def _declines():
     yield "bn_wrong_stats", F.batch_norm, lambda: ((e(2, c, 3), e(c + 1), e(c + 1)), {})
     yield "ln_mixed_dtype", F.layer_norm, lambda: ((e(2, c, dtype=torch.float64), (c,), e(c)), {})
     yield "ln_wrong_shape", F.layer_norm, lambda: ((e(2, c), (c + 1,)), {})
+    yield "ln_expanded_input", F.layer_norm, lambda: ((e(1, c).expand(3, c), (c,)), {})
     yield "ln_int_shape", F.layer_norm, lambda: ((e(5, c), c), {})        # the real op raises TypeError
     yield "linear_transposed_input", F.linear, lambda: ((e(c, 3).t(), e(2, c)), {})
     yield "linear_mismatch", F.linear, lambda: ((e(3, c), e(2, c + 1)), {})
