@@ -396,7 +396,10 @@ def _presence(tx, obj, name):
     if isinstance(obj, Const):
         return hasattr(obj.value, name)
     if isinstance(obj, TensorValue):
-        return hasattr(torch.Tensor, name) or name in ("shape", "dtype", "device")
+        from ..values.tensor_instance_attrs import has_tensor_attr, is_instance_name
+        if is_instance_name(name):            # only the tensor's own __dict__ can hold it: guarded
+            return has_tensor_attr(tx, obj, name)
+        return True
     if hasattr(obj, "has_attr"):
         return obj.has_attr(tx, name)
     return hasattr(python_type_of(obj), name)

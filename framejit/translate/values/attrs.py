@@ -21,6 +21,7 @@ from .object_attrs import PropertyCall, delete_class_attr, delete_instance_attr,
 from .base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from .namedtuples import namedtuple_attr
 from .tensor_type import tensor_class
+from .tensor_instance_attrs import is_instance_name, read_tensor_attr, store_tensor_attr
 from .objects import NewObject, is_plain_instance, store_input_attr
 from .symbolic import SymValue, symbolic_metadata
 from .protocol import as_python, is_namedtuple_class, is_structseq_class, wrap_unsourced
@@ -117,6 +118,10 @@ def tensor_attr(tx, t, name):
         raise GraphBreak("tensor attribute", f"reading tensor.{name} is not supported in a graph")
     if callable(getattr(torch.Tensor, name, None)):
         return MethodValue(t, name)
+    if is_instance_name(name):                 # the tensor's own __dict__ (values/tensor_instance_attrs.py)
+        found = read_tensor_attr(tx, t, name)
+        if found is not None:
+            return found
     raise GraphBreak("tensor attribute", f"tensor attribute {name!r} is not supported")
 
 
@@ -225,6 +230,8 @@ def store_attr(tx, obj, name, value):
         return
     if isinstance(obj, TensorValue):
         if name == "grad" and store_input_grad(tx, obj, value):
+            return
+        if store_tensor_attr(tx, obj, name, value):
             return
         raise GraphBreak("store attr", f"setting tensor.{name} is not supported")
     raise GraphBreak("store attr", f"setting .{name} on {obj!r} is not supported")
