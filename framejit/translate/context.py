@@ -198,10 +198,12 @@ class ConversionContext:
             if guard:
                 g.add("CONST_MATCH", source, obj)
             return Const(obj, source)
-        if t is tuple or t is list or is_namedtuple_class(t):
+        if (t is tuple or t is list or is_namedtuple_class(t)) and not getattr(obj, "__dict__", None):
             if guard:
                 g.add("TYPE_MATCH", source, t)
                 g.add("LEN_MATCH", source, len(obj))
+                if hasattr(obj, "__dict__"):    # a namedtuple subclass's instance: modelled while it holds no attributes
+                    g.add("CONST_MATCH", dict_kinds.EmptyInstanceDictSource(source), True)
             items = [self.wrap(x, ItemSource(source, i), guard) for i, x in enumerate(obj)]
             if t is tuple and all(isinstance(i, Const) for i in items):
                 return Const(obj, source)

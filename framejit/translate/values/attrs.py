@@ -72,6 +72,8 @@ def load_attr(tx, obj, name):
                 return attr
         if is_structseq_class(obj.kind) and name in obj.kind.__match_args__:
             return obj.items[obj.kind.__match_args__.index(name)]
+        if not hasattr(obj.kind, name):    # its instance __dict__ is empty (guarded where it came in)
+            raise GraphBreak("attribute error", f"AttributeError: '{obj.kind.__name__}' object has no attribute '{name}'")
         return MethodValue(obj, name)
     if isinstance(obj, DictValue) and obj.kind is not dict and not hasattr(obj, "load_attr"):
         from .dict_kinds import load_attr as dict_kind_attr
