@@ -25,7 +25,7 @@ from .lookasides.torch_table import (compiling_answer, graph_target, CONSTANT_FU
                           is_graph_op, is_tensor_method_descriptor)
 from .values.ndarrays import NdarrayValue
 from .lookasides.autograd_functions import check_forward
-from .values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
+from .values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from .values import operators, operator_values  # noqa: F401  (install operator lookasides)
 from .lookasides import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
 from .lookasides import builtin_methods  # noqa: F401  (installs dict.get & co. on real dicts)
@@ -281,6 +281,8 @@ def call_method(tx, recv, name, args, kwargs):
         except Exception as e:
             raise GraphBreak("constant op raised", f"{type(recv.value).__name__}.{name} raised {type(e).__name__}: {e}")
         from .context import wrap_unsourced
+        if hasattr(type(out), "__next__"):   # range(3).__iter__(), "ab".__iter__(): an iterator of the frame's own
+            return IteratorValue([wrap_unsourced(x) for x in out])
         return wrap_unsourced(out)
     if isinstance(recv, ObjectValue):
         return call_object_method(tx, recv, name, args, kwargs)

@@ -45,6 +45,8 @@ def _len(tx, args, kwargs):
         return Const(v.length(tx))
     if is_user_object(v):
         return Const(user_length(tx, v))
+    if isinstance(v, ObjectValue) and type(v.obj) is tuple:     # a real tuple (cls.__mro__): immutable
+        return Const(len(v.obj))
     raise GraphBreak("len", f"len() of {v!r}")
 
 
