@@ -25,6 +25,7 @@ from .lookasides.torch_table import (compiling_answer, graph_target, CONSTANT_FU
                           is_graph_op, is_tensor_method_descriptor)
 from .values.ndarrays import NdarrayValue
 from .lookasides.autograd_functions import check_forward
+from .values.descriptor_calls import call_descriptor_get, is_descriptor_get
 from .values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from .values import operators, operator_values  # noqa: F401  (install operator lookasides)
 from .lookasides import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
@@ -168,6 +169,8 @@ def call_object(tx, fn_value, obj, args, kwargs):
     fromkeys_owner = fromkeys_callable(obj)
     if fromkeys_owner is not None:                # MyDict.fromkeys(...): a builtin classmethod of a dict kind
         return dict_fromkeys(tx, fromkeys_owner, args, kwargs)
+    if is_descriptor_get(obj):                  # torch.Tensor.shape.__get__(x): values/descriptor_calls.py
+        return call_descriptor_get(tx, obj, args, kwargs)
     call_method_fn = _python_call_method(obj)
     if call_method_fn is not None:              # an instance of a Python class with __call__
         return inline_function(tx, call_method_fn, None, [fn_value, *args], kwargs)
