@@ -86,6 +86,7 @@ class ConversionContext:
         self._real_cells = {}        # id(real cell) -> CellValue (every inlined call sees the same cell)
         self.identity = IdentityTracker(self.guards)   # aliasing between mutable inputs (guards/identity.py)
         self.instance_dicts = {}     # id(object) -> its InstanceDictValue (values/object_attrs.py): one view each
+        self.dict_kind_objects = {}  # id(DictValue) -> (it, the real dict-kind argument) (values/dict_kinds.py)
 
     def guard_state(self, fn):
         """The frame read global torch state through `fn` (or used it implicitly): guard its entry value

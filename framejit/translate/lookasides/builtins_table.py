@@ -404,6 +404,11 @@ def _presence(tx, obj, name):
         return True
     if hasattr(obj, "has_attr"):
         return obj.has_attr(tx, name)
+    if isinstance(obj, DictValue):          # a dict-kind argument the frame stored attributes into
+        from ..values.dict_kind_attrs import has_instance_attr
+        own = has_instance_attr(tx, obj, name)
+        if own is not None:
+            return own
     return hasattr(python_type_of(obj), name)
 
 

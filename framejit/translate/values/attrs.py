@@ -76,7 +76,11 @@ def load_attr(tx, obj, name):
             raise GraphBreak("attribute error", f"AttributeError: '{obj.kind.__name__}' object has no attribute '{name}'")
         return MethodValue(obj, name)
     if isinstance(obj, DictValue) and obj.kind is not dict and not hasattr(obj, "load_attr"):
+        from .dict_kind_attrs import instance_attr
         from .dict_kinds import load_attr as dict_kind_attr
+        own = instance_attr(tx, obj, name)          # its own attributes (values/dict_kind_attrs.py)
+        if own is not None:
+            return own
         return dict_kind_attr(tx, obj, name)
     if isinstance(obj, (DictValue, SetValue)):
         return MethodValue(obj, name)
@@ -230,6 +234,10 @@ def store_attr(tx, obj, name, value):
     if hasattr(obj, "store_attr"):
         obj.store_attr(tx, name, value)
         return
+    if isinstance(obj, DictValue):
+        from .dict_kind_attrs import store_instance_attr
+        if store_instance_attr(tx, obj, name, value):
+            return
     if isinstance(obj, TensorValue):
         if name == "grad" and store_input_grad(tx, obj, value):
             return

@@ -497,8 +497,18 @@ def wrap_input(ctx, obj, source, guard):
     items = {k: ctx.wrap(dict.__getitem__(obj, k), DictKeySource(source, k), guard) for k in dict.keys(obj)}
     if isinstance(obj, collections.defaultdict):
         factory = ctx.wrap(obj.default_factory, AttrSource(source, "default_factory"), guard)
-        return DefaultDictValue(items, source, kind=t, factory=factory)
-    return DictValue(items, source, kind=t)
+        value = DefaultDictValue(items, source, kind=t, factory=factory)
+    else:
+        value = DictValue(items, source, kind=t)
+    if hasattr(obj, "__dict__"):
+        ctx.dict_kind_objects[id(value)] = (value, obj)      # its instance attributes: values/dict_kind_attrs.py
+    return value
+
+
+def real_object(tx, d):
+    """The real dict-kind argument a DictValue models, when it can hold instance attributes; else None."""
+    entry = tx.ctx.dict_kind_objects.get(id(d))
+    return entry[1] if entry is not None and entry[0] is d else None
 
 
 # ---- builtin dict methods called on a DictValue (super().__setitem__, dict.__init__(self)) --------------
