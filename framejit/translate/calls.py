@@ -35,6 +35,7 @@ from .lookasides import stdlib as stdlib_lookasides  # noqa: F401  (installs ins
 from .lookasides.stdlib import method_lookaside
 from .lookasides import profiler_blocks  # noqa: F401  (installs record_function blocks)
 from .lookasides import higher_order  # noqa: F401  (installs torch.cond and checkpoint)
+from .lookasides import torch_checks  # noqa: F401  (installs torch._check & siblings)
 from .lookasides.optimizers import tensor_value_rewrite  # (also installs Optimizer.step)
 from .dispatch import CODE_LOOKASIDES
 from .lookasides.process_state import process_lookaside  # (also installs os.environ reads & co.)
