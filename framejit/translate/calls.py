@@ -313,6 +313,8 @@ def call_tensor_method(tx, t, name, args, kwargs):
         return tx.ctx.graph.call_method("item", (t,), {})      # an unbacked SymInt/SymFloat (Config)
     if name == "__len__" and not args and not kwargs:     # x.__len__() is len(x): a size, not data
         return LOOKASIDES[len](tx, [t], {})
+    if name == "__iter__" and not args and not kwargs:    # x.__iter__() is iter(x): its rows (unbind), not data
+        return LOOKASIDES[iter](tx, [t], {})
     if name in TENSOR_BREAK_METHODS:
         raise GraphBreak("data-dependent", f"tensor.{name}() needs the tensor's data, which a graph does not have")
     if name in ("requires_grad_",) and t.source is not None:

@@ -1,5 +1,5 @@
-"""A constant's method that returns an iterator (`range(3).__iter__()`, `"abc".__iter__()`,
-`range(3).__reversed__()`) gives an iterator of the frame's own (calls.call_method), not one real iterator
+"""`x.__iter__()` of a tensor is iter(x) (its rows). A constant's method that returns an iterator
+(`range(3).__iter__()`, `"abc".__iter__()`, `range(3).__reversed__()`) gives an iterator of the frame's own (calls.call_method), not one real iterator
 made at translation and shared by every later call: the second call of the compiled function found it
 exhausted (StopIteration) when the frame kept it across a graph break."""
 import torch
@@ -31,3 +31,14 @@ def test_iterator_across_a_break_is_fresh_per_call():
 
 def test_iterators_of_constants_in_one_graph():
     check(iterators_of_constants, randn(2), fullgraph=True, graphs=1)
+
+
+def tensor_dunder_iter(x):
+    it = x.__iter__()
+    for row in it:
+        row.add_(1.0)
+    return row, x
+
+
+def test_tensor_dunder_iter_is_iter_in_one_graph():
+    check(tensor_dunder_iter, randn(3, 2), fullgraph=True, graphs=1)
