@@ -62,12 +62,15 @@ def read_tensor_attr(tx, t, name):
 
 
 def has_tensor_attr(tx, t, name):
-    """hasattr(t, name) for a name torch.Tensor does not define (guarded), or None when only a read can tell."""
+    """hasattr(t, name) for a name torch.Tensor does not define (guarded), or None when only a read can tell.
+    A tensor the graph made holds only what the frame stored into it: False otherwise."""
     pending = tx.ctx.side_effects.pending_attr(_owner(tx, t), name)
     if pending is not None:
         return pending is not DELETED
     real = _input_tensor(tx, t)
-    if real is None or type(real) not in PLAIN_TENSOR_TYPES:
+    if real is None:
+        return False
+    if type(real) not in PLAIN_TENSOR_TYPES:
         return None
     present = name in real.__dict__
     tx.ctx.guards.add("CONST_MATCH", InstanceHasSource(t.source, name), present)
