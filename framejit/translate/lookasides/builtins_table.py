@@ -47,6 +47,9 @@ def _len(tx, args, kwargs):
         return Const(user_length(tx, v))
     if isinstance(v, ObjectValue) and type(v.obj) is tuple:     # a real tuple (cls.__mro__): immutable
         return Const(len(v.obj))
+    if isinstance(v, ObjectValue) and v.source is not None and type(v.obj) in (dict, list, set, frozenset):
+        tx.ctx.guards.add("LEN_MATCH", v.source, len(v.obj))     # a real container (a module's table): guarded
+        return Const(len(v.obj))
     raise GraphBreak("len", f"len() of {v!r}")
 
 

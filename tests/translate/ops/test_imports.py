@@ -54,3 +54,24 @@ def test_module_attributes_changed_between_calls_are_seen(target, fn):
 def test_imports_in_one_graph(target):
     check(from_import, randn(2), fullgraph=True, graphs=1)
     check(imported_table, randn(2), fullgraph=True, graphs=1)
+
+
+_KEYED_BY_OBJECTS = {torch.add: 1, torch.sub: 2}
+
+
+def len_of_a_table_keyed_by_functions(x):
+    from tests.translate.ops.test_imports import _KEYED_BY_OBJECTS
+    return x * len(_KEYED_BY_OBJECTS)
+
+
+def test_len_of_an_imported_table_is_guarded():
+    framejit.reset()
+    compiled = framejit.compile(len_of_a_table_keyed_by_functions, fullgraph=True)
+    try:
+        for extra in (None, torch.mul, None):
+            if extra is not None:
+                _KEYED_BY_OBJECTS[extra] = 3
+            x = randn(2)
+            assert torch.equal(compiled(x), len_of_a_table_keyed_by_functions(x))
+    finally:
+        _KEYED_BY_OBJECTS.pop(torch.mul, None)
