@@ -245,6 +245,8 @@ def side_effect_lines(effects, rb):
                          f"setattr({target}, {e.key!r}, {value})")
         elif e.kind == "attr":
             lines.append(f"setattr({rb.reload(e.target)}, {e.key!r}, {rb.expr(e.value)})")
+        elif e.kind == "value_attr":      # a tensor the graph made: its output (values/tensor_instance_attrs.py)
+            lines.append(f"setattr({rb.expr(e.target)}, {e.key!r}, {rb.expr(e.value)})")
         elif e.kind == "raw_attr":        # the store itself (a Python __setattr__/property already ran)
             lines.append(f"{rb.ns.bind(object.__setattr__)}({rb.reload(e.target)}, {e.key!r}, {rb.expr(e.value)})")
         elif e.kind == "delattr":

@@ -267,7 +267,7 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
     """Compile the graph whose outputs are the tensors reachable from `values` and the side effects,
     and generate the entry: graph call, side-effect replay, then `last_line(rebuilder)`."""
     effects = ctx.side_effects.effects
-    live = list(values) + [e.value for e in effects]
+    live = list(values) + [e.value for e in effects] + [e.target for e in effects if e.kind == "value_attr"]
     outputs = codegen.tensors_in(live)
     compiled, gm, grad_switch = _compile_graph(ctx, outputs, opts)
     cuts = getattr(compiled, SPLIT_REASONS, ())        # a backend that cut the graph (distributed/ddp_split.py)

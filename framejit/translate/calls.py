@@ -25,7 +25,8 @@ from .lookasides.torch_table import (compiling_answer, graph_target, CONSTANT_FU
                           is_graph_op, is_tensor_method_descriptor)
 from .values.ndarrays import NdarrayValue
 from .lookasides.autograd_functions import check_forward
-from .values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
+from .values.descriptor_calls import call_descriptor_get, is_descriptor_get
+from .values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from .values import operators, operator_values  # noqa: F401  (install operator lookasides)
 from .lookasides import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
 from .lookasides import builtin_methods  # noqa: F401  (installs dict.get & co. on real dicts)
@@ -34,6 +35,7 @@ from .lookasides import stdlib as stdlib_lookasides  # noqa: F401  (installs ins
 from .lookasides.stdlib import method_lookaside
 from .lookasides import profiler_blocks  # noqa: F401  (installs record_function blocks)
 from .lookasides import higher_order  # noqa: F401  (installs torch.cond and checkpoint)
+from .lookasides import torch_checks  # noqa: F401  (installs torch._check & siblings)
 from .lookasides.optimizers import tensor_value_rewrite  # (also installs Optimizer.step)
 from .lookasides import disabled_wrappers  # noqa: F401  (installs torch._disable_dynamo wrappers: zero_grad)
 from .dispatch import CODE_LOOKASIDES
@@ -181,6 +183,8 @@ def call_object(tx, fn_value, obj, args, kwargs):
     fromkeys_owner = fromkeys_callable(obj)
     if fromkeys_owner is not None:                # MyDict.fromkeys(...): a builtin classmethod of a dict kind
         return dict_fromkeys(tx, fromkeys_owner, args, kwargs)
+    if is_descriptor_get(obj):                  # torch.Tensor.shape.__get__(x): values/descriptor_calls.py
+        return call_descriptor_get(tx, obj, args, kwargs)
     call_method_fn = _python_call_method(obj)
     if call_method_fn is not None:              # an instance of a Python class with __call__
         return inline_function(tx, call_method_fn, None, [fn_value, *args], kwargs)
@@ -299,6 +303,8 @@ def call_method(tx, recv, name, args, kwargs):
         except Exception as e:
             raise GraphBreak("constant op raised", f"{type(recv.value).__name__}.{name} raised {type(e).__name__}: {e}")
         from .context import wrap_unsourced
+        if hasattr(type(out), "__next__"):   # range(3).__iter__(), "ab".__iter__(): an iterator of the frame's own
+            return IteratorValue([wrap_unsourced(x) for x in out])
         return wrap_unsourced(out)
     if isinstance(recv, ObjectValue):
         return call_object_method(tx, recv, name, args, kwargs)
@@ -331,6 +337,8 @@ def call_tensor_method(tx, t, name, args, kwargs):
         return tx.ctx.graph.call_method("item", (t,), {})      # an unbacked SymInt/SymFloat (Config)
     if name == "__len__" and not args and not kwargs:     # x.__len__() is len(x): a size, not data
         return LOOKASIDES[len](tx, [t], {})
+    if name == "__iter__" and not args and not kwargs:    # x.__iter__() is iter(x): its rows (unbind), not data
+        return LOOKASIDES[iter](tx, [t], {})
     if name in TENSOR_BREAK_METHODS:
         raise GraphBreak("data-dependent", f"tensor.{name}() needs the tensor's data, which a graph does not have")
     if name in ("requires_grad_",) and t.source is not None:

@@ -93,6 +93,7 @@ class ConversionContext:
         self.instance_dicts = {}     # id(object) -> its InstanceDictValue (values/object_attrs.py): one view each
         # > 0 while translating with tensor subclass dispatch off (values/tensor_subclasses.py)
         self.torch_function_disabled = 0
+        self.dict_kind_objects = {}  # id(DictValue) -> (it, the real dict-kind argument) (values/dict_kinds.py)
 
     def guard_state(self, fn):
         """The frame read global torch state through `fn` (or used it implicitly): guard its entry value
@@ -215,10 +216,12 @@ class ConversionContext:
         if t is list and guard:        # items read (and guarded) only if the frame reads them
             g.add("TYPE_MATCH", source, t)
             return InputList(self, obj, source)
-        if t is tuple or t is list or is_namedtuple_class(t):
+        if (t is tuple or t is list or is_namedtuple_class(t)) and not getattr(obj, "__dict__", None):
             if guard:
                 g.add("TYPE_MATCH", source, t)
                 g.add("LEN_MATCH", source, len(obj))
+                if hasattr(obj, "__dict__"):    # a namedtuple subclass's instance: modelled while it holds no attributes
+                    g.add("CONST_MATCH", dict_kinds.EmptyInstanceDictSource(source), True)
             items = [self.wrap(x, ItemSource(source, i), guard) for i, x in enumerate(obj)]
             if t is tuple and all(isinstance(i, Const) for i in items):
                 return Const(obj, source)

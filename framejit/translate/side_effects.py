@@ -17,6 +17,8 @@ Kinds of Effect:
   delattr   delattr(obj, name): classes and other objects whose own __delattr__ is part of the delete
   raw_delattr  object.__delattr__(obj, name): plain Python objects (a Python __delattr__ / property
             deleter was already inlined)
+  value_attr  setattr(<graph output>, name, value): a tensor the graph made (values/tensor_instance_attrs.py);
+            its target is the TensorValue, not a Source
   list      obj[:] = [final items]       dict, set   obj.clear(); obj.update(final items)
 Lists, dicts and sets are written back whole, once, at the position of their first mutation: the items are
 the final ones, so later appends are included and nothing is replayed twice.
@@ -39,7 +41,7 @@ class Effect:
     __slots__ = ("kind", "target", "key", "value", "plain_module", "at")
 
     def __init__(self, kind, target, key=None, value=None, plain_module=False):
-        self.kind = kind          # "global" | "attr" | "raw_attr" | "delattr" | "raw_delattr" | "cell" | "list" | "dict" | "set" | "deque"
+        self.kind = kind          # "global" | "attr" | "value_attr" | "raw_attr" | "delattr" | "raw_delattr" | "cell" | "list" | "dict" | "set" | "deque"
         self.target = target      # Source of the mutated object (global/cell: the Source of the slot)
         self.key = key            # global name / attribute name
         self.value = value        # the Value written (list/dict: the SeqValue/DictValue whose contents win)
@@ -118,6 +120,12 @@ class SideEffects:
         if isinstance(obj, types.ModuleType):    # a module's attributes are its globals
             return self.module_globals.get((id(obj.__dict__), name))
         return self.attrs.get((id(obj), name))
+
+    def store_value_attr(self, key_obj, target_value, name, value):
+        """target_value.name = value where target_value (a tensor the graph makes) has no Source: replayed on
+        the graph's output; `key_obj` (its graph node) files it for later reads."""
+        self.attrs[(id(key_obj), name)] = value
+        self._add(Effect("value_attr", target_value, name, value))
 
     def store_cell(self, cell_source, value):
         self._add(Effect("cell", cell_source, None, value))

@@ -51,6 +51,11 @@ def _len(tx, args, kwargs):
         return Const(v.length(tx))
     if is_user_object(v):
         return Const(user_length(tx, v))
+    if isinstance(v, ObjectValue) and type(v.obj) is tuple:     # a real tuple (cls.__mro__): immutable
+        return Const(len(v.obj))
+    if isinstance(v, ObjectValue) and v.source is not None and type(v.obj) in (dict, list, set, frozenset):
+        tx.ctx.guards.add("LEN_MATCH", v.source, len(v.obj))     # a real container (a module's table): guarded
+        return Const(len(v.obj))
     raise GraphBreak("len", f"len() of {v!r}")
 
 
@@ -409,9 +414,17 @@ def _presence(tx, obj, name):
     if isinstance(obj, Const):
         return hasattr(obj.value, name)
     if isinstance(obj, TensorValue):
-        return hasattr(torch.Tensor, name) or name in ("shape", "dtype", "device")
+        from ..values.tensor_instance_attrs import has_tensor_attr, is_instance_name
+        if is_instance_name(name):            # only the tensor's own __dict__ can hold it: guarded
+            return has_tensor_attr(tx, obj, name)
+        return True
     if hasattr(obj, "has_attr"):
         return obj.has_attr(tx, name)
+    if isinstance(obj, DictValue):          # a dict-kind argument the frame stored attributes into
+        from ..values.dict_kind_attrs import has_instance_attr
+        own = has_instance_attr(tx, obj, name)
+        if own is not None:
+            return own
     return hasattr(python_type_of(obj), name)
 
 

@@ -3,13 +3,16 @@
 Why this exists: library code imports inside functions (`import torch.fx` in a helper, `from ..utils
 import x` in a forward). When the module is already in sys.modules such a statement has no effect
 beyond a lookup, so it translates to the module object itself. A module that is not imported yet
-would run its top-level code: that is a graph break (it runs as plain Python, once).
+would run its top-level code: that is a graph break (it runs as plain Python, once). The module is
+pushed with a fixed Source, so `from mod import FLAG` and `mod.FLAG` are guarded reads of the module's
+attribute: a module-level value changed between calls is a cache miss, not a stale constant.
 """
 import sys
 
 from ...errors import GraphBreak
 from ..lookasides.builtins_table import as_python
 from ..dispatch import handler
+from ..source import AttrSource, fixed_source
 from ..values.base import ObjectValue
 
 
@@ -44,7 +47,9 @@ def import_name(tx, inst):
         if result is None:
             raise GraphBreak("import", f"`import {full}`: its top-level package is not imported")
     tx.popn(2)
-    tx.push(ObjectValue(result))
+    # the module object itself, as a fixed Source: what the frame reads off it is guarded like a global's
+    # attribute (a module-level flag another call changed must not stay folded in)
+    tx.push(tx.ctx.wrap(result, fixed_source(result, result.__name__)))
 
 
 @handler("IMPORT_FROM")
@@ -60,5 +65,8 @@ def import_from(tx, inst):
         value = sys.modules.get(f"{getattr(obj, '__name__', '')}.{name}")
         if value is None:
             raise GraphBreak("import", f"cannot import name {name!r} (ImportError eagerly)")
+    if module.source is not None and hasattr(obj, name):
+        tx.push(tx.ctx.wrap(value, AttrSource(module.source, name)))    # guarded, as `module.name` would be
+        return
     from ..context import wrap_unsourced
     tx.push(wrap_unsourced(value))

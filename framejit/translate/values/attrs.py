@@ -23,6 +23,7 @@ from .namedtuples import namedtuple_attr
 from .tensor_type import tensor_class
 from .tensor_subclasses import NOT_DISPATCHED
 from .tensor_subclass_members import subclass_attr
+from .tensor_instance_attrs import is_instance_name, read_tensor_attr, store_tensor_attr
 from .objects import NewObject, is_plain_instance, store_input_attr
 from .symbolic import SymValue, symbolic_metadata
 from .protocol import as_python, is_namedtuple_class, is_structseq_class, wrap_unsourced
@@ -73,9 +74,15 @@ def load_attr(tx, obj, name):
                 return attr
         if is_structseq_class(obj.kind) and name in obj.kind.__match_args__:
             return obj.items[obj.kind.__match_args__.index(name)]
+        if not hasattr(obj.kind, name):    # its instance __dict__ is empty (guarded where it came in)
+            raise GraphBreak("attribute error", f"AttributeError: '{obj.kind.__name__}' object has no attribute '{name}'")
         return MethodValue(obj, name)
     if isinstance(obj, DictValue) and obj.kind is not dict and not hasattr(obj, "load_attr"):
+        from .dict_kind_attrs import instance_attr
         from .dict_kinds import load_attr as dict_kind_attr
+        own = instance_attr(tx, obj, name)          # its own attributes (values/dict_kind_attrs.py)
+        if own is not None:
+            return own
         return dict_kind_attr(tx, obj, name)
     if isinstance(obj, (DictValue, SetValue)):
         return MethodValue(obj, name)
@@ -125,6 +132,10 @@ def tensor_attr(tx, t, name):
         raise GraphBreak("tensor attribute", f"reading tensor.{name} is not supported in a graph")
     if callable(getattr(torch.Tensor, name, None)):
         return MethodValue(t, name)
+    if is_instance_name(name):                 # the tensor's own __dict__ (values/tensor_instance_attrs.py)
+        found = read_tensor_attr(tx, t, name)
+        if found is not None:
+            return found
     raise GraphBreak("tensor attribute", f"tensor attribute {name!r} is not supported")
 
 
@@ -231,8 +242,14 @@ def store_attr(tx, obj, name, value):
     if hasattr(obj, "store_attr"):
         obj.store_attr(tx, name, value)
         return
+    if isinstance(obj, DictValue):
+        from .dict_kind_attrs import store_instance_attr
+        if store_instance_attr(tx, obj, name, value):
+            return
     if isinstance(obj, TensorValue):
         if name == "grad" and store_input_grad(tx, obj, value):
+            return
+        if store_tensor_attr(tx, obj, name, value):
             return
         raise GraphBreak("store attr", f"setting tensor.{name} is not supported")
     raise GraphBreak("store attr", f"setting .{name} on {obj!r} is not supported")

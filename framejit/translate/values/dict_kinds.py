@@ -22,11 +22,13 @@ Classes with a Python `__new__`, `__slots__` or a Python `__getattribute__`, or 
 carry attributes, are not modelled (the caller breaks or keeps them as objects).
 """
 import collections
+import dataclasses
 import inspect
 import types
 
 from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
+from ..source import Source
 from .base import Const, DictValue, ObjectValue, SeqValue, TensorValue
 from .identity_keys import key_value
 from .protocol import dict_key
@@ -457,6 +459,23 @@ def write_back_dict(d, items):
 STDLIB_KINDS = (collections.OrderedDict, collections.defaultdict, collections.Counter)
 
 
+@dataclasses.dataclass(frozen=True)
+class EmptyInstanceDictSource(Source):
+    """`not base.__dict__`: a modelled dict-kind argument holds no instance attributes (a later one with
+    them -- `d.scale = 5` -- must not reuse code that answered hasattr(d, "scale") as False)."""
+    base: Source
+    boolean = True
+
+    def expr(self):
+        return f"(not {self.base.expr()}.__dict__)"
+
+    def name(self):
+        return f"{self.base.name()}.__dict__ is empty"
+
+    def root(self):
+        return self.base.root()
+
+
 def wrappable_input(obj):
     """An argument of a dict kind that can be modelled: no instance attributes, constant keys."""
     t = type(obj)
@@ -473,11 +492,23 @@ def wrap_input(ctx, obj, source, guard):
     if guard:
         ctx.guards.add("TYPE_MATCH", source, t)
         ctx.guards.add("DICT_KEYS", source, tuple(dict.keys(obj)))
+        if hasattr(obj, "__dict__"):        # an instance that can hold attributes: modelled only while it holds none
+            ctx.guards.add("CONST_MATCH", EmptyInstanceDictSource(source), True)
     items = {k: ctx.wrap(dict.__getitem__(obj, k), DictKeySource(source, k), guard) for k in dict.keys(obj)}
     if isinstance(obj, collections.defaultdict):
         factory = ctx.wrap(obj.default_factory, AttrSource(source, "default_factory"), guard)
-        return DefaultDictValue(items, source, kind=t, factory=factory)
-    return DictValue(items, source, kind=t)
+        value = DefaultDictValue(items, source, kind=t, factory=factory)
+    else:
+        value = DictValue(items, source, kind=t)
+    if hasattr(obj, "__dict__"):
+        ctx.dict_kind_objects[id(value)] = (value, obj)      # its instance attributes: values/dict_kind_attrs.py
+    return value
+
+
+def real_object(tx, d):
+    """The real dict-kind argument a DictValue models, when it can hold instance attributes; else None."""
+    entry = tx.ctx.dict_kind_objects.get(id(d))
+    return entry[1] if entry is not None and entry[0] is d else None
 
 
 # ---- builtin dict methods called on a DictValue (super().__setitem__, dict.__init__(self)) --------------

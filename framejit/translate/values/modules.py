@@ -20,6 +20,7 @@ import torch
 from ...errors import GraphBreak
 from ..source import AttrSource, Source
 from .base import Const, ObjectValue, SeqValue
+from .module_protocol import user_module_length, user_module_method
 from .protocol import as_python, wrap_unsourced
 
 MODULE_TABLES = ("_parameters", "_buffers", "_modules")
@@ -151,6 +152,9 @@ class ModuleValue(ObjectValue):
     def length(self, tx):
         if self.members is not None:
             return len(self.members)
+        fn = user_module_method(tx, self, "__len__")     # the user's class defines it (values/module_protocol.py)
+        if fn is not None:
+            return user_module_length(tx, self, fn)
         m = self.obj
         if not isinstance(m, (torch.nn.ModuleList, torch.nn.Sequential, torch.nn.ModuleDict,
                               torch.nn.ParameterList, torch.nn.ParameterDict)):
@@ -167,6 +171,10 @@ class ModuleValue(ObjectValue):
 
     def getitem(self, tx, index):
         m = self.obj
+        if self.members is None:
+            fn = user_module_method(tx, self, "__getitem__")
+            if fn is not None:
+                return tx.inline(fn, None, [self, index], {})
         key = as_python(index)
         if self.members is not None:
             if isinstance(key, slice):
@@ -196,6 +204,10 @@ class ModuleValue(ObjectValue):
 
     def contains(self, tx, item):
         m = self.obj
+        fn = user_module_method(tx, self, "__contains__") if self.members is None else None
+        if fn is not None:
+            from .protocol import truth
+            return truth(tx, tx.inline(fn, None, [self, item], {}))
         if isinstance(m, (torch.nn.ModuleDict, torch.nn.ParameterDict)):
             return any(k == as_python(item) for k, _ in self.items_in_order(tx))
         raise GraphBreak("operator", f"`in` on a {type(m).__name__}")

@@ -118,6 +118,8 @@ def unpack_iterable(tx, v):
     if isinstance(v, ObjectValue) and is_structseq_class(type(v.obj)) and \
             all(type(x) in CONST_TYPES for x in v.obj):       # major, minor, *_ = sys.version_info
         return [Const(x) for x in v.obj]
+    if isinstance(v, ObjectValue) and type(v.obj) is tuple:
+        return [wrap_unsourced(x) for x in v.obj]   # a real tuple (cls.__mro__): immutable, its items are fixed
     raise GraphBreak("iterate", f"cannot iterate over {v!r}")
 
 
