@@ -415,6 +415,17 @@ def _presence(tx, obj, name):
         return hasattr(obj.value, name)
     if isinstance(obj, TensorValue):
         from ..values.tensor_instance_attrs import has_tensor_attr, is_instance_name
+        if obj.cls is not None:               # a tensor subclass: its class may define the name; read to tell
+            import inspect
+            try:
+                inspect.getattr_static(obj.cls, name)
+                return None
+            except AttributeError:
+                pass
+            if obj.source is not None or hasattr(obj.cls, "__getattr__") or \
+                    tx.ctx.side_effects.pending_attr(obj.node, name) is not None:
+                return None
+            return False                      # made by the graph: no instance attributes, none on the class
         if is_instance_name(name):            # only the tensor's own __dict__ can hold it: guarded
             return has_tensor_attr(tx, obj, name)
         return True

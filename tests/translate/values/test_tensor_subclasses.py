@@ -334,10 +334,18 @@ def test_input_leaf_flag_is_a_break():
         compiled(_input(Logged, 3, requires_grad=True))
 
 
-def test_subclass_state_written_in_init_is_a_break():
-    compiled = framejit.compile(lambda t: Tagged(t) * 2, backend=CompileCounter(), fullgraph=True)
-    with pytest.raises(framejit.Unsupported, match="setting tensor.tag"):
-        compiled(randn(3))
+def test_subclass_state_written_in_init_is_replayed_on_the_value():
+    """`self.tag = 1` in a subclass's __init__ is a store on a tensor the graph made (values/
+    tensor_instance_attrs.py): replayed after the graph on the rebuilt subclass object."""
+    def made(t):
+        y = Tagged(t)
+        return y, y * 2
+    counter = CompileCounter()
+    y, z = framejit.compile(made, backend=counter, fullgraph=True)(randn(3))
+    ey, ez = made(randn(3))
+    assert counter.frame_count == 1
+    assert type(y) is type(ey) is Tagged and y.__dict__ == ey.__dict__ == {"tag": 1}
+    assert type(z) is Tagged and z.__dict__ == ez.__dict__ == {}
     framejit.reset()
     compiled = framejit.compile(lambda t: Tagged(t) * 2, backend=CompileCounter())
     LOG.clear()
@@ -385,3 +393,25 @@ def test_one_subclass_value_is_one_object_after_the_graph():
     out = framejit.compile(twice, backend=CompileCounter(), fullgraph=True)(_input(Logged, 3))
     assert out[0] is out[1] and out[0] is out[2]["k"]
     assert type(out[0]) is Logged
+
+
+class _Tagged(torch.Tensor):
+    tag = "sub"
+
+    def helper(self):
+        return 3
+
+
+def _hasattr_on_subclass_values(x):
+    y = x * 2
+    return y, hasattr(y, "tag"), hasattr(y, "helper"), hasattr(y, "nope"), hasattr(x, "tag")
+
+
+def test_hasattr_of_a_subclass_value_sees_its_class():
+    """A graph-made subclass value has what its class defines (hasattr answered False for every name
+    torch.Tensor does not define once tensor instance attributes were modelled)."""
+    x = torch.ones(2).as_subclass(_Tagged)
+    counter = CompileCounter()
+    got = framejit.compile(_hasattr_on_subclass_values, backend=counter, fullgraph=True)(x)
+    assert got[1:] == _hasattr_on_subclass_values(x)[1:] == (True, True, False, True)
+    assert counter.frame_count == 1
