@@ -375,18 +375,8 @@ def convert(v, cls):
 LOOKASIDES[DEFAULT_TORCH_FUNCTION] = default_torch_function
 
 
-def _getset_reader(name):
-    def read(tx, args, kwargs):
-        if len(args) != 1 or kwargs:
-            raise GraphBreak("bad call", f"Tensor.{name}.__get__ takes the tensor only")
-        return tx.call(ObjectValue(getattr), [args[0], Const(name)], {})
-    return read
-
-
-# `Tensor.shape.__get__` & co: the func a property read on a subclass instance hands __torch_function__
-for _name, _descr in vars(torch._C.TensorBase).items():
-    if isinstance(_descr, types.GetSetDescriptorType):
-        LOOKASIDES[_descr.__get__] = _getset_reader(_name)
+# `Tensor.shape.__get__(x)` & co (the func a property read on a subclass instance hands __torch_function__)
+# are calls of a C descriptor's __get__: values/descriptor_calls.py reads the attribute.
 
 
 # ---- the class's own attributes, guarded -------------------------------------------------------
