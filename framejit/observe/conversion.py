@@ -11,6 +11,8 @@ The converter is handed the Observation and reports to it, importing nothing fro
 (ctx.recorder, fed by the translator), `note_restart(reason)` and `phase(name)`. None of this runs on
 the per-call fast path.
 """
+import contextlib
+import gc
 import logging
 import re
 import time
@@ -85,6 +87,22 @@ class Observation:
         return self.timer.phase(name)
 
 
+@contextlib.contextmanager
+def _cyclic_gc_paused():
+    """No automatic cyclic collection while a frame converts. A conversion allocates tens of thousands of
+    short-lived objects, enough to trigger several full collections, each of which walks every object of
+    the process: in a process holding a few models that was half of a ResNet-50 capture. Nothing of the
+    program runs then that could depend on when a cycle is freed; the collector runs again after it."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def observed_conversion(fn, state, opts, args, kwargs, convert, on_failure):
     """Run `convert(observation)` (-> ConvertResult) observed; returns (result, seconds). Internal failures become
     what `on_failure(fn, args, kwargs, opts, exc, recorder)` makes of them (runtime/failures.py: an eager
@@ -105,7 +123,7 @@ def observed_conversion(fn, state, opts, args, kwargs, convert, on_failure):
     result = profile = None
     timer = obs.timer = PhaseTimer(m.frame_key)
     try:
-        with timer, debug_log.conversion_profile(config, m.frame_key) as profile:
+        with timer, _cyclic_gc_paused(), debug_log.conversion_profile(config, m.frame_key) as profile:
             try:
                 result = convert(obs)
             except Unsupported as e:
