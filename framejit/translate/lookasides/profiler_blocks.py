@@ -21,7 +21,7 @@ import torch
 
 from ...errors import GraphBreak
 from ..values.base import Const, Value
-from .ctx_managers import MANAGER_FACTORIES, ManagerValue
+from .ctx_managers import MANAGER_FACTORIES, ManagerValue, NullManager
 
 _ENTER = torch.ops.profiler._record_function_enter_new
 _EXIT = torch.ops.profiler._record_function_exit._RecordFunction
@@ -95,29 +95,6 @@ _LOADS = ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CLOSURE", "LOAD_DEREF", "LOAD_CL
           "LOAD_NAME")
 
 
-class UnobservedProfile(ManagerValue):
-    """A profile() block nobody reads: entering and leaving it changes nothing the program can see."""
-    __slots__ = ("kind",)
-    never_suppresses = True
-
-    def __init__(self, kind):
-        super().__init__()
-        self.kind = kind
-
-    def python_type(self):
-        return self.kind
-
-    def enter(self, tx):
-        self._check_fresh()
-        return Const(None)
-
-    def exit(self, tx, exc_type=None):
-        return Const(False)
-
-    def __repr__(self):
-        return f"UnobservedProfile({self.kind.__qualname__})"
-
-
 def _bound_name_is_read(tx):
     """Does the code read the object `with <call> as name` binds? (The call is the current instruction,
     BEFORE_WITH follows it, then the store of the `as` target or a POP_TOP.)"""
@@ -146,7 +123,7 @@ def _profile_factory(kind):
         if _profiler_enabled():
             raise GraphBreak("with", f"{name}() inside a running profiler (eager's block stops the outer session)")
         tx.ctx.guards.add("STATE_MATCH", None, (_profiler_enabled, False))
-        return UnobservedProfile(kind)
+        return NullManager(Const(None), kind)    # nothing the program can see happens
     return factory
 
 
