@@ -101,7 +101,7 @@ class CompiledCallee(Value):
         self.callee = callee
         self.wrappers = wrappers
 
-    def children(self):
+    def rebuild_parts(self):
         return [self.callee]
 
     def rebuild(self, rb):

@@ -76,9 +76,7 @@ def call_value(tx, fn, args, kwargs):
         return call_object(tx, fn, obj, args, kwargs)
     if isinstance(fn, FunctionValue) and fn.code.co_flags & inspect.CO_GENERATOR:
         return generator_of_function_value(tx, fn, args, kwargs)
-    if hasattr(fn, "call"):
-        return fn.call(tx, args, kwargs)
-    raise GraphBreak("call", f"calling {fn!r} is not supported")
+    return fn.call(tx, args, kwargs)
 
 
 def _hashable(obj):
@@ -309,9 +307,7 @@ def call_method(tx, recv, name, args, kwargs):
         return wrap_unsourced(out)
     if isinstance(recv, ObjectValue):
         return call_object_method(tx, recv, name, args, kwargs)
-    if hasattr(recv, "call_method"):
-        return recv.call_method(tx, name, args, kwargs)
-    raise GraphBreak("method", f"method {name} of {recv!r}")
+    return recv.call_method(tx, name, args, kwargs)
 
 
 def call_tensor_method(tx, t, name, args, kwargs):

@@ -30,7 +30,7 @@ from .values.containers import deques
 from .values.dicts import dict_kinds
 from .values.tensors import tensor_subclass_members, tensor_subclasses
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
-from .values.objects.attribute_model import TRUSTED_MODULES
+from .values.objects.trusted_modules import TRUSTED_MODULES
 from .values.containers.input_lists import InputList
 from .values.protocol import CONST_TYPES, is_namedtuple_class, wrap_unsourced
 from .values.dicts.model_outputs import ModelOutputValue, is_model_output_class

@@ -128,7 +128,7 @@ def before_with(tx, inst):
     if isinstance(mgr, ManagerValue):
         result = mgr.enter(tx)
         exit_fn = ExitValue(mgr)
-    elif isinstance(mgr, ObjectValue) or hasattr(mgr, "call_method"):      # a Python context manager
+    elif isinstance(mgr, ObjectValue) or mgr.has_methods():      # a Python context manager
         cls = python_type_of(mgr)
         for name in ("__enter__", "__exit__"):
             try:

@@ -18,7 +18,7 @@ from ..dispatch import lookaside
 from ..source import AttrSource
 from .objects.attribute_model import (PropertyCall, delete_class_attr, delete_instance_attr, has_python_lookup,
     is_generic, read_class_attr, read_instance_attr, read_real_attr, read_through_override)
-from .base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
+from .base import GENERIC, Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from .containers.namedtuples import namedtuple_attr
 from .tensors.tensor_type import tensor_class
 from .tensors.tensor_subclasses import NOT_DISPATCHED
@@ -77,7 +77,7 @@ def load_attr(tx, obj, name):
         if not hasattr(obj.kind, name):    # its instance __dict__ is empty (guarded where it came in)
             raise GraphBreak("attribute error", f"AttributeError: '{obj.kind.__name__}' object has no attribute '{name}'")
         return MethodValue(obj, name)
-    if isinstance(obj, DictValue) and obj.kind is not dict and not hasattr(obj, "load_attr"):
+    if isinstance(obj, DictValue) and obj.kind is not dict:     # (no DictValue kind has attribute rules of its own)
         from .dicts.dict_kind_attrs import instance_attr
         from .dicts.dict_kinds import load_attr as dict_kind_attr
         own = instance_attr(tx, obj, name)          # its own attributes (values/dict_kind_attrs.py)
@@ -90,8 +90,9 @@ def load_attr(tx, obj, name):
         override = new_object_lookup(tx, obj)
         if override is not None:           # the class's Python __getattribute__, inlined
             return read_new_object_through(tx, obj, override, name)
-    if hasattr(obj, "load_attr"):          # value kinds with their own attribute rules (ModuleValue...)
-        return obj.load_attr(tx, name)
+    own = obj.load_attr(tx, name)           # value kinds with their own attribute rules (ModuleValue...)
+    if own is not GENERIC:
+        return own
     if isinstance(obj, ObjectValue):
         return object_attr(tx, obj, name)
     raise GraphBreak("attribute", f"attribute {name!r} of {obj!r} is not supported")
@@ -239,8 +240,7 @@ def store_attr(tx, obj, name, value):
             raise GraphBreak("store attr", f"setting .{name} on an object framejit cannot reach")
         tx.ctx.store_object_attr(tx, obj, name, value)
         return
-    if hasattr(obj, "store_attr"):
-        obj.store_attr(tx, name, value)
+    if obj.store_attr(tx, name, value) is not GENERIC:
         return
     if isinstance(obj, DictValue):
         from .dicts.dict_kind_attrs import store_instance_attr
@@ -258,7 +258,8 @@ def store_attr(tx, obj, name, value):
 def new_object_lookup(tx, obj):
     """The Python __getattribute__ of a NewObject's class (transformers' configs rename through their
     attribute_map there), or None when lookup is object's own."""
-    from .objects.attribute_model import class_lookup, mro_lookup
+    from .objects.lookup_steps import class_lookup
+    from .objects.attribute_sources import mro_lookup
     found = mro_lookup(obj.cls, "__getattribute__")
     if is_generic(found, "__getattribute__") or not isinstance(found, types.FunctionType):
         return None
@@ -268,7 +269,8 @@ def new_object_lookup(tx, obj):
 def read_new_object_through(tx, obj, fn, name):
     """`obj.name` through `fn` (its object.__getattribute__ is the plain lookup), then the class's
     __getattr__ when that raises AttributeError, as the type slot does."""
-    from .objects.attribute_model import class_lookup, is_attribute_error
+    from .objects.lookup_steps import class_lookup
+    from .objects.attribute_model import is_attribute_error
     from .objects.new_objects import inline
     try:
         return inline(tx, fn, [obj, Const(name)])
@@ -300,7 +302,5 @@ def delete_attribute(tx, obj, name):
         delete_instance_attr(tx, obj, name)
     elif isinstance(obj, ObjectValue) and is_plain_class(obj.obj):
         delete_class_attr(tx, obj, name)
-    elif hasattr(obj, "delete_attr"):
-        obj.delete_attr(tx, name)
     else:
-        raise GraphBreak("delete attr", f"del of attribute {name!r} of {obj!r} is not supported")
+        obj.delete_attr(tx, name)

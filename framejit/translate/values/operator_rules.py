@@ -13,7 +13,7 @@ import torch
 from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
 from .tensors import ndarrays, tensor_subclasses
-from .base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .base import GENERIC, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .dicts.identity_hashed_keys import has_identity_keys, hashes_by_identity
 from .protocol import as_python, dict_key, truth, unpack_iterable
 from .objects.user_dunders import is_user_object, user_binary_op
@@ -118,9 +118,7 @@ def binary_op(tx, sym, a, b):
         return DictValue({**a.items, **b.items})
     if isinstance(a, SetValue) and isinstance(b, SetValue) or _is_set_operands(a, b):
         return _set_binary(fn, a, b)
-    if hasattr(a, "binary_op"):
-        return a.binary_op(tx, sym, b)
-    raise GraphBreak("operator", f"{sym} on {type(a).__name__} and {type(b).__name__} is not supported")
+    return a.binary_op(tx, sym, b)
 
 
 def _is_set_operands(a, b):
@@ -190,7 +188,12 @@ def compare_op(tx, sym, a, b):
     if sym in ("in", "not in"):
         found = _contains(tx, b, a)
         return found if isinstance(found, TensorValue) else Const(found if sym == "in" else not found)
-    if hasattr(a, "rich_compare") or hasattr(b, "rich_compare") or is_user_object(a) or is_user_object(b):
+    out = a.rich_compare(tx, sym, a, b)
+    if out is GENERIC:
+        out = b.rich_compare(tx, sym, a, b)
+    if out is not GENERIC:
+        return out
+    if is_user_object(a) or is_user_object(b):
         from .objects.new_objects import rich_compare
         return rich_compare(tx, sym, a, b)
     fn = COMPARE[sym]
@@ -283,8 +286,9 @@ def _same_object(a, b):
 
 
 def _contains(tx, container, item):
-    if hasattr(container, "contains"):
-        return container.contains(tx, item)
+    out = container.contains(tx, item)
+    if out is not GENERIC:
+        return out
     if isinstance(container, SetValue) and (hashes_by_identity(item) or
                                             any(hashes_by_identity(i) for i in container.items)):
         key = dict_key(item)          # a set looks a tensor up by its hash, id(t): never by value
@@ -310,8 +314,6 @@ def _contains(tx, container, item):
             raise
         except Exception as e:
             raise GraphBreak("constant op raised", f"`in` raised {type(e).__name__}: {e}")
-    if hasattr(container, "contains"):
-        return container.contains(tx, item)
     if isinstance(container, TensorValue):
         return tx.ctx.graph.call_method("__contains__", (container, item), {})
     if isinstance(container, ObjectValue) and type(container.obj) is dict and container.source is not None:

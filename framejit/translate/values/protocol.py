@@ -10,7 +10,7 @@ value kinds all ask these questions.
 import torch
 
 from ...errors import GraphBreak
-from .base import Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .base import GENERIC, Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .dicts.identity_hashed_keys import IdentityKey, hashes_by_identity, identity_key, key_value
 from .numbers.sym_concrete import SYM_TYPES
 
@@ -41,8 +41,9 @@ def as_python(v):
         return {_real_key(k): as_python(x) for k, x in v.items.items()}
     if isinstance(v, SetValue):
         return {as_python(i) for i in v.items}
-    if hasattr(v, "as_python"):            # a symbolic size (values/symbolic.py): its value, guarded
-        return v.as_python()
+    own = v.as_python()                    # a symbolic size (values/numbers/sym_values.py): its value, guarded
+    if own is not GENERIC:
+        return own
     if isinstance(v, ObjectValue):
         if v.edited:
             raise GraphBreak("needs real value", f"{v!r}: the frame changed its attributes, so it is not the real "
@@ -111,8 +112,9 @@ def unpack_iterable(tx, v):
         # Tensor.__iter__ is iter(self.unbind(0)): its items are one op's multi-output views, which autograd
         # forbids writing in place (and using after their base was written), unlike x[i]
         return list(tx.ctx.graph.call_function(torch.unbind, (v, Const(0)), {}).items)
-    if hasattr(v, "unpack"):
-        return v.unpack(tx)
+    own = v.unpack(tx)
+    if own is not GENERIC:
+        return own
     if isinstance(v, ObjectValue) and USER_OBJECTS and USER_OBJECTS["is_user_object"](v):
         return unpack_iterable(tx, USER_OBJECTS["iterate"](tx, v))
     if isinstance(v, ObjectValue) and is_structseq_class(type(v.obj)) and \
@@ -167,8 +169,9 @@ def truth(tx, v):
         return bool(v.items)
     if isinstance(v, TensorValue):
         raise GraphBreak("data-dependent branch", "the branch depends on a tensor's value")
-    if hasattr(v, "truth"):
-        return v.truth(tx)
+    own = v.truth(tx)
+    if own is not GENERIC:
+        return own
     if isinstance(v, ObjectValue):
         if USER_OBJECTS and USER_OBJECTS["is_user_object"](v):
             return USER_OBJECTS["truth"](tx, v)
@@ -179,8 +182,6 @@ def truth(tx, v):
         if isinstance(v.obj, torch.nn.Module) and not hasattr(type(v.obj), "__len__"):
             return True
         raise GraphBreak("truth", f"truth value of {type(v.obj).__name__}")
-    if hasattr(v, "truth"):
-        return v.truth(tx)
     return True
 
 

@@ -9,7 +9,9 @@ frame see them), and `d.__dict__` is that model's view, as for any plain object.
 from ....errors import GraphBreak
 from ..base import ObjectValue
 from .dict_kinds import real_object
-from ..objects.attribute_model import ABSENT, DELETED, class_lookup, instance_dict_value, is_data_descriptor, mro_lookup
+from ..objects.attribute_sources import ABSENT, mro_lookup
+from ..objects.lookup_steps import DELETED, class_lookup, is_data_descriptor
+from ..objects.instance_dict_views import instance_dict_value
 
 
 def instance_attr(tx, d, name):

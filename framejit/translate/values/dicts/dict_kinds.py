@@ -50,7 +50,7 @@ class DefaultDictValue(DictValue):
         super().__init__(items, source, kind)
         self.factory = factory if factory is not None else Const(None)
 
-    def children(self):
+    def rebuild_parts(self):
         return [self.factory]
 
 
@@ -157,7 +157,7 @@ def builtin_init(tx, value, args, kwargs):
 def _callable(v):
     if isinstance(v, (ObjectValue, Const)):
         return callable(as_python(v))
-    return hasattr(v, "call") or type(v).__name__ in ("FunctionValue", "MethodValue", "BoundMethod")
+    return v.is_callable()
 
 
 def _store(tx, d, key, value):

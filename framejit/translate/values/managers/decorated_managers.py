@@ -54,7 +54,7 @@ class GradModeDecorated(Value):
         manager.exit(tx)
         return result
 
-    def children(self):
+    def rebuild_parts(self):
         return [self.fn]
 
     def rebuild(self, rb):

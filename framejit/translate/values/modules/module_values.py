@@ -233,7 +233,7 @@ class FreshModuleValue(ModuleValue):
         parts = [rb.ns.bind(a) for a in args] + [f"{k}={rb.ns.bind(v)}" for k, v in kwargs.items()]
         return rb.declare(self, f"{rb.ns.bind(cls)}({', '.join(parts)})")      # one object per call
 
-    def children(self):
+    def rebuild_parts(self):
         return []
 
 

@@ -26,8 +26,11 @@ import torch
 
 from ....errors import GraphBreak
 from ...dispatch import lookaside
-from .attribute_model import (ABSENT, BUILTIN_METHOD_TYPES, BoundMethod, class_lookup, delete_instance_attr,
-    descriptor_value, instance_dict_value, is_generic, mro_lookup)
+from .attribute_sources import ABSENT, mro_lookup
+from .attribute_model import BUILTIN_METHOD_TYPES, delete_instance_attr, descriptor_value, is_generic
+from .bound_methods import BoundMethod
+from .lookup_steps import class_lookup
+from .instance_dict_views import instance_dict_value
 from ...source import AttrSource
 from ..base import Const, IteratorValue, ObjectValue, Value
 from ..protocol import as_python, python_type_of, truth, unpack_iterable, wrap_unsourced
@@ -215,7 +218,7 @@ class NewObject(Value):
         if not isinstance(lookup(tx, self.cls, "__iter__"), types.FunctionType):
             raise GraphBreak("iterate", f"cannot iterate over {self!r}")
         out = call(tx, self._special(tx, "__iter__", "iter()"), [self])
-        if isinstance(out, IteratorValue) or hasattr(out, "next_value"):
+        if isinstance(out, IteratorValue) or out.is_lazy_iterator():
             return out
         raise GraphBreak("iterate", f"{self.cls.__name__}.__iter__ returned {out!r}")
 
@@ -236,8 +239,8 @@ class NewObject(Value):
             raise GraphBreak("operator", f"{self.cls.__name__}.{name} returned NotImplemented")
         return out
 
-    def rich_compare(self, tx, sym, other):         # (marker for operators.compare_op)
-        return rich_compare(tx, sym, self, other)
+    def rich_compare(self, tx, sym, left, right):
+        return rich_compare(tx, sym, left, right)
 
     def _special(self, tx, name, what):
         fn = lookup(tx, self.cls, name)
@@ -248,7 +251,7 @@ class NewObject(Value):
         raise GraphBreak("method", f"{self.cls.__name__}.{name} is not Python code")
 
     # codegen
-    def children(self):
+    def rebuild_parts(self):
         return list(self.attrs.values())
 
     def rebuild(self, rb):
