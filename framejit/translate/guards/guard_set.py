@@ -4,7 +4,9 @@ The translator adds a Guard for every Source whose value the graph or the Python
 `GuardSet.render` turns them into one Python boolean expression over the frame's arguments (with
 constants bound by name, never spliced in as text), which codegen puts at the top of the generated
 entry function. The same list gives readable strings for explain() and names the failing guard when
-an entry keeps missing ("x.shape changed (8, 4) -> (16, 4)").
+an entry keeps missing ("x.shape changed (8, 4) -> (16, 4)"). What each guard says, renders and
+explains is its kind's (guards/kinds/); here are the record, the ordered set, and the fusions of several
+guards into one native check (fuse_state_guards, fuse_atom_items).
 """
 import dataclasses
 from dataclasses import dataclass
