@@ -1,6 +1,9 @@
 """Guard kinds are objects (translate/guards/kinds/): each registered kind describes, renders and explains
 its own guards, names resolve to the one object, and code that compares a kind with its name fails
 loudly instead of never matching."""
+import copy
+import pickle
+
 import pytest
 import torch
 
@@ -24,6 +27,7 @@ def test_names_resolve_and_comparing_with_a_name_is_loud():
     assert len(guards) == 1 and guards.guards[0].kind is LEN_MATCH and guards.has("LEN_MATCH", LocalSource("x"))
     with pytest.raises(TypeError):
         guards.guards[0].kind == "LEN_MATCH"
+    assert copy.deepcopy(guards.guards[0]).kind is LEN_MATCH and pickle.loads(pickle.dumps(LEN_MATCH)) is LEN_MATCH
     g = Guard("TYPE_MATCH", LocalSource("x"), list)
     assert g.kind is TYPE_MATCH and g.describe() == "type(x) is list"
     assert g.explain_miss({"x": (1,)}) == "type of x changed list -> tuple"

@@ -44,6 +44,9 @@ class GuardKind:
 
     __hash__ = object.__hash__
 
+    def __reduce__(self):                   # copied or pickled, still the one object (`is` tests hold)
+        return kind_named, (self.name,)
+
     def key(self, source, expected):
         """What makes two guards the same guard (the second one is dropped)."""
         return self, source
