@@ -38,18 +38,19 @@ import weakref
 
 import torch
 
+from .guard_set import Guard, fuse_atom_items, fuse_state_guards, instance_guard_text, render_guard as kind_render
+from .instance_guards import RootPins, shared_guards
 from .dict_guards import VersionPlan, is_data_descriptor
+from .identity import DistinctObjectsSource
+from ..source import DictKeySource
+from ..values.modules import HookStateSource, ModuleAttrSource
+from .module_watch import EPOCH, watch
+from ..values.object_attrs import InstanceHasSource, PresenceSource
+from ..source import AttrSource, DefaultSource, ItemSource, Source, TypeSource
 from .guard_blocks import OutOfLine
 from .guard_paths import AliasSource, Aliases, CachedSource, PinnedSource, map_parts
-from .guard_set import Guard, fuse_atom_items, fuse_state_guards, instance_guard_text, render_guard as kind_render
-from .identity import DistinctObjectsSource
-from .instance_guards import RootPins, shared_guards
 from .kinds import CONST_MATCH, ID_MATCH, TENSOR_MATCH, TYPE_MATCH
 from .kinds.base import IMMUTABLE_CONSTS, IMMUTABLE_HOLDERS, operand
-from .module_watch import EPOCH, watch
-from ..source import AttrSource, DefaultSource, DictKeySource, ItemSource, Source, TypeSource
-from ..values.modules import HookStateSource, ModuleAttrSource
-from ..values.object_attrs import InstanceHasSource, PresenceSource
 
 MODULE_TABLES = ("_modules", "_parameters", "_buffers")
 
