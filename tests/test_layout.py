@@ -24,6 +24,9 @@ Inside translate/ the rooms are ranked too, and a module imports only rooms of i
     1  values/        2  graph/, lookasides/        3  guards/
     4  side_effects, context, calls        5  ops/        6  translator
 
+Inside guards/, the kinds (guards/kinds/) are what the guard set and the plans dispatch to: they import
+only the guards/ helpers that read or compare values, never the set or the plans.
+
 The interpreter's own recursion (a lookaside or a value calling back into the call dispatch) goes
 through the translator it is given (tx.call, tx.call_method, tx.inline, tx.child, tx.load_global), not
 an import.
@@ -60,6 +63,11 @@ TRANSLATE_RANKS = {
     "ops": 5,
     "translator": 6,
 }
+
+
+GUARD_KINDS = "framejit.translate.guards.kinds"
+GUARD_KIND_HELPERS = {"framejit.translate.guards.const_equality", "framejit.translate.guards.tensor_words",
+                      "framejit.translate.guards.native_state"}
 
 
 def _modules():
@@ -160,6 +168,18 @@ def test_imports_inside_translate_go_down():
                 wrong.append(f"{name}:{line} (rank {_translate_rank(name)}) imports {target} "
                              f"(rank {_translate_rank(target)})")
     assert not wrong, "imports up the rooms of translate/:\n" + "\n".join(wrong)
+
+
+def test_guard_kinds_import_no_guard_plan():
+    wrong = []
+    for name, imports in GRAPH.items():
+        if not name.startswith(GUARD_KINDS):
+            continue
+        for line, target in imports:
+            if target.startswith("framejit.translate.") and not target.startswith(GUARD_KINDS) and \
+                    target not in GUARD_KIND_HELPERS:
+                wrong.append(f"{name}:{line} imports {target}")
+    assert not wrong, "guard kinds importing above their helpers:\n" + "\n".join(wrong)
 
 
 def _cycles():

@@ -22,7 +22,8 @@ from . import cache
 from ..backends import lookup_backend
 from ..config import Config
 from ..convert.codegen import MISS
-from ..convert.frame import Options, Unobserved, convert_frame
+from ..convert.frame import convert_frame
+from ..convert.results import Options, Unobserved
 from ..translate.dispatch import CODE_LOOKASIDES
 from ..convert.resume import RESUME_ORIGIN
 from ..observe import record as _record

@@ -9,7 +9,7 @@ import torch
 
 def learn_dynamic(memory, guard, env):
     """Teach `memory` from failing `guard` evaluated over the call's arguments `env`; True if it learned."""
-    kind = guard.kind
+    kind = guard.kind.name
     if kind not in ("TENSOR_MATCH", "DYN_TENSOR_MATCH", "CONST_MATCH") or guard.source is None:
         return False
     try:

@@ -13,7 +13,7 @@ metrics entry names the user's line the translator was at when it failed.
 import traceback
 import warnings
 
-from ..convert.frame import ConvertResult
+from ..convert.results import ConvertResult
 from ..observe.conversion import USER_STACKLEVEL, write_conversion_record
 from ..translate.translator import Translator
 

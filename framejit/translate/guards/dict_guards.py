@@ -254,7 +254,7 @@ class VersionPlan:
         for g in self.covered:
             steps.update(_path_steps(g.source))
         calls = sum(_CALL_STEPS.get(type(x), 1) - 1 for x in steps)
-        tensor_checks = 6 * sum(g.kind == "TENSOR_MATCH" for g in self.covered) + calls
+        tensor_checks = sum(g.kind.check_steps for g in self.covered) + calls
         words = sum(4 if kind == "tensor" else len(readers)
                     for (kind, _), (_, readers) in self.watched.items() if kind != "plain")
         return len(steps) + tensor_checks > words + 2
@@ -449,37 +449,39 @@ class VersionPlan:
 
     # ---- which guards are versioned -----------------------------------------------------------------
     def cover(self, g):
-        s = g.source
-        if s is None:
-            return None
-        deps = None
-        if g.kind == "ID_MATCH":
-            deps = self.structural(s)
-        elif g.kind == "TYPE_MATCH":
-            deps = self.determined(s)
-            if deps is not None and _is_heap(g.expected):     # `obj.__class__ = ...`: watch its type pointer
-                obj = self.value(s)
-                word = self._object(obj, with_dict=False) if obj is not _MISSING else None
-                deps = None if word is None else deps | {word}
-        elif g.kind == "TENSOR_MATCH":                    # a buffer: its TensorImpl's words (guards/tensor_words.py)
-            deps = self.determined(s)
-            t = self.value(s)
-            if deps and type(t) is torch.Tensor:
-                word = self._tensor(t)
-                deps = None if word is None else deps | {word}
-            else:
-                deps = None
-        elif g.kind == "LEN_MATCH":
-            if type(self.value(s)) in _IMMUTABLE:
-                deps = self.determined(s)
-        elif g.kind == "DICT_KEYS":
-            d = self.determined(s)
-            holder = self.value(s)
-            if d is not None and type(holder) is dict:
-                deps = d | {self._dict(holder)}
-        elif g.kind == "CONST_MATCH" and type(g.expected) in _IMMUTABLE:
-            deps = self._const_deps(s)
+        """The watch keys that keep `g` true (its kind says which fact of this plan fixes it), or None."""
+        return None if g.source is None else g.kind.version_deps(self, g)
+
+    # what each kind relies on (kinds/), given the Source `s` it checks
+    def type_deps(self, s, expected):
+        deps = self.determined(s)
+        if deps is not None and _is_heap(expected):      # `obj.__class__ = ...`: watch its type pointer
+            obj = self.value(s)
+            word = self._object(obj, with_dict=False) if obj is not _MISSING else None
+            deps = None if word is None else deps | {word}
         return deps
+
+    def buffer_deps(self, s):
+        """A plain tensor (a buffer): its TensorImpl's words (guards/tensor_words.py)."""
+        deps = self.determined(s)
+        t = self.value(s)
+        if deps and type(t) is torch.Tensor:
+            word = self._tensor(t)
+            return None if word is None else deps | {word}
+        return None
+
+    def length_deps(self, s):
+        return self.determined(s) if type(self.value(s)) in _IMMUTABLE else None
+
+    def keys_deps(self, s):
+        d = self.determined(s)
+        holder = self.value(s)
+        if d is not None and type(holder) is dict:
+            return d | {self._dict(holder)}
+        return None
+
+    def const_deps(self, s, expected):
+        return self._const_deps(s) if type(expected) in _IMMUTABLE else None
 
     def _const_deps(self, s):
         if isinstance(s, DictKeySource) and not s.lookup:

@@ -30,6 +30,7 @@ import weakref
 import torch
 
 from .guard_set import Guard
+from .kinds import CONST_MATCH, ID_MATCH, TYPE_MATCH
 from .identity import FactSource
 from .module_watch import watch
 from ..source import ClosureSource, ItemSource, LocalSource
@@ -54,10 +55,10 @@ def shared_guards(guards, frame_params):
     by type), or None when no module the frame receives is matched by identity."""
     out, modules, fixed = [], {}, {}
     for g in guards:
-        if g.kind == "ID_MATCH" and isinstance(g.expected, torch.nn.Module) and g.source is not None:
+        if g.kind is ID_MATCH and isinstance(g.expected, torch.nn.Module) and g.source is not None:
             if _from_frame(g.source, frame_params):
                 modules[g.source] = g.expected
-                out.append(Guard("TYPE_MATCH", g.source, type(g.expected), g.origin))
+                out.append(Guard(TYPE_MATCH, g.source, type(g.expected), g.origin))
                 continue
             fixed[g.source] = g.expected          # a global model, still matched by id
         out.append(g)
@@ -75,7 +76,7 @@ def identity_facts(modules, fixed=None):
     for source, obj in {**(fixed or {}), **modules}.items():
         seen = first.get(id(obj))
         if seen is not None:
-            facts.append(Guard("CONST_MATCH", FactSource("({0} is {1})", (source, seen)), True))
+            facts.append(Guard(CONST_MATCH, FactSource("({0} is {1})", (source, seen)), True))
             continue
         first[id(obj)] = source
         by_type.setdefault(type(obj), []).append(source)
@@ -83,7 +84,7 @@ def identity_facts(modules, fixed=None):
         if len(sources) > 1:
             ids = ", ".join(f"id({{{i}}})" for i in range(len(sources)))
             template = f"(len({{{{{ids}}}}}) == {len(sources)})"
-            facts.append(Guard("CONST_MATCH", FactSource(template, tuple(sources)), True))
+            facts.append(Guard(CONST_MATCH, FactSource(template, tuple(sources)), True))
     return facts
 
 

@@ -18,7 +18,8 @@ whose identity is itself guarded, and the fact cannot change without one of thos
 
 Guards on what is read from an immutable object whose identity is guarded (a code object's
 co_varnames, items of a tuple) are implied by that guard and not rendered at all. Paths read by several
-guards are evaluated once into locals (_Aliases).
+guards are evaluated once into locals (guard_paths.Aliases); the blocks that run only when EPOCH or a
+word moved are compiled out of line (guard_blocks.py).
 
 The entry evaluates every other guard on every call, and the covered ones only when EPOCH moved since
 they last passed:
@@ -31,73 +32,27 @@ The member cache holds the objects at covered paths that the rest of the entry n
 the graph, config objects whose own attributes are still guarded): `__fj_m[3]` instead of a chain of
 Module.__getattr__ calls. Buffers (plain tensors) keep their metadata checks, on the cached object.
 """
-import copy
-import dataclasses
 import functools
 import inspect
-import re
-import threading
-import types
 import weakref
 
 import torch
 
-from .guard_set import Guard, _operand, fuse_atom_items, fuse_state_guards
+from .guard_set import Guard, fuse_atom_items, fuse_state_guards, instance_guard_text, render_guard as kind_render
 from .instance_guards import RootPins, shared_guards
 from .dict_guards import VersionPlan, is_data_descriptor
 from .identity import DistinctObjectsSource
 from ..source import DictKeySource
 from ..values.modules.module_values import HookStateSource, ModuleAttrSource
 from .module_watch import EPOCH, watch
-from ..values.objects.attribute_sources import InstanceHasSource, PresenceSource
-from ..source import FIXED_OBJECTS, AttrSource, BuiltinSource, DefaultSource, FixedObjectSource, ItemSource, \
-    LocalSource, Source, TypeSource
+from ..values.objects.attribute_model import InstanceHasSource, PresenceSource
+from ..source import AttrSource, DefaultSource, ItemSource, Source, TypeSource
+from .guard_blocks import OutOfLine
+from .guard_paths import AliasSource, Aliases, CachedSource, PinnedSource, map_parts
+from .kinds import CONST_MATCH, ID_MATCH, TENSOR_MATCH, TYPE_MATCH
+from .kinds.base import IMMUTABLE_CONSTS, IMMUTABLE_HOLDERS, operand
 
 MODULE_TABLES = ("_modules", "_parameters", "_buffers")
-IMMUTABLE_CONSTS = (int, float, bool, str, bytes, complex, type(None), torch.dtype, torch.device, torch.layout,
-                    torch.memory_format, torch.Size)
-IMMUTABLE_HOLDERS = (types.CodeType, tuple, str, bytes, frozenset, torch.Size)
-_NAME = re.compile(r"\w+")          # a maximal run of word characters: what `\bname\b` finds
-
-
-@dataclasses.dataclass(frozen=True)
-class CachedSource(Source):
-    """The object at `original`, read from the entry's member cache."""
-    index: int
-    original: Source
-
-    def expr(self):
-        return f"__fj_m[{self.index}]"
-
-    def name(self):
-        return self.original.name()
-
-    def root(self):
-        return self.original.root()
-
-
-@dataclasses.dataclass(frozen=True)
-class PinnedSource(Source):
-    """The object at `original` when the version words (and the module watch, for its module-held
-    prefix) keep it the same object: per-call guards on what is inside it (a config's list, read through
-    the config's own __getattribute__) read it from the entry's constants (ModulePlan.pins) instead of
-    evaluating the path, while `original is <object>` is checked with the versioned guards."""
-    original: Source
-
-    def expr(self):
-        return self.original.expr()
-
-    def name(self):
-        return self.original.name()
-
-    def root(self):
-        return self.original.root()
-
-
-def _on(g, source):
-    """Guard `g` on another Source (dataclasses.replace, without its per-field bookkeeping: guard
-    rendering makes one per guard and path, thousands for a big model)."""
-    return Guard(g.kind, source, g.expected, g.origin)
 
 
 def _longest_run(sources):
@@ -124,7 +79,7 @@ def _distinct(g, members):
         return None
     narrowed = DistinctObjectsSource()
     narrowed.members.extend(members)
-    return _on(g, narrowed)
+    return g.on(narrowed)
 
 
 def _fixed_by_words(keys):
@@ -143,14 +98,14 @@ class ModulePlan:
         self.roots = roots or {}
         self.modules = modules or {}
         self.guards = [g for g in fuse_state_guards(guards)   # `type(kwargs) is dict` always holds
-                       if not (g.kind == "TYPE_MATCH" and certain.get(g.source) is g.expected)]
+                       if not (g.kind is TYPE_MATCH and certain.get(g.source) is g.expected)]
         self.certain = certain
         self.types = {}
         self.objects = {}
         for g in self.guards:
-            if g.kind == "TYPE_MATCH":
+            if g.kind is TYPE_MATCH:
                 self.types[g.source] = g.expected
-            elif g.kind == "ID_MATCH":
+            elif g.kind is ID_MATCH:
                 self.objects[g.source] = g.expected
         self.guards = [g for g in (self.only_possible_aliases(g) for g in self.guards) if g is not None]
         self.tensors = {source: tensor for source, tensor, _ in graph_inputs}
@@ -169,20 +124,20 @@ class ModulePlan:
         versioned_ids = {id(g) for g in self.versions.covered}
         self.pins = self.word_fixed_prefixes([g for g in pending if id(g) not in versioned_ids])
         if self.pins:
-            checks = {source: Guard("ID_MATCH", source, obj) for source, obj in self.pins.items()}
+            checks = {source: Guard(ID_MATCH, source, obj) for source, obj in self.pins.items()}
             self.versions = VersionPlan(pending + list(checks.values()), self.objects, self.weak_identity_covered(),
                                         f_globals, answers=self.versions)
             kept = {id(g) for g in self.versions.covered}
             self.pins = {source: self.pins[source] for source, g in checks.items() if id(g) in kept}
         covered_ids |= {id(g) for g in self.versions.covered}
         for source, obj in self.versions.pinned.items():    # their identity, checked when EPOCH moves
-            self.covered.append(Guard("ID_MATCH", source, obj))
+            self.covered.append(Guard(ID_MATCH, source, obj))
         self.cache = {}                          # covered Source -> index in the member cache
         self.input_sources = [self.through_cache(s) for s, _, _ in graph_inputs] if self.covered else \
             [s for s, _, _ in graph_inputs]
         if self.roots and self.covered:          # a new root's modules are watched from the member cache
             for g in self.covered:
-                if g.kind == "TYPE_MATCH" and issubclass(g.expected, torch.nn.Module):
+                if g.kind is TYPE_MATCH and issubclass(g.expected, torch.nn.Module):
                     self.through_cache(g.source)
         # modules the side effects store into, read from the member cache instead of a chain of
         # nn.Module attribute lookups (Swin's blocks reset their window sizes on every call)
@@ -193,16 +148,16 @@ class ModulePlan:
             if id(g) in covered_ids:
                 continue
             if self.pins and g.source is not None:
-                g = _on(g, self.pinned_source(g.source))
+                g = g.on(self.pinned_source(g.source))
             if not self.covered or g.source is None:
                 self.before.append(g)
                 continue
             cached = self.through_cache(g.source)
             (self.before if cached == g.source else self.after).append(
-                g if cached == g.source else _on(g, cached))
+                g if cached == g.source else g.on(cached))
         self.before = fuse_atom_items(self.before, self.sequence_type)
         self.after = fuse_atom_items(self.after, self.sequence_type)
-        self.versioned = [_on(g, self.through_cache(g.source)) if self.covered else g
+        self.versioned = [g.on(self.through_cache(g.source)) if self.covered else g
                           for g in self.versions.covered]
         # the graph's parameters (the longest run of consecutive members among its inputs) also as one
         # tuple of their own, the member after all others: ((start, stop), its index), or None
@@ -213,7 +168,7 @@ class ModulePlan:
         """Source -> the type other guards check it has."""
         known = {}
         for other in self.guards:
-            if other.kind == "TENSOR_MATCH":
+            if other.kind is TENSOR_MATCH:
                 known[other.source] = other.expected.type
         known.update(self.types)
         known.update({s: type(obj) for s, obj in self.objects.items()})
@@ -306,26 +261,19 @@ class ModulePlan:
         if isinstance(s, (PresenceSource, InstanceHasSource)):
             # hasattr(module, name), `name in module.__dict__`: names come and go through
             # __setattr__/__delattr__/register_* only
-            return g.kind == "CONST_MATCH" and isinstance(self.module_at(s.base), torch.nn.Module) and \
+            return g.kind is CONST_MATCH and isinstance(self.module_at(s.base), torch.nn.Module) and \
                 (self.identity_covered(s.base) or self.is_module_root(s.base))
         parts = getattr(s, "parts", None)
-        if g.kind == "CONST_MATCH" and isinstance(parts, tuple) and hasattr(s, "template") and parts:
+        if g.kind is CONST_MATCH and isinstance(parts, tuple) and hasattr(s, "template") and parts:
             # a fact about module paths only (guards/identity.py's `a is b` between two of them)
             return type(g.expected) in IMMUTABLE_CONSTS and all(
                 isinstance(p, Source) and self.identity_covered(p) for p in parts)
-        if not self.identity_covered(s):
-            return False
-        if g.kind in ("ID_MATCH", "TYPE_MATCH"):
-            return True
-        if g.kind == "CONST_MATCH":
-            return type(g.expected) in IMMUTABLE_CONSTS
-        if g.kind == "LEN_MATCH":
-            return self.types.get(s) is tuple
-        if g.kind == "TENSOR_MATCH":
-            return isinstance(self.tensors.get(s), torch.nn.Parameter)
-        if g.kind == "DICT_KEYS":
-            return isinstance(s, ModuleAttrSource) and s.attr in MODULE_TABLES and s.where == "__dict__"
-        return False
+        return self.identity_covered(s) and g.kind.module_covered(self, g)
+
+    def is_module_table(self, source):
+        """Is `source` a module's _modules/_parameters/_buffers table (its keys change through
+        register_* and __setattr__/__delattr__ only)?"""
+        return isinstance(source, ModuleAttrSource) and source.attr in MODULE_TABLES and source.where == "__dict__"
 
     # ---- implied by identity ----------------------------------------------------------------------
     def fixed(self, source):
@@ -350,13 +298,7 @@ class ModulePlan:
 
     def is_implied(self, g):
         """A guard on an attribute or item of an immutable object whose identity is guarded."""
-        if g.source is None or g.kind not in ("ID_MATCH", "TYPE_MATCH", "LEN_MATCH", "CONST_MATCH"):
-            return False
-        if g.kind == "CONST_MATCH" and type(g.expected) not in IMMUTABLE_CONSTS:
-            return False
-        if g.kind == "LEN_MATCH" and self.types.get(g.source) not in IMMUTABLE_HOLDERS:
-            return False                     # a list held in a tuple still changes length
-        return self.fixed_by_base(g.source)
+        return g.source is not None and g.kind.implied_by_identity(self, g)
 
     # ---- objects the version words keep --------------------------------------------------------
     def word_fixed_prefixes(self, guards):
@@ -376,7 +318,7 @@ class ModulePlan:
     def pinned_source(self, source):
         if source in self.pins:
             return PinnedSource(source)
-        return _map_parts(source, self.pinned_source)
+        return map_parts(source, self.pinned_source)
 
     def sequence_type(self, source):
         """The exact type the guards give the object at `source` (a per-call guard's Source, which may
@@ -393,8 +335,8 @@ class ModulePlan:
         def bound(source):
             if isinstance(source, PinnedSource):
                 return AliasSource(bind(self.pins[source.original]), source.original)
-            return _map_parts(source, bound)
-        return [g if g.source is None else _on(g, bound(g.source)) for g in guards]
+            return map_parts(source, bound)
+        return [g if g.source is None else g.on(bound(g.source)) for g in guards]
 
     # ---- the member cache -----------------------------------------------------------------------
     def through_cache(self, source):
@@ -404,7 +346,7 @@ class ModulePlan:
             if index is None:
                 index = self.cache[source] = len(self.cache)
             return CachedSource(index, source)
-        return _map_parts(source, self.through_cache)
+        return map_parts(source, self.through_cache)
 
     def watch_objects(self):
         for obj in self.objects.values():
@@ -428,8 +370,8 @@ class ModulePlan:
         def render_guard(g, bind):           # reaches `certain`, not the plan (see _covered_block)
             return _certain_text(certain, g, bind) or plain_render(g, bind)
         before, after = self.bound_pins(self.before, bind), self.bound_pins(self.after, bind)
-        terms = _Aliases(before + after)
-        inner = _Aliases(self.versioned, prefix="__fj_q")
+        terms = Aliases(before + after)
+        inner = Aliases(self.versioned, prefix="__fj_q")
         versioned = self.versions.render(bind, [inner.render(g, bind, render_guard) for g in self.versioned],
                                          out_of_line)
         if not self.covered:
@@ -445,7 +387,7 @@ class ModulePlan:
         pins = bind(RootPins(state_list)) if roots else None
         root_args = "".join(f", {r.expr()}" for r in roots)
         pin = f"{pins}.pin(__fj_e{root_args}) and " if roots else ""
-        current = "".join(f" and __fj_id({_operand(r.expr())}) == {state}[{2 + i}]" for i, r in enumerate(roots))
+        current = "".join(f" and __fj_id({operand(r.expr())}) == {state}[{2 + i}]" for i, r in enumerate(roots))
         members = sorted(self.cache, key=self.cache.get)
         # checks these roots passed at this epoch: made current
         recall = f"{pins}.recall(__fj_e{root_args})" if roots else None
@@ -468,11 +410,7 @@ def _certain_text(certain, g, bind):
     """The frame's own *args / **kwargs are a tuple / a dict for sure: their length and keys are
     checked without a call (`not args`, `[*kwargs] == [...]`). None for other guards."""
     kind = certain.get(g.source) if g.source is not None else None
-    if g.kind == "LEN_MATCH" and kind is tuple and g.expected == 0:
-        return f"not {g.source.expr()}"
-    if g.kind == "DICT_KEYS" and kind is dict:
-        return f"[*{g.source.expr()}] == {bind(list(g.expected))}"
-    return None
+    return None if kind is None else g.kind.certain_text(g, kind, bind)
 
 
 def _covered_block(covered, members, param_tuple, render_guard, bind, refresh_head, refresh_tail, recall):
@@ -480,12 +418,12 @@ def _covered_block(covered, members, param_tuple, render_guard, bind, refresh_he
     cache refreshed and the epoch stamped. A function of what it is handed only, not of the plan: the
     shared entry renders it on its first call (OutOfLine.deferred), and must not keep the plan's input
     tensors and modules alive until then."""
-    shared = _Aliases(covered, prefix="__fj_k")
+    shared = Aliases(covered, prefix="__fj_k")
     plain_render = render_guard
 
     def render_guard(g, bind):
         s = g.source
-        if type(s) is HookStateSource and s.empty and g.kind == "CONST_MATCH" and g.expected is True:
+        if type(s) is HookStateSource and s.empty and g.kind is CONST_MATCH and g.expected is True:
             return f"{bind(_no_hooks)}({s.module.expr()})"    # what s.expr() says, in a few characters
         return plain_render(g, bind)
     terms_text = [shared.render(g, bind, render_guard) for g in covered]
@@ -502,166 +440,6 @@ def _no_hooks(m):
     """HookStateSource(m, empty=True)'s expression as a function: a model's covered block checks it for
     every module (a tenth of the block's text to compile, written out)."""
     return not (m._forward_pre_hooks or m._forward_hooks or m._backward_hooks or m._backward_pre_hooks)
-
-
-def _fixed_keys(guards, sources):
-    """The FIXED_OBJECTS keys the paths of `guards` and `sources` name (FixedObjectSource anywhere in them)."""
-    seen, keys = set(), set()
-    stack = [g.source for g in guards if g.source is not None] + list(sources)
-    while stack:
-        s = stack.pop()
-        if s in seen:
-            continue
-        seen.add(s)
-        if isinstance(s, FixedObjectSource):
-            keys.add(s.key)
-        stack += _parts(s)
-    return keys
-
-
-@dataclasses.dataclass(frozen=True)
-class AliasSource(Source):
-    """A Source already evaluated into a local of the entry by an earlier guard term."""
-    local: str
-    original: Source
-
-    def expr(self):
-        return self.local
-
-    def name(self):
-        return self.original.name()
-
-
-_CHEAP = (LocalSource, CachedSource, FixedObjectSource, BuiltinSource, AliasSource, PinnedSource)
-
-
-class _Aliases:
-    """Common subexpressions of guard Sources: a path read by two or more guards is evaluated once,
-    into a local, by a term of its own placed just before the first guard that needs it (a term that is
-    always evaluated, so later guards never see it unassigned)."""
-
-    def __init__(self, guards, prefix="__fj_p"):
-        self.prefix = prefix
-        direct, parents, depth = {}, {}, {}
-
-        def visit(source, parent):
-            if parent is not None:
-                parents.setdefault(source, []).append(parent)
-            if source in depth:
-                return depth[source]
-            depth[source] = 0
-            d = 1 + max((visit(p, source) for p in _parts(source)), default=-1)
-            depth[source] = d
-            return d
-
-        for g in guards:
-            if g.source is not None:
-                direct[g.source] = direct.get(g.source, 0) + 1
-                visit(g.source, None)
-        del visit                    # a recursive closure is a cycle (function <-> its cell)
-        # how many times each path would be evaluated, given the paths aliased above it
-        self.counts, aliased = {}, set()
-        for source in sorted(depth, key=depth.get, reverse=True):
-            n = direct.get(source, 0) + sum(1 if p in aliased else self.counts.get(p, 0)
-                                            for p in parents.get(source, ()))
-            self.counts[source] = n
-            if n >= 2 and not isinstance(source, _CHEAP):
-                aliased.add(source)
-        self.names = {}
-        # Source -> what it renders as, once substituted: every alias its path needs is named by then, so
-        # substituting it again would emit no term and build an equal Source (thousands of guards share
-        # a model's module paths)
-        self.done = {}
-
-    def _substitute(self, source, pending):
-        done = self.done.get(source)
-        if done is not None:
-            return done
-        mapped = _map_parts(source, lambda s: self._substitute(s, pending))
-        if self.counts.get(source, 0) >= 2 and not isinstance(source, _CHEAP):
-            name = self.names[source] = f"{self.prefix}{len(self.names)}"
-            pending.append(f"({name} := {mapped.expr()}) is not __fj_MISS")
-            mapped = AliasSource(name, source)
-        self.done[source] = mapped
-        return mapped
-
-    def reuse(self, source):
-        """`source` read through the aliases already named (no new ones): for text placed after every
-        term rendered so far (the member cache's refresh at the end of the covered block)."""
-        name = self.names.get(source)
-        if name is not None:
-            return AliasSource(name, source)
-        return _map_parts(source, self.reuse)
-
-    def render(self, g, bind, render_guard):
-        if g.source is None:
-            return render_guard(g, bind)
-        pending = []
-        source = self._substitute(g.source, pending)
-        term = render_guard(g if source == g.source else _on(g, source), bind)
-        return " and ".join(pending + [term]) if term else " and ".join(pending)
-
-
-_FIELD_NAMES = {}
-
-
-def _field_names(cls):
-    """The dataclass field names of a Source class (None if it is no dataclass), looked up once per class:
-    dataclasses.fields() on every path part was a tenth of guard rendering."""
-    names = _FIELD_NAMES.get(cls)
-    if names is None:
-        names = _FIELD_NAMES[cls] = tuple(f.name for f in dataclasses.fields(cls)) \
-            if dataclasses.is_dataclass(cls) else ()
-    return names
-
-
-def _parts(source):
-    """The Sources `source` is built from: dataclass fields holding Sources (or tuples of them), and a
-    `members` list (guards/identity.py's DistinctObjectsSource)."""
-    if isinstance(source, (CachedSource, AliasSource, PinnedSource)):
-        return []                       # read from the cache or a local: its original path is not evaluated
-    members = getattr(source, "members", None)
-    if isinstance(members, list):
-        return [m for m in members if isinstance(m, Source)]
-    out = []
-    for name in _field_names(type(source)):
-        value = getattr(source, name)
-        if isinstance(value, Source):
-            out.append(value)
-        elif isinstance(value, tuple):
-            out += [v for v in value if isinstance(v, Source)]
-    return out
-
-
-def _map_parts(source, fn):
-    """A copy of `source` with fn applied to each Source it is built from (see _parts)."""
-    if isinstance(source, (CachedSource, AliasSource, PinnedSource)):
-        return source
-    members = getattr(source, "members", None)
-    if isinstance(members, list):
-        new = [fn(m) if isinstance(m, Source) else m for m in members]
-        if any(a is not b for a, b in zip(new, members)):
-            clone = copy.copy(source)
-            object.__setattr__(clone, "members", new)
-            return clone
-        return source
-    changes = None
-    for name in _field_names(type(source)):
-        value = getattr(source, name)
-        if isinstance(value, Source):
-            new = fn(value)
-            if new is not value:
-                changes = changes or {}
-                changes[name] = new
-        elif isinstance(value, tuple) and value and all(isinstance(v, Source) for v in value):
-            new = tuple(fn(v) for v in value)
-            if any(a is not b for a, b in zip(new, value)):
-                changes = changes or {}
-                changes[name] = new
-    if not changes:
-        return source
-    cls = type(source)
-    return cls(**{name: changes.get(name, getattr(source, name)) for name in _field_names(cls)})
 
 
 def plan_for(ctx, shared=False):
@@ -681,95 +459,15 @@ def plan_for(ctx, shared=False):
     return plan
 
 
-class OutOfLine:
-    """Compiles a guard block as `def __fj_blockN(<the names it reads>): return (<block>)` into the
-    entry's namespace and returns the call expression. The parameters are the frame's own parameter
-    names found in the block's text plus the entry locals it reads (`internal`). With `lazy` (the shared
-    entry's blocks, which no call needs until another instance comes), the text is compiled when the
-    block is first called: compiling a big model's block costs as much as rendering it."""
-
-    def __init__(self, ns, params, lazy=False, defer=False):
-        self.ns = ns
-        self.params = tuple(params)
-        self.count = 0
-        self.lazy = lazy
-        if not defer:
-            self.deferred = None
-
-    def deferred(self, text, guards, sources, internal=()):
-        """A lazy block whose text, too, is made on its first call (`text()`, rendering `guards` on
-        `sources`): it takes every frame parameter, as which ones the text reads is not known yet. The
-        fixed objects the paths name are bound now, while they are certainly alive."""
-        for key in _fixed_keys(guards, sources):
-            self.ns.env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[key]
-        names = self.params + tuple(internal)
-        name = f"__fj_block{self.count}"
-        self.count += 1
-        self.ns.env[name] = LazyBlock(name, None, None, (text, names, self.ns))
-        return f"{name}({', '.join(names)})"
-
-    def __call__(self, expr, internal=()):
-        # one scan of the (long) block text for every name it mentions, not one regex search per parameter
-        used = set(_NAME.findall(expr))
-        names = [p for p in self.params + tuple(internal) if p in used]
-        name = f"__fj_block{self.count}"
-        self.count += 1
-        src = f"def {name}({', '.join(names)}):\n    return ({expr})\n"
-        for key in set(re.findall(r"__fj_fixed_(\d+)", src)):
-            self.ns.env[f"__fj_fixed_{key}"] = FIXED_OBJECTS[int(key)]
-        # its own globals (what is bound so far, all its text names): a function in the dict that is its
-        # globals is a cycle, which would keep the entry and its modules until the cyclic GC ran
-        env = dict(self.ns.env)
-        self.ns.env[name] = LazyBlock(name, src, env) if self.lazy else _compiled_block(name, src, env)
-        return f"{name}({', '.join(names)})"
-
-
-def _compiled_block(name, src, env):
-    exec(compile(src, f"<framejit guard block {name}>", "exec"), env)
-    return env.pop(name)
-
-
-_RENDER_LOCK = threading.Lock()
-
-
-class LazyBlock:
-    """A guard block compiled on its first call (OutOfLine's `lazy`); its text and globals are fixed when
-    it is made, so compiling later gives the function compiling at once would have. A deferred block
-    (OutOfLine.deferred) has no text yet: `pending` is (text function, parameter names, namespace), and
-    its first call renders the text, binding its constants into the entry's namespace, whose names are
-    its globals then."""
-
-    __slots__ = ("name", "src", "env", "fn", "pending")
-
-    def __init__(self, name, src, env, pending=None):
-        self.name, self.src, self.env, self.fn, self.pending = name, src, env, None, pending
-
-    def __call__(self, *args):
-        fn = self.fn
-        if fn is None:
-            with _RENDER_LOCK:                   # two threads' first calls: one renders and compiles
-                fn = self.fn
-                if fn is None:
-                    if self.pending is not None:
-                        text, names, ns = self.pending
-                        self.src = f"def {self.name}({', '.join(names)}):\n    return ({text()})\n"
-                        self.env = dict(ns.env)
-                        self.env.pop(self.name, None)    # itself in its own globals: a cycle (see OutOfLine)
-                    fn = self.fn = _compiled_block(self.name, self.src, self.env)
-                    self.src = self.env = self.pending = None    # its own globals hold what it needs
-        return fn(*args)
-
-
 def render(ctx, ns, instances=(), shared=False):
     """The entry's guard expression; `instances`: ID_MATCH guards rendered by id (guards.WeakIdentity);
     `shared`: the shared entry's (guards/instance_guards.py)."""
-    from .guard_set import _render, instance_guard_text
     by_id = {id(g.expected) for g in instances}
 
     def render_guard(g, bind):
-        if g.kind == "ID_MATCH" and id(g.expected) in by_id and g.source in {i.source for i in instances}:
+        if g.kind is ID_MATCH and id(g.expected) in by_id and g.source in {i.source for i in instances}:
             return instance_guard_text(g)
-        return _render(g, bind)
+        return kind_render(g, bind)
     # the shared entry's covered block is even rendered on its first call (no symbolic constants to
     # refuse there, which must fail the conversion, not a later call)
     defer = shared and ctx.graph.shapes is None

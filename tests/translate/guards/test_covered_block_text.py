@@ -7,7 +7,7 @@ import torch
 import torch.nn as nn
 
 import framejit
-from framejit.translate.guards.guard_set import _native_same_atoms
+from framejit.translate.guards.kinds.objects import native_same_atoms as _native_same_atoms
 from framejit.translate.guards.module_guards import _no_hooks
 from tests.differential import randn
 

@@ -318,7 +318,7 @@ class Text(str):
     lambda ks: ks.__setitem__(3, 0),           # None -> 0
 ], ids=["value", "bool_to_int", "str_subclass", "append", "pop", "none_to_int"])
 def test_a_list_of_strings_ints_and_none_is_one_check_that_sees_every_change(change):
-    from framejit.translate.guards.guard_set import _native_same_atoms
+    from framejit.translate.guards.kinds.objects import native_same_atoms as _native_same_atoms
     f, c = compiled(by_kinds)
     x = torch.ones(2)
     kinds = ["ab", True, 3, None]

@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 
 import framejit
-from framejit.translate.guards.module_guards import LazyBlock
+from framejit.translate.guards.guard_blocks import LazyBlock
 from tests.differential import randn
 
 

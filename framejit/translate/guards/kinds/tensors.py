@@ -1,0 +1,170 @@
+"""The tensor kinds: TENSOR_MATCH (type, dtype, device, exact shape and strides, requires_grad) and
+DYN_TENSOR_MATCH (the same with symbolic dimensions, whose ranges and relations are the SHAPES guard's).
+
+Both render a native check first (guards/tensor_words.py: one call reading the TensorImpl) that falls
+back to the plain attribute reads when it cannot tell.
+"""
+from dataclasses import dataclass
+
+import torch
+
+from .base import GuardKind, register, source_name
+
+
+@dataclass(frozen=True)
+class TensorMeta:
+    type: type
+    dtype: torch.dtype
+    device: torch.device
+    shape: tuple
+    stride: tuple
+    requires_grad: bool
+
+    @staticmethod
+    def of(t):
+        return TensorMeta(type(t), t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad)
+
+
+@dataclass(frozen=True)
+class DynamicTensorMeta:
+    """What a tensor with symbolic dimensions is guarded on: `shape` holds None at each dynamic dim (its
+    range and relations are the SHAPES guard's, framejit/shapes/guard_text.py); a contiguous tensor's
+    strides follow from its sizes, a non-contiguous one's are SHAPES facts (`x.stride(0) == __fj_sym1`)."""
+    type: type
+    dtype: torch.dtype
+    device: torch.device
+    shape: tuple
+    requires_grad: bool
+    contiguous: bool = True    # False: the strides are checked by the SHAPES guard (shapes/symbols.py)
+
+    @staticmethod
+    def of(t, dims):
+        return DynamicTensorMeta(type(t), t.dtype, t.device,
+                                 tuple(None if d in dims else n for d, n in enumerate(t.shape)), t.requires_grad,
+                                 t.is_contiguous())
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
+
+
+def _stride_check(v, m, bind):
+    """Exact strides, as cheaply as they can be checked once the shape matched: nothing for 0-d tensors;
+    `is_contiguous()` (no tuple built) for contiguous tensors whose every dim is > 1, where contiguity
+    fixes each stride exactly; `stride() == ...` otherwise (size-0/1 dims leave strides free)."""
+    if not m.shape:
+        return ""
+    if m.stride == _contiguous_strides(m.shape) and all(d > 1 for d in m.shape):
+        return f" and {v}.is_contiguous()"
+    return f" and {v}.stride() == {bind(m.stride)}"
+
+
+def _native_tensor_check(meta):
+    from ..tensor_words import input_check
+    return input_check(meta)
+
+
+def _type_words(m):
+    return f"{m.type.__name__} {str(m.dtype).replace('torch.', '')} {m.device}"
+
+
+class TensorMatch(GuardKind):
+    name = "TENSOR_MATCH"
+    check_steps = 6
+
+    def describe(self, g):
+        m = g.expected
+        return (f"{source_name(g)}: Tensor {_type_words(m)} shape={list(m.shape)} stride={list(m.stride)} "
+                f"requires_grad={m.requires_grad}")
+
+    def render(self, g, e, bind):
+        m = g.expected
+        v = e if e.isidentifier() else "__fj_t"
+        native = _native_tensor_check(m)
+        if native is not None:               # one native call; the getters only if it can't tell
+            first = f"{bind(native[0])}({v if v == e else f'(__fj_t := {e})'}, {bind(native[1])})"
+            head = f"type({v}) is {bind(m.type)}"
+        else:
+            head = f"type({v}) is {bind(m.type)}" if v == e else f"type(__fj_t := {e}) is {bind(m.type)}"
+        device = f"{v}.is_cpu" if m.device.type == "cpu" else f"{v}.device == {bind(m.device)}"
+        plain = (f"{head} and {v}.dtype is {bind(m.dtype)} and {device}"
+                 f" and {v}.shape == {bind(torch.Size(m.shape))}{_stride_check(v, m, bind)}"
+                 f" and {v}.requires_grad is {m.requires_grad}")
+        return plain if native is None else f"({first} or ({plain}))"
+
+    def miss(self, g, name, actual):
+        if not isinstance(actual, torch.Tensor):
+            return f"{name} is no longer a tensor (got {type(actual).__name__})"
+        now, was = TensorMeta.of(actual), g.expected
+        for f in ("type", "dtype", "device", "shape", "stride", "requires_grad"):
+            a, b = getattr(was, f), getattr(now, f)
+            if a != b:
+                a, b = (a.__name__, b.__name__) if f == "type" else (a, b)
+                if f == "shape" and len(a) == len(b):
+                    for i, (p, q) in enumerate(zip(a, b)):
+                        if p != q:
+                            return f"{name}.shape[{i}] changed {p} -> {q}"
+                return f"{name}.{f} changed {a} -> {b}"
+        return None
+
+    def module_covered(self, plan, g):
+        return isinstance(plan.tensors.get(g.source), torch.nn.Parameter)   # a buffer keeps its checks
+
+    def version_deps(self, vplan, g):
+        return vplan.buffer_deps(g.source)
+
+
+TENSOR_MATCH = register(TensorMatch)
+
+
+class DynTensorMatch(GuardKind):
+    name = "DYN_TENSOR_MATCH"
+
+    def describe(self, g):
+        m = g.expected
+        shape = ", ".join("*" if n is None else str(n) for n in m.shape)
+        layout = "contiguous" if m.contiguous else "strides in the shape guards"
+        return (f"{source_name(g)}: Tensor {_type_words(m)} shape=[{shape}] (* dynamic) {layout} "
+                f"requires_grad={m.requires_grad}")
+
+    def render(self, g, e, bind):
+        m = g.expected
+        v = e if e.isidentifier() else "__fj_t"
+        head = f"type({v}) is {bind(m.type)}" if v == e else f"type(__fj_t := {e}) is {bind(m.type)}"
+        device = f"{v}.is_cpu" if m.device.type == "cpu" else f"{v}.device == {bind(m.device)}"
+        sizes = "".join(f" and {v}.size({i}) == {n}" for i, n in enumerate(m.shape) if n is not None)
+        layout = f" and {v}.is_contiguous()" if m.contiguous else ""     # else: strides in SHAPES
+        plain = (f"{head} and {v}.dtype is {bind(m.dtype)} and {device} and {v}.dim() == {len(m.shape)}{sizes}"
+                 f"{layout} and {v}.requires_grad is {m.requires_grad}")
+        from ..tensor_words import dynamic_input_check
+        native = dynamic_input_check(m)
+        if native is None:
+            return plain
+        # one native call for all but the symbolic sizes and the strides; the getters only if it can't tell
+        first = f"{bind(native[0])}({v if v == e else f'(__fj_t := {e})'}, {bind(native[1])})"
+        return f"(({first}{layout}) or ({plain}))"
+
+    def miss(self, g, name, actual):
+        m = g.expected
+        if not isinstance(actual, torch.Tensor):
+            return f"{name} is no longer a tensor (got {type(actual).__name__})"
+        if type(actual) is not m.type:
+            return f"{name}.type changed {m.type.__name__} -> {type(actual).__name__}"
+        for f in ("dtype", "device", "requires_grad"):
+            if getattr(actual, f) != getattr(m, f):
+                return f"{name}.{f} changed {getattr(m, f)} -> {getattr(actual, f)}"
+        if actual.dim() != len(m.shape):
+            return f"{name}.dim() changed {len(m.shape)} -> {actual.dim()}"
+        for i, n in enumerate(m.shape):
+            if n is not None and actual.shape[i] != n:
+                return f"{name}.shape[{i}] changed {n} -> {actual.shape[i]}"
+        if m.contiguous and not actual.is_contiguous():
+            return f"{name} is no longer contiguous (stride {tuple(actual.stride())})"
+        return None
+
+
+DYN_TENSOR_MATCH = register(DynTensorMatch)
