@@ -63,7 +63,7 @@ class Namespace:
         key = id(obj)
         name = self._ids.get(key)
         if name is None:
-            if holds_symbolic(obj):     # a SymInt as a constant would reach real code (values/sym_free.py)
+            if holds_symbolic(obj):     # a SymInt as a constant would reach real code (values/numbers/sym_concrete.py)
                 raise RuntimeError(f"framejit bug: a symbolic number reached generated code as a constant ({obj!r})")
             name = self._ids[key] = f"__fj_c{len(self._ids)}"
             self.env[name] = obj
@@ -129,7 +129,7 @@ class Rebuilder:
         return e
 
     def key(self, k):
-        """A dict key: a constant, or the object an identity key stands for (values/identity_keys.py)."""
+        """A dict key: a constant, or the object an identity key stands for (values/dicts/identity_hashed_keys.py)."""
         return self.expr(k.value) if type(k) is IdentityKey else self.ns.bind(k)
 
     def _expr(self, v):
@@ -138,7 +138,7 @@ class Rebuilder:
         if isinstance(v, (TensorValue, SymValue)):     # a SymValue: a size the graph computes (or reads)
             if v.node.op == "placeholder" and v.source is not None:
                 return self.reload(v.source)
-            if isinstance(v, TensorValue) and v.cls is not None:   # a tensor subclass instance (values/tensor_subclasses.py):
+            if isinstance(v, TensorValue) and v.cls is not None:   # a tensor subclass instance (values/tensors/tensor_subclasses.py):
                 name = f"__fj_v{len(self.prelude)}"        # made once, however often the value is reached
                 self.prelude.append(f"{name} = {self.ns.bind(as_subclass_after_graph)}"
                                     f"(__fj_o{self.output_index[v.node]}, {self.ns.bind(v.cls)})")
@@ -229,7 +229,7 @@ def side_effect_lines(effects, rb):
                          f"setattr({target}, {e.key!r}, {value})")
         elif e.kind == "attr":
             lines.append(f"setattr({rb.reload(e.target)}, {e.key!r}, {rb.expr(e.value)})")
-        elif e.kind == "value_attr":      # a tensor the graph made: its output (values/tensor_instance_attrs.py)
+        elif e.kind == "value_attr":      # a tensor the graph made: its output (values/tensors/tensor_instance_attrs.py)
             lines.append(f"setattr({rb.expr(e.target)}, {e.key!r}, {rb.expr(e.value)})")
         elif e.kind == "raw_attr":        # the store itself (a Python __setattr__/property already ran)
             lines.append(f"{rb.ns.bind(object.__setattr__)}({rb.reload(e.target)}, {e.key!r}, {rb.expr(e.value)})")
@@ -242,7 +242,7 @@ def side_effect_lines(effects, rb):
         elif e.kind == "list":
             items = ", ".join(rb.expr(i) for i in e.value.items)
             lines.append(f"{rb.reload(e.target)}[:] = [{items}]")
-        elif e.kind == "list_extend":     # an input list the frame only appended to (values/input_lists.py)
+        elif e.kind == "list_extend":     # an input list the frame only appended to (values/containers/input_lists.py)
             items = "".join(f"{rb.expr(i)}, " for i in e.value.appended)
             lines.append(f"{rb.reload(e.target)}.extend(({items}))")
         elif e.kind == "dict":

@@ -102,7 +102,7 @@ class Translator:
             return self._run(start)
         finally:
             # real grad mode / autocast back to how they were at entry (a grad-mode block the frame started
-            # inside may have ended in it: ctx_managers.resumed_grad_block)
+            # inside may have ended in it: state_managers.resumed_grad_block)
             unwind(self.active_managers, self.ctx.entry_state[torch.is_grad_enabled])
 
     def _run(self, start):

@@ -36,7 +36,7 @@ def _copyable_class(cls):
 
 def _instance_dict(tx, v):
     """The attributes of user object `v`, name -> Value, as the frame sees them now (the real object
-    and the frame's own writes; read through its Source, so guarded: values/object_attrs.py)."""
+    and the frame's own writes; read through its Source, so guarded: values/objects/attribute_model.py)."""
     from ..values.objects.instance_dict_views import instance_dict_value
     from ..values.objects.new_objects import NewObject, is_plain_instance
     if isinstance(v, NewObject):

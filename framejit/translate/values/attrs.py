@@ -2,7 +2,7 @@
 
 Tensor metadata (.shape, .dtype, .device, .ndim, ...) folds to constants: every input tensor is guarded
 on exactly these, and every graph tensor's metadata comes from its fake tensor. Attributes of real
-objects -- plain Python objects, classes, modules, nn.Modules -- go through values/object_attrs.py: one model of
+objects -- plain Python objects, classes, modules, nn.Modules -- go through values/objects/attribute_model.py: one model of
 the object's attributes with the frame's own writes and deletes, Python's lookup order, and a guard on
 each outcome (absence included); data descriptors written in Python (properties) are inlined by the
 caller (PropertyCall).
@@ -80,7 +80,7 @@ def load_attr(tx, obj, name):
     if isinstance(obj, DictValue) and obj.kind is not dict:     # (no DictValue kind has attribute rules of its own)
         from .dicts.dict_kind_attrs import instance_attr
         from .dicts.dict_kinds import load_attr as dict_kind_attr
-        own = instance_attr(tx, obj, name)          # its own attributes (values/dict_kind_attrs.py)
+        own = instance_attr(tx, obj, name)          # its own attributes (values/dicts/dict_kind_attrs.py)
         if own is not None:
             return own
         return dict_kind_attr(tx, obj, name)
@@ -99,7 +99,7 @@ def load_attr(tx, obj, name):
 
 
 def tensor_attr(tx, t, name):
-    if t.cls is not None:                 # a tensor subclass instance (values/tensor_subclasses.py)
+    if t.cls is not None:                 # a tensor subclass instance (values/tensors/tensor_subclasses.py)
         out = subclass_attr(tx, t, name)
         if out is not NOT_DISPATCHED:
             return out
@@ -133,7 +133,7 @@ def tensor_attr(tx, t, name):
         raise GraphBreak("tensor attribute", f"reading tensor.{name} is not supported in a graph")
     if callable(getattr(torch.Tensor, name, None)):
         return MethodValue(t, name)
-    if is_instance_name(name):                 # the tensor's own __dict__ (values/tensor_instance_attrs.py)
+    if is_instance_name(name):                 # the tensor's own __dict__ (values/tensors/tensor_instance_attrs.py)
         found = read_tensor_attr(tx, t, name)
         if found is not None:
             return found
@@ -181,7 +181,7 @@ def store_input_grad(tx, t, value):
 
 
 def object_attr(tx, obj, name):
-    """`obj.name` for a real object (values/object_attrs.py: one model of the object's attributes, the frame's
+    """`obj.name` for a real object (values/objects/attribute_model.py: one model of the object's attributes, the frame's
     own writes and deletes included, with the absence of an attribute guarded like its presence)."""
     real_obj = obj.obj
     if has_plain_lookup(real_obj):
@@ -297,7 +297,7 @@ def _object_getattribute(tx, args, kwargs):
 
 
 def delete_attribute(tx, obj, name):
-    """`del obj.name` (values/object_attrs.py: the same model as reads and stores)."""
+    """`del obj.name` (values/objects/attribute_model.py: the same model as reads and stores)."""
     if isinstance(obj, ObjectValue) and is_plain_instance(obj.obj):
         delete_instance_attr(tx, obj, name)
     elif isinstance(obj, ObjectValue) and is_plain_class(obj.obj):

@@ -165,7 +165,7 @@ class Const(Value):
 
     def __init__(self, value, source=None):
         super().__init__(source)
-        if type(value) in SUSPECT_TYPES:      # fake metadata folded: never a SymInt (values/sym_free.py)
+        if type(value) in SUSPECT_TYPES:      # fake metadata folded: never a SymInt (values/numbers/sym_concrete.py)
             value = concrete(value)
         self.value = value
 
@@ -180,7 +180,7 @@ class Const(Value):
 
 
 class TensorValue(Value):
-    """`cls`: the tensor subclass this value is an instance of (values/tensor_subclasses.py), None for a
+    """`cls`: the tensor subclass this value is an instance of (values/tensors/tensor_subclasses.py), None for a
     plain tensor or parameter; node and fake are plain either way."""
     __slots__ = ("node", "fake", "cls")
 
@@ -225,7 +225,7 @@ class SeqValue(Value):
 
 
 class DictValue(Value):
-    """A dict (or dict subclass given by `kind`) keyed by constants or IdentityKeys (values/identity_keys.py);
+    """A dict (or dict subclass given by `kind`) keyed by constants or IdentityKeys (values/dicts/identity_hashed_keys.py);
     values are Values."""
     __slots__ = ("kind", "items")
 
@@ -246,7 +246,7 @@ class DictValue(Value):
 
 
 class SetValue(Value):
-    """A set: its members as Values in build order (constants, or tensors by identity: values/identity_keys.py)."""
+    """A set: its members as Values in build order (constants, or tensors by identity: values/dicts/identity_hashed_keys.py)."""
     __slots__ = ("items",)
 
     def __init__(self, items, source=None):

@@ -32,7 +32,7 @@ def _specialized(a, b):
 
 
 def _symbolic_operands(a, b):
-    """Is this an operation on a symbolic number (values/symbolic.py) and plain numbers?"""
+    """Is this an operation on a symbolic number (values/numbers/sym_values.py) and plain numbers?"""
     return (isinstance(a, SymValue) or isinstance(b, SymValue)) and all(
         isinstance(x, SymValue) or isinstance(x, Const) and type(x.value) in _NUMBER_TYPES for x in (a, b))
 
@@ -66,9 +66,9 @@ def binary_op(tx, sym, a, b):
     fn = BINARY.get(sym) or INPLACE[sym]
     if isinstance(a, Const) and isinstance(b, Const):
         return _fold(fn, a, b)
-    if ndarrays.numpy_involved(a, b):        # numpy arrays and scalars: numpy's rules (values/ndarrays.py)
+    if ndarrays.numpy_involved(a, b):        # numpy arrays and scalars: numpy's rules (values/tensors/ndarrays.py)
         return ndarrays.BRIDGE.binary(tx, sym, a, b)
-    out = user_binary_op(tx, sym, a, b)         # a user object's dunders (values/user_protocol.py)
+    out = user_binary_op(tx, sym, a, b)         # a user object's dunders (values/objects/user_dunders.py)
     if out is not None:
         return out
     if sym == "%" and isinstance(a, Const) and isinstance(a.value, str) and isinstance(b, (SeqValue, DictValue)):
@@ -105,7 +105,7 @@ def binary_op(tx, sym, a, b):
                              f"\"{b.kind.__name__}\") to {kind.__name__}")
         out_kind = torch.Size if torch.Size in (kind, b.kind) else kind
         return SeqValue(out_kind, [Const(i) for i in a.value] + b.items)
-    if isinstance(a, DictValue) and a.kind is not dict:       # Counter arithmetic (values/dict_kinds.py)
+    if isinstance(a, DictValue) and a.kind is not dict:       # Counter arithmetic (values/dicts/dict_kinds.py)
         from .dicts.dict_kinds import binary_op as dict_kind_binary
         out = dict_kind_binary(tx, sym, a, b)
         if out is not None:

@@ -18,7 +18,7 @@ CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis)
                torch.dtype, torch.device, torch.layout, torch.memory_format)
 
 
-# The protocol of user objects from outside the frame (values/user_protocol.py fills this in when it is
+# The protocol of user objects from outside the frame (values/objects/user_dunders.py fills this in when it is
 # imported: it imports this module, so this module does not import it): is_user_object, truth, iterate.
 USER_OBJECTS = {}
 
@@ -53,7 +53,7 @@ def as_python(v):
 
 
 def dict_key(v):
-    """The real key a dict or set of the frame files v under (values/identity_keys.py)."""
+    """The real key a dict or set of the frame files v under (values/dicts/identity_hashed_keys.py)."""
     if hashes_by_identity(v):
         return identity_key(v)
     return as_python(v)
@@ -145,7 +145,7 @@ def _in_set_order(items):
 def wrap_unsourced(obj):
     """A real object reached without a Source (e.g. attribute of a constant): only constants are safe."""
     if type(obj) in CONST_TYPES or type(obj) is torch.Size or type(obj) in SYM_TYPES:
-        return Const(obj)       # a Sym number read off fake metadata: Const makes it a number (sym_free.py)
+        return Const(obj)       # a Sym number read off fake metadata: Const makes it a number (values/numbers/sym_concrete.py)
     if isinstance(obj, tuple) and all(type(x) in CONST_TYPES for x in obj):
         return Const(obj)
     if type(obj) is range:
@@ -157,7 +157,7 @@ def wrap_unsourced(obj):
     return ObjectValue(obj)
 
 
-# values/tensor_subclasses.py's iteration of a subclass instance (it imports this module)
+# values/tensors/tensor_subclasses.py's iteration of a subclass instance (it imports this module)
 TENSOR_SUBCLASS_ITERATION = []
 
 

@@ -89,7 +89,7 @@ def getitem(tx, obj, index):
 
 def tensor_index(index):
     """`seq[t]` calls t.__index__(), which reads t's value: known when the frame made t from constants
-    (values/known_tensor_values.py); an input's (or any computed) value is data, a graph break (as under
+    (values/tensors/known_tensor_values.py); an input's (or any computed) value is data, a graph break (as under
     torch.compile, which breaks there unless fullgraph makes it specialize on the value)."""
     real = known_value(index)
     if real is None:
@@ -404,7 +404,7 @@ def build_dict_from_pairs(keys, values):
 
 def _setitem_call(tx, args, kwargs):
     """operator.setitem(obj, key, value), as `obj[key] = value` (a subclass's __torch_function__ calls
-    Tensor.__setitem__ that way: values/tensor_subclasses.py)."""
+    Tensor.__setitem__ that way: values/tensors/tensor_subclasses.py)."""
     if len(args) != 3 or kwargs:
         raise GraphBreak("bad call", "TypeError: setitem expected 3 arguments")
     setitem(tx, *args)

@@ -1,9 +1,9 @@
 """Instance attributes of a dict-kind argument (a user dict subclass, OrderedDict, Counter): `d.name`,
 `d.__dict__[...]`, hasattr, `d.name = v`, a property setter writing `self.__dict__`.
 
-Why this exists: values/dict_kinds.py models such an argument as a DictValue only while its instance
+Why this exists: values/dicts/dict_kinds.py models such an argument as a DictValue only while its instance
 __dict__ is empty (guarded at entry). What the frame then stores there goes through the attribute model
-of values/object_attrs.py on the real object (side effects replayed after the graph, later reads in the
+of values/objects/attribute_model.py on the real object (side effects replayed after the graph, later reads in the
 frame see them), and `d.__dict__` is that model's view, as for any plain object.
 """
 from ....errors import GraphBreak

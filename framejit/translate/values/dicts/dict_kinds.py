@@ -39,7 +39,7 @@ _BUILTIN_KINDS = (dict, collections.OrderedDict, collections.defaultdict, collec
 # what a user subclass may not define: the value reads its items directly for these protocols
 _NOT_MODELLED = ("__slots__", "__getattribute__", "__getattr__", "__new__", "__len__", "__iter__", "__contains__",
                  "__bool__", "__eq__", "__ne__", "keys", "items", "values", "__reversed__", "__or__", "__ior__")
-DICT_METHODS = {}     # the plain dict's method table, filled in by values/containers.py (which imports this)
+DICT_METHODS = {}     # the plain dict's method table, filled in by values/containers/subscripts.py (which imports this)
 
 
 class DefaultDictValue(DictValue):
@@ -501,7 +501,7 @@ def wrap_input(ctx, obj, source, guard):
     else:
         value = DictValue(items, source, kind=t)
     if hasattr(obj, "__dict__"):
-        ctx.dict_kind_objects[id(value)] = (value, obj)      # its instance attributes: values/dict_kind_attrs.py
+        ctx.dict_kind_objects[id(value)] = (value, obj)      # its instance attributes: values/dicts/dict_kind_attrs.py
     return value
 
 

@@ -160,7 +160,7 @@ class InstanceDictValue(Value):
         self.owner.edited = True
         tx.ctx.side_effects.delete_attr(self.owner.obj, self.owner.source, name, raw=True, in_dict=True)
 
-    # value protocol (values/containers.py, values/operators.py, lookasides/builtins_table.py)
+    # value protocol (values/containers/subscripts.py, values/operator_rules.py, lookasides/builtins_table.py)
     def getitem(self, tx, index):
         key = as_python(index)
         value = self.get(key)

@@ -13,7 +13,7 @@ instance attributes, then class attributes (functions bind, staticmethod/classme
 Python __getattr__. Property getters and setters and a Python __setattr__ are inlined; stores they make
 with object.__setattr__ (or super().__setattr__) are the raw stores.
 
-Objects that come from outside (arguments, globals) stay ObjectValues whose attributes values/object_attrs.py
+Objects that come from outside (arguments, globals) stay ObjectValues whose attributes values/objects/attribute_model.py
 models (reads, deletes, their __dict__); their stores pass through `store_instance_attr` here, so a
 property setter or a Python __setattr__ runs once, in the frame, and the raw store is replayed after the
 graph. Every class lookup that decides what the frame does (`lookup`) is guarded: a class can change
@@ -58,7 +58,7 @@ def lookup_type(cls, name, after=None):
 
 
 def lookup(tx, cls, name, after=None):
-    """lookup_type, guarded (object_attrs.class_lookup): translation decisions depend on it."""
+    """lookup_type, guarded (attribute_model.class_lookup): translation decisions depend on it."""
     return class_lookup(tx, cls, name, after)
 
 
@@ -118,7 +118,7 @@ def call(tx, fn_value, args, kwargs=None):
 class NewObject(Value):
     """An instance of a user class created in the frame (see the module docstring)."""
     __slots__ = ("cls", "cls_value", "attrs")
-    made_in_frame = True                      # (object_attrs.is_new_object)
+    made_in_frame = True                      # (attribute_model.is_new_object)
 
     def __init__(self, cls, cls_value=None):
         super().__init__(None)
@@ -367,7 +367,7 @@ def _compare_with(tx, op, left, right):
     if isinstance(left, NewObject):
         cls = left.cls
     elif isinstance(left, ObjectValue) and is_plain_instance(left.obj) and type(left.obj) is not types.SimpleNamespace:
-        cls = type(left.obj)                      # a user object from outside the frame (user_protocol.py)
+        cls = type(left.obj)                      # a user object from outside the frame (values/objects/user_dunders.py)
     else:
         if isinstance(left, Const) and type(left.value).__module__ == "builtins":
             return NotImplemented                 # builtin values do not know user objects
