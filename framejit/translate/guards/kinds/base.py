@@ -90,6 +90,17 @@ class GuardKind:
         return None
 
 
+class FusedKind(GuardKind):
+    """A guard standing for several others (expected = (what its one check reads, the guards)): its words
+    and its miss explanation are theirs."""
+
+    def describe(self, g):
+        return "; ".join(part.describe() for part in g.expected[1])
+
+    def explain_miss(self, g, env):
+        return next((why for why in (part.explain_miss(env) for part in g.expected[1]) if why), None)
+
+
 def register(cls):
     """Make the one object of a GuardKind class and file it under its name."""
     kind = cls()

@@ -4,18 +4,7 @@ those read by one native call (guard_set.fuse_state_guards, guards/native_state.
 """
 import torch
 
-from .base import GuardKind, register
-
-
-class FusedKind(GuardKind):
-    """A guard standing for several others (expected = (what its one check reads, the guards)): its words
-    and its miss explanation are theirs."""
-
-    def describe(self, g):
-        return "; ".join(part.describe() for part in g.expected[1])
-
-    def explain_miss(self, g, env):
-        return next((why for why in (part.explain_miss(env) for part in g.expected[1]) if why), None)
+from .base import FusedKind, GuardKind, register
 
 
 class GradMode(GuardKind):
