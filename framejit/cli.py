@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _replay(args: argparse.Namespace) -> int:
     from framejit.observe.record import RecordError, check_record_file, load_record
-    from framejit.observe.replay import replay_record
+    from framejit.tools.replay import replay_record
 
     try:
         with warnings.catch_warnings(record=True) as caught:

@@ -36,7 +36,7 @@ from framejit.observe.record import (
     write_record,
 )
 from framejit.cli import main
-from framejit.observe.replay import FALLBACK_NAME, HOOK_NAME, replay
+from framejit.tools.replay import FALLBACK_NAME, HOOK_NAME, replay
 
 REPO = Path(__file__).resolve().parents[2]
 OFFSET = 3.0

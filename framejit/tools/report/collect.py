@@ -1,6 +1,6 @@
 """Gather what the HTML report shows, from the compile cache and the metrics store, as plain data.
 
-Why this exists: the page (observe/report/html.py) should only format. Everything it needs about each converted
+Why this exists: the page (tools/report/html.py) should only format. Everything it needs about each converted
 frame -- its source, its cache entries (graph, guards, generated entry source), graph breaks,
 recompile reasons, where its conversion time went -- is collected here into small dataclasses, so
 the rendering never touches live framejit state.
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ...runtime import cache
 from ...convert import resume
-from ..metrics import metrics
+from ...observe.metrics import metrics
 
 GRAPH_OPS = ("call_function", "call_method", "call_module")
 
