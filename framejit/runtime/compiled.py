@@ -24,15 +24,13 @@ from ..config import Config
 from ..convert.codegen import MISS
 from ..convert.frame import Options, Unobserved, convert_frame
 from ..translate.dispatch import CODE_LOOKASIDES
-from ..convert.resume import RESUME_ORIGIN
-from ..observe import record as _record
+from ..convert.resume import note_resume_origin, resume_origin
 from ..observe.conversion import watch_state
 from .dispatcher import build_dispatcher, build_module_call, module_call_fits
 from .ddp import compile_ddp, is_ddp
 from .dynamic_misses import learn_dynamic
 
 _DISABLED = weakref.WeakSet()
-_record.RESUME_ORIGIN = RESUME_ORIGIN     # records name the code a resume function continues
 
 
 def _compile(fn, backend_fn, fullgraph, config, observer, inplace=False):
@@ -223,7 +221,7 @@ def _convert(fn, signature, state, opts, args, kwargs):
     # metrics, phase times, records, global-state checks, logs; internal failures -> eager (runtime/failures.py)
     result, elapsed = observed_conversion(fn, state, opts, args, kwargs,
                                           lambda observation: convert_frame(fn, signature, args, kwargs, opts, observation),
-                                          handle_internal_failure)
+                                          handle_internal_failure, resume_origin(fn.__code__))
     if result.kind == "entry":
         state.add(result)
     elif result.kind == "eager":
@@ -294,11 +292,15 @@ class _ReplayObservation(Unobserved):
     watch_state = staticmethod(watch_state)
 
 
-def replay_conversion(fn, args, kwargs, backend="eager", fullgraph=False, config=None):
+def replay_conversion(fn, args, kwargs, backend="eager", fullgraph=False, config=None, resume_of=None):
     """Convert fn's frame for (args, kwargs) as a cache miss would, except that internal failures raise
     instead of falling back (framejit.replay compares them with the recorded failure). `config`: the
-    recorded Config fields (those about conversion are used). Returns a callable running the converted
-    code (plain fn when the frame would run as plain Python)."""
+    recorded Config fields (those about conversion are used); `resume_of`: for a recorded resume
+    function, (the code it continues, its prologue length), so its instructions map back to that code
+    as they did when recorded. Returns a callable running the converted code (plain fn when the frame
+    would run as plain Python)."""
+    if resume_of is not None:
+        note_resume_origin(fn.__code__, *resume_of)
     backend_fn = lookup_backend(backend)
     known = {f.name for f in dataclasses.fields(Config)}
     overrides = {k: v for k, v in (config or {}).items() if k in known and k not in _REPLAY_KEEPS}
