@@ -402,7 +402,8 @@ def header_text(header: dict[str, Any], name: str) -> str:
     value = header.get(name)
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
         return "?"
-    return truncate(str(value), 300).replace("\r", "\\r").replace("\n", "\\n")
+    text = truncate(str(value), 300) or ""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)     # no newlines, no escapes
 
 
 def _check_trusted(path: Path, st: os.stat_result) -> None:
