@@ -26,6 +26,7 @@ from ..convert.frame import Options, Unobserved, convert_frame
 from ..translate.dispatch import CODE_LOOKASIDES
 from ..convert.resume import note_resume_origin, resume_origin
 from ..observe.conversion import watch_state
+from ..observe.safe_text import miss_reason, unexplained_miss
 from .dispatcher import build_dispatcher, build_module_call, module_call_fits
 from .ddp import compile_ddp, is_ddp
 from .dynamic_misses import learn_dynamic
@@ -241,7 +242,7 @@ def _recompile_reason(fn, state, signature, args, kwargs, dynamic=False):
         return f"recompiled {fn.__qualname__}: the arguments changed"
     binding.apply_defaults()          # as the call binds them: defaults, and an empty *args / **kwargs
     bound = dict(binding.arguments)
-    reasons = []
+    reasons, unexplained = [], []
     for result in state.results:
         if result.kind != "entry":
             continue
@@ -253,7 +254,7 @@ def _recompile_reason(fn, state, signature, args, kwargs, dynamic=False):
             env["__fj_cl"] = fn.__closure__
         failed = None
         for g in result.guards.guards:
-            why = g.explain_miss(env) if failed is None else None
+            why = miss_reason(g, env, unexplained) if failed is None else None      # never raises
             if why is not None:
                 failed = why
                 if dynamic is not False and learn_dynamic(state.shape_memory, g, env):
@@ -266,7 +267,7 @@ def _recompile_reason(fn, state, signature, args, kwargs, dynamic=False):
                 learn_dynamic(state.shape_memory, g, env)
         if failed is not None:
             reasons.append(failed)
-    detail = reasons[-1] if reasons else "a guard failed"
+    detail = reasons[-1] if reasons else unexplained_miss(unexplained)
     return f"recompiled {fn.__qualname__}: {detail}"
 
 
