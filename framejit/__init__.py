@@ -9,12 +9,12 @@ from .backends import CompileCounter, register_backend
 from .observe.break_warnings import GraphBreakWarning
 from .config import Config
 from .errors import Unsupported
-from .observe.explain import explain
+from .tools.explain import explain
 from .convert.hooks import register_bytecode_hook
 from .observe.metrics import clear_metrics, compile_times, metrics
 from .observe.profiler import CompileProfiler
-from .observe.replay import replay
-from .observe.report import report
+from .tools.replay import replay
+from .tools.report import report
 from .shapes.marks import mark_dynamic, mark_static, maybe_mark_dynamic
 
 __all__ = ["compile", "disable", "reset", "explain", "Unsupported", "register_backend", "CompileCounter",

@@ -1,4 +1,4 @@
-"""The public entry points: compile(), disable(), reset() (explain() is in observe/explain.py).
+"""The public entry points: compile(), disable(), reset() (explain() is in tools/explain.py).
 
 `compile(fn)` checks its arguments and returns the runtime's compiled wrapper (runtime/compiled.py): a
 plain Python function with fn's signature whose body is the fast path, or for an nn.Module a module

@@ -6,13 +6,15 @@ program. Exit codes of `replay`: 0 the replay ended like the recorded
 conversion, 1 it did not (or could not be attempted), 2 the path is not a
 loadable record (empty, missing, a directory, a pipe or device, unreadable, not
 a record, corrupt or truncated, another format or Python version, not yours,
-or contents that do not rebuild): one line on stderr, `error: ...`, nothing
+not signed with your key, holding what the restricted unpickler refuses, or
+contents that do not rebuild): one line on stderr, `error: ...`, nothing
 read from a pipe or device, nothing written anywhere.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import importlib.util
 import sys
@@ -23,8 +25,8 @@ EXIT_NOT_REPRODUCED = 1
 EXIT_BAD_FILE = 2
 
 PICKLE_WARNING = (
-    "warning: loading a framejit record unpickles it, which runs code stored in the file; "
-    "replay only records you made yourself or trust."
+    "warning: --trust: this record is loaded without checking that framejit wrote it for you and unpickled "
+    "without restrictions, which can run any code stored in the file; use it only for files you trust."
 )
 
 
@@ -42,8 +44,13 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("path", metavar="PATH", help="a .rec file (see <debug dir>/records/)")
     replay.add_argument("--run", action="store_true", help="also run the converted function and compare with eager")
     replay.add_argument(
-        "--trust", action="store_true", help="load the file even if it is owned or writable by another user"
+        "--trust", action="store_true",
+        help="load the file even if framejit did not write it for you (unsigned, signed by another key, owned "
+        "or writable by another user) and unpickle it without restrictions: this can run any code in the file",
     )
+    replay.add_argument("--debug-dir", metavar="DIR", default=None,
+                        help="the debug directory whose key signed the record (default: $FRAMEJIT_DEBUG_DIR "
+                        "or ~/.cache/framejit)")
     replay.add_argument("--traceback", action="store_true", help="print the replay exception's traceback")
 
     commands.add_parser("demo", help="run the framejit demo")
@@ -51,27 +58,30 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from framejit.observe.record import RecordError, check_record_file, load_record
-    from framejit.observe.replay import replay_record
+    from framejit.observe.record import RecordError
+    from framejit.observe.record_file import check_record_file, header_text, load_record
+    from framejit.tools.replay import replay_record
 
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            header = check_record_file(args.path, trust=args.trust)     # unpickles nothing
+            header = check_record_file(args.path, trust=args.trust, debug_dir=args.debug_dir)   # unpickles nothing
     except RecordError as exc:
         return _bad_file(exc)
     for warning in caught:
         print(f"warning: {warning.message}", file=sys.stderr)
-    print(PICKLE_WARNING, file=sys.stderr)
+    if args.trust:
+        print(PICKLE_WARNING, file=sys.stderr)
+    field = functools.partial(header_text, header)
     print(
-        f"record: {header.get('function', '?')} ({header.get('filename', '?')}:{header.get('firstlineno', '?')}), "
-        f"recorded {header.get('created', '?')} with framejit {header.get('framejit_version', '?')}, "
-        f"torch {header.get('torch_version', '?')}, Python {header.get('python_version', '?')}"
+        f"record: {field('function')} ({field('filename')}:{field('firstlineno')}), "
+        f"recorded {field('created')} with framejit {field('framejit_version')}, "
+        f"torch {field('torch_version')}, Python {field('python_version')}"
     )
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")             # the version warnings were printed above
-            record = load_record(args.path, trust=args.trust)
+            record = load_record(args.path, trust=args.trust, debug_dir=args.debug_dir)
         result = replay_record(record, run=args.run)
     except RecordError as exc:
         return _bad_file(exc)

@@ -10,6 +10,12 @@ class Unsupported(Exception):
     """A construct framejit cannot put into a graph (raised under fullgraph=True)."""
 
 
+# The words of a break at a call whose callee broke inside (translate/translator.py writes them around the
+# callee's own reason and line; observe/break_warnings.py reads them back to warn once per root cause).
+CALLEE_BREAK_PREFIX = "the called function has a graph break inside ("
+CALLEE_BREAK_SUFFIX = "); it is called through a compiled wrapper"
+
+
 class GraphBreak(Exception):
     """Internal: the translator cannot continue at the current instruction.
 

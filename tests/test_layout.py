@@ -14,7 +14,7 @@ finds its converter that way). The rule, lowest first:
     runtime/                             convert/ and all it may import, and observe/ (beside)
     observe/                             beside the pipeline: backends/ and the leaves only (a conversion
                                          reports to it through the observation the runtime hands it)
-    observe/replay, explain, report/     on top of runtime/: they re-run conversions or read the cache
+    tools/ (replay, explain, report/)    on top of runtime/: they re-run conversions or read the cache
     api                                  everything above
     __init__, __main__, cli, demo, examples   the entry points: anything
 
@@ -38,7 +38,6 @@ ROOT = Path(__file__).resolve().parents[1] / "framejit"
 
 LEAVES = {"framejit.errors", "framejit.config", "framejit._words"}
 ENTRY_POINTS = {"framejit", "framejit.__main__", "framejit.cli", "framejit.demo", "framejit.examples"}
-OBSERVE_TOP = ("framejit.observe.replay", "framejit.observe.explain", "framejit.observe.report")
 ALLOWED = {
     "leaves": set(),
     "bytecode": {"leaves"},
@@ -49,10 +48,10 @@ ALLOWED = {
     "convert": {"leaves", "bytecode", "shapes", "translate", "backends", "distributed"},
     "runtime": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "observe"},
     "observe": {"leaves", "backends"},
-    "observe-top": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
-                    "observe"},
+    "tools": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
+              "observe"},
     "api": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
-            "observe", "observe-top"},
+            "observe", "tools"},
 }
 TRANSLATE_RANKS = {
     "dispatch": 0, "source": 0,
@@ -126,8 +125,6 @@ def _room(name):
         return "entry"
     if name == "framejit.api":
         return "api"
-    if name.startswith(OBSERVE_TOP):
-        return "observe-top"
     return name.split(".")[1]
 
 

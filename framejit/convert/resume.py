@@ -61,6 +61,19 @@ def empty_closure(code):
     return tuple(types.CellType() for _ in code.co_freevars) if code.co_freevars else None
 
 
+def resume_origin(code):
+    """(the code a resume function's `code` continues, its prologue length), or None for any other code."""
+    origin = RESUME_ORIGIN.get(code)
+    original = origin[0]() if origin is not None else None
+    return (original, origin[1]) if original is not None else None
+
+
+def note_resume_origin(code, original, prologue_length):
+    """`code` continues `original` after `prologue_length` prologue instructions (a replayed record's
+    resume function: framejit.tools.replay hands that over through runtime/compiled.replay_conversion)."""
+    RESUME_ORIGIN[code] = (weakref.ref(original), prologue_length)
+
+
 def original_position(code, index):
     """(original code, original instruction index) for instruction `index` of `code`."""
     origin = RESUME_ORIGIN.get(code)

@@ -1,7 +1,13 @@
-"""One warning per distinct graph break, ever: users see each break once, not on every recompile.
+"""One warning per root cause of graph breaks, ever: users see each cause once, not on every recompile
+and not once per enclosing function.
 
 A graph break is not an error (the code runs correctly, as plain Python there) but it costs speed, so
-each distinct (reason, source line) is reported once with a GraphBreakWarning that points at the line.
+each distinct cause (reason, source line) is reported once with a GraphBreakWarning that points at the
+line. A break deep inside nested calls shows up in every frame above it: the outermost compiled frame
+breaks at its call ("the called function has a graph break inside (<cause>)"), the callee runs through
+a compiled wrapper and breaks at its own call, and so on down to the cause. Those are one cause: the
+first frame to meet it warns, naming the cause, its line and the call it was reached from; the frames
+below and the cause's own frame stay quiet.
 The set of reasons already warned about is bounded (oldest forgotten first), so a program that
 generates endless distinct breaks cannot grow memory. Silence them with
 `warnings.filterwarnings("ignore", category=framejit.GraphBreakWarning)`.
@@ -9,6 +15,8 @@ generates endless distinct breaks cannot grow memory. Silence them with
 import threading
 import warnings
 from collections import OrderedDict
+
+from ..errors import CALLEE_BREAK_PREFIX, CALLEE_BREAK_SUFFIX
 
 MAX_REMEMBERED = 1024
 
@@ -40,8 +48,25 @@ class WarnedOnce:
 WARNED = WarnedOnce()
 
 
+def root_cause(info):
+    """(the cause of a break, in words with its file and line; whether it lies in a called function)."""
+    reason = info.reason
+    if reason.startswith(CALLEE_BREAK_PREFIX) and reason.endswith(CALLEE_BREAK_SUFFIX):
+        return reason[len(CALLEE_BREAK_PREFIX):-len(CALLEE_BREAK_SUFFIX)], True
+    where = (info.where or "").strip().splitlines()
+    return (f"{reason}, {where[0].strip()}" if where else reason), False
+
+
 def warn_breaks(fn, result, stacklevel, warned=WARNED):
     for info in result.breaks:
-        if warned.first_time((info.kind, info.reason, info.where)):
-            warnings.warn(f"framejit: graph break in {fn.__qualname__}: {info}", GraphBreakWarning,
-                          stacklevel=stacklevel)
+        cause, inside_a_call = root_cause(info)
+        if not warned.first_time(cause):
+            continue
+        if inside_a_call:
+            message = (f"framejit: graph break inside the functions {fn.__qualname__} calls: {cause}\n"
+                       f"reached from {fn.__qualname__}:\n{info.where}\n"
+                       "    (each function on the way runs as plain Python around the call, through a compiled "
+                       "wrapper; this is the one warning for this cause)")
+        else:
+            message = f"framejit: graph break in {fn.__qualname__}: {info}"
+        warnings.warn(message, GraphBreakWarning, stacklevel=stacklevel)

@@ -23,7 +23,8 @@ from .break_warnings import warn_breaks
 from ..errors import Unsupported
 from .global_state import check_global_state, global_state_snapshot, restore_global_state, translation_state
 from .metrics import DEFAULT_METRICS_SIZE, CompilationMetrics, PhaseTimer, metrics_store
-from .record import ExecutionRecorder, try_write_record
+from .record import ExecutionRecorder
+from .record_file import try_write_record
 from .record_values import global_names
 
 log = logging.getLogger("framejit")
@@ -56,7 +57,7 @@ def watch_state(call):
 class Observation:
     """What is collected about one conversion; the converter is handed it and reports to it."""
 
-    def __init__(self, fn, opts):
+    def __init__(self, fn, opts, resume_of=None):
         self.metrics = CompilationMetrics.for_code(fn.__code__)
         self.recorder = None         # the ExecutionRecorder the translator feeds (None: not recording)
         self.timer = None            # the conversion's PhaseTimer
@@ -64,6 +65,7 @@ class Observation:
         if opts.config.record_all or opts.config.record_on_failure:
             self.recorder = ExecutionRecorder()
             self.recorder.record_function(fn)
+            self.recorder.record_resume_of(resume_of)
             self.recorder.record_torch_state(translation_state())   # what the conversion starts from
 
     def note_restart(self, reason):
@@ -103,16 +105,17 @@ def _cyclic_gc_paused():
         gc.enable()
 
 
-def observed_conversion(fn, state, opts, args, kwargs, convert, on_failure):
+def observed_conversion(fn, state, opts, args, kwargs, convert, on_failure, resume_of=None):
     """Run `convert(observation)` (-> ConvertResult) observed; returns (result, seconds). Internal failures become
     what `on_failure(fn, args, kwargs, opts, exc, recorder)` makes of them (runtime/failures.py: an eager
-    ConvertResult); Unsupported (fullgraph=True) propagates after being counted."""
+    ConvertResult); Unsupported (fullgraph=True) propagates after being counted. `resume_of`: for a
+    generated resume function, (the code it continues, its prologue length), which records keep."""
     config = opts.config
     debug_log.install(config)
     store = metrics_store()
     if config.metrics_size != DEFAULT_METRICS_SIZE and store.size != config.metrics_size:
         store.size = config.metrics_size          # an explicit Config.metrics_size wins over the default
-    obs = Observation(fn, opts)
+    obs = Observation(fn, opts, resume_of)
     m = obs.metrics
     m.cache_size = len(state.entries)
     if state.entries and state.recompile_reasons:

@@ -42,14 +42,14 @@ _exit_reports: set[tuple[bool, Path | None]] = set()
 _profile_numbers = itertools.count()
 JSON_SUFFIXES = (".jsonl", ".json")
 PROFILE_SUMMARY_LINES = 30
-# The HTML report's writer, handed over by observe/report/ when framejit is imported: the report reads
+# The HTML report's writer, handed over by tools/report/ when framejit is imported: the report reads
 # the compile cache, so it sits above the runtime, and this module (which the runtime uses) cannot
 # import it.
 _html_report = []
 
 
 def register_html_report(write_html_report) -> None:
-    """observe/report/ registers `write_html_report(path)`, which exit_report calls for report_path."""
+    """tools/report/ registers `write_html_report(path)`, which exit_report calls for report_path."""
     _html_report[:] = [write_html_report]
 
 

@@ -3,9 +3,16 @@
 Records pickle framejit's own classes by module path (framejit.record.Record, the
 framejit.record_values stand-ins, framejit.profiler.CompileProfiler as a backend): a record
 written before the move names the old paths, and loading it looks them up here. Written by the
-moves (relayout.py for issue 11, the move of values/ by family for issue 22); not edited by hand.
+moves (relayout.py for issue 11, the move of values/ by family for issue 22); the framejit.observe.* entries at
+the top were added by hand when replay, explain and report/ moved to tools/ (issue 22).
 """
 OLD_PATHS = {
+    'framejit.observe.explain': 'framejit.tools.explain',
+    'framejit.observe.replay': 'framejit.tools.replay',
+    'framejit.observe.report': 'framejit.tools.report',
+    'framejit.observe.report.collect': 'framejit.tools.report.collect',
+    'framejit.observe.report.html': 'framejit.tools.report.html',
+    'framejit.observe.report.svg': 'framejit.tools.report.svg',
     'framejit.api': 'framejit.runtime.compiled',
     'framejit.break_warnings': 'framejit.observe.break_warnings',
     'framejit.cache': 'framejit.runtime.cache',
@@ -14,7 +21,7 @@ OLD_PATHS = {
     'framejit.convert': 'framejit.convert.frame',
     'framejit.debug_log': 'framejit.observe.debug_log',
     'framejit.dispatcher': 'framejit.runtime.dispatcher',
-    'framejit.explain': 'framejit.observe.explain',
+    'framejit.explain': 'framejit.tools.explain',
     'framejit.failures': 'framejit.runtime.failures',
     'framejit.global_state': 'framejit.observe.global_state',
     'framejit.guards': 'framejit.translate.guards.guard_set',
@@ -25,12 +32,12 @@ OLD_PATHS = {
     'framejit.profiler': 'framejit.observe.profiler',
     'framejit.raising_graphs': 'framejit.convert.raising_graphs',
     'framejit.record': 'framejit.observe.record',
-    'framejit.record_replay': 'framejit.observe.replay',
+    'framejit.record_replay': 'framejit.tools.replay',
     'framejit.record_values': 'framejit.observe.record_values',
-    'framejit.report': 'framejit.observe.report',
-    'framejit.report.collect': 'framejit.observe.report.collect',
-    'framejit.report.html': 'framejit.observe.report.html',
-    'framejit.report.svg': 'framejit.observe.report.svg',
+    'framejit.report': 'framejit.tools.report',
+    'framejit.report.collect': 'framejit.tools.report.collect',
+    'framejit.report.html': 'framejit.tools.report.html',
+    'framejit.report.svg': 'framejit.tools.report.svg',
     'framejit.resume': 'framejit.convert.resume',
     'framejit.translate.attrs': 'framejit.translate.values.attrs',
     'framejit.translate.autocast': 'framejit.translate.guards.autocast',

@@ -26,10 +26,10 @@ LOCK = threading.RLock()
 _STATES = weakref.WeakValueDictionary()    # (id(code), id(globals), options, id(owner)) -> CodeState
 _WRAPPERS = weakref.WeakSet()              # every live WrapperState, for reset()
 MAX_RECOMPILE_REASONS = 64                 # kept per state, for reports (newest last)
-# What the report shows of the last states that died (observe/report/collect.py's FrameInfo, plain data: no
+# What the report shows of the last states that died (tools/report/collect.py's FrameInfo, plain data: no
 # graph, guard object or function kept), so a report still lists a function compiled and dropped.
 DEAD_FRAMES = collections.deque(maxlen=64)
-# how a dying state is summed up for the report: observe/report/collect.py's frame_info, which it puts here
+# how a dying state is summed up for the report: tools/report/collect.py's frame_info, which it puts here
 # when imported (the runtime does not import the report, which reads the cache)
 DEAD_FRAME_INFO = [lambda code, state, with_source: None]
 

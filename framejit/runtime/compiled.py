@@ -25,15 +25,14 @@ from ..convert.codegen import MISS
 from ..convert.frame import convert_frame
 from ..convert.results import Options, Unobserved
 from ..translate.dispatch import CODE_LOOKASIDES
-from ..convert.resume import RESUME_ORIGIN
-from ..observe import record as _record
+from ..convert.resume import note_resume_origin, resume_origin
 from ..observe.conversion import watch_state
+from ..observe.safe_text import miss_reason, unexplained_miss
 from .dispatcher import build_dispatcher, build_module_call, module_call_fits
 from .ddp import compile_ddp, is_ddp
 from .dynamic_misses import learn_dynamic
 
 _DISABLED = weakref.WeakSet()
-_record.RESUME_ORIGIN = RESUME_ORIGIN     # records name the code a resume function continues
 
 
 def _compile(fn, backend_fn, fullgraph, config, observer, inplace=False):
@@ -224,7 +223,7 @@ def _convert(fn, signature, state, opts, args, kwargs):
     # metrics, phase times, records, global-state checks, logs; internal failures -> eager (runtime/failures.py)
     result, elapsed = observed_conversion(fn, state, opts, args, kwargs,
                                           lambda observation: convert_frame(fn, signature, args, kwargs, opts, observation),
-                                          handle_internal_failure)
+                                          handle_internal_failure, resume_origin(fn.__code__))
     if result.kind == "entry":
         state.add(result)
     elif result.kind == "eager":
@@ -244,7 +243,7 @@ def _recompile_reason(fn, state, signature, args, kwargs, dynamic=False):
         return f"recompiled {fn.__qualname__}: the arguments changed"
     binding.apply_defaults()          # as the call binds them: defaults, and an empty *args / **kwargs
     bound = dict(binding.arguments)
-    reasons = []
+    reasons, unexplained = [], []
     for result in state.results:
         if result.kind != "entry":
             continue
@@ -256,7 +255,7 @@ def _recompile_reason(fn, state, signature, args, kwargs, dynamic=False):
             env["__fj_cl"] = fn.__closure__
         failed = None
         for g in result.guards.guards:
-            why = g.explain_miss(env) if failed is None else None
+            why = miss_reason(g, env, unexplained) if failed is None else None      # never raises
             if why is not None:
                 failed = why
                 if dynamic is not False and learn_dynamic(state.shape_memory, g, env):
@@ -269,7 +268,7 @@ def _recompile_reason(fn, state, signature, args, kwargs, dynamic=False):
                 learn_dynamic(state.shape_memory, g, env)
         if failed is not None:
             reasons.append(failed)
-    detail = reasons[-1] if reasons else "a guard failed"
+    detail = reasons[-1] if reasons else unexplained_miss(unexplained)
     return f"recompiled {fn.__qualname__}: {detail}"
 
 
@@ -295,11 +294,15 @@ class _ReplayObservation(Unobserved):
     watch_state = staticmethod(watch_state)
 
 
-def replay_conversion(fn, args, kwargs, backend="eager", fullgraph=False, config=None):
+def replay_conversion(fn, args, kwargs, backend="eager", fullgraph=False, config=None, resume_of=None):
     """Convert fn's frame for (args, kwargs) as a cache miss would, except that internal failures raise
     instead of falling back (framejit.replay compares them with the recorded failure). `config`: the
-    recorded Config fields (those about conversion are used). Returns a callable running the converted
-    code (plain fn when the frame would run as plain Python)."""
+    recorded Config fields (those about conversion are used); `resume_of`: for a recorded resume
+    function, (the code it continues, its prologue length), so its instructions map back to that code
+    as they did when recorded. Returns a callable running the converted code (plain fn when the frame
+    would run as plain Python)."""
+    if resume_of is not None:
+        note_resume_origin(fn.__code__, *resume_of)
     backend_fn = lookup_backend(backend)
     known = {f.name for f in dataclasses.fields(Config)}
     overrides = {k: v for k, v in (config or {}).items() if k in known and k not in _REPLAY_KEEPS}

@@ -15,7 +15,7 @@ import linecache
 
 import torch
 
-from ..errors import GraphBreak
+from ..errors import CALLEE_BREAK_PREFIX, CALLEE_BREAK_SUFFIX, GraphBreak
 from . import calls
 from .dispatch import HANDLERS, RETURN
 from .source import DictKeySource
@@ -119,8 +119,7 @@ class Translator:
                                          {n: c.contents for n, c in self.cells.items()} if self.cells else None,
                                          len(self.handled_exceptions))
                 if i in self.break_at:
-                    raise self.graph_break("call", f"the called function has a graph break inside "
-                                           f"({self.break_at[i]}); it is called through a compiled wrapper")
+                    raise self.graph_break("call", f"{CALLEE_BREAK_PREFIX}{self.break_at[i]}{CALLEE_BREAK_SUFFIX}")
             graph.current_stack_trace = None
             handler = HANDLERS.get(inst.opname)
             if handler is None:

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import framejit
-from framejit.observe.explain import ExplainOutput
+from framejit.tools.explain import ExplainOutput
 from framejit.observe.metrics import PHASES, clear_metrics
 from framejit.observe.conversion import GlobalStateChanged
 

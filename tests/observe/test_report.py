@@ -16,8 +16,8 @@ import torch
 
 import framejit
 from framejit.observe.metrics import clear_metrics
-from framejit.observe.report.collect import collect
-from framejit.observe.report.svg import MAX_DRAWN_NODES, graph_svg
+from framejit.tools.report.collect import collect
+from framejit.tools.report.svg import MAX_DRAWN_NODES, graph_svg
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -106,7 +106,7 @@ def test_empty_report(tmp_path):
 
 
 def test_large_graphs_are_not_drawn():
-    from framejit.observe.report.collect import GraphInfo, GraphNode
+    from framejit.tools.report.collect import GraphInfo, GraphNode
     nodes = [GraphNode(f"n{i}", "call_function", "add", [f"n{i - 1}"] if i else []) for i in range(MAX_DRAWN_NODES + 1)]
     assert graph_svg(GraphInfo("", nodes, len(nodes))) is None
     assert graph_svg(GraphInfo("", nodes[:3], 3)).count("<rect") == 3

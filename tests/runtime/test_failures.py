@@ -14,7 +14,8 @@ import pytest
 import torch
 
 import framejit
-from framejit.observe.record import RecordedModule, load_record
+from framejit.observe.record import RecordedModule
+from framejit.observe.record_file import load_record
 from framejit.translate import dispatch
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,6 +30,13 @@ def run_python(code, *args, cwd, env_extra=None):
     env = dict(os.environ, PYTHONPATH=str(REPO), **(env_extra or {}))
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(autouse=True)
+def records_signed_here(tmp_path, monkeypatch):
+    """Each test writes its records under tmp_path (debug_dir=tmp_path); reading them looks for the key
+    that signed them in FRAMEJIT_DEBUG_DIR, so that is tmp_path too (also for the replays it starts)."""
+    monkeypatch.setenv("FRAMEJIT_DEBUG_DIR", str(tmp_path))
 
 
 def only_record(debug_dir):
@@ -146,8 +154,8 @@ def test_framejit_replay_in_process(tmp_path, monkeypatch):
     result = framejit.replay(only_record(tmp_path))
     assert result.reproduced, result.summary()
     assert result.converter == "framejit.runtime.compiled.replay_conversion"
-    monkeypatch.undo()
-    result = framejit.replay(only_record(tmp_path), run=True)
+    monkeypatch.undo()                      # (FRAMEJIT_DEBUG_DIR too: say where the key is)
+    result = framejit.replay(only_record(tmp_path), run=True, debug_dir=tmp_path)
     assert not result.reproduced and result.replay_exception is None
     assert result.ran and result.outputs_match, result.summary()
 
@@ -351,7 +359,8 @@ def test_records_of_real_failures_replay_in_a_fresh_process(tmp_path):
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     replayed = subprocess.run([sys.executable, "-c", REPLAY_PROGRAM, "patched", *paths], cwd=elsewhere,
-                              env=dict(os.environ, PYTHONPATH=f"{REPO}{os.pathsep}{tmp_path}"),
+                              env=dict(os.environ, PYTHONPATH=f"{REPO}{os.pathsep}{tmp_path}",
+                                       FRAMEJIT_DEBUG_DIR=str(debug)),      # where the key that signed them is
                               capture_output=True, text=True, timeout=300)
     assert replayed.returncode == 0, replayed.stderr
     results = _replays(replayed.stdout)
@@ -366,7 +375,8 @@ def test_records_of_real_failures_replay_in_a_fresh_process(tmp_path):
     # without the "bug", the same record does not reproduce, and says so
     path = next(p for p in paths if "resumes" in p)
     fixed = subprocess.run([sys.executable, "-m", "framejit", "replay", path, "--run"], cwd=elsewhere,
-                           env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=str(REPO), FRAMEJIT_DEBUG_DIR=str(debug)),
+                           capture_output=True, text=True,
                            timeout=300)
     assert fixed.returncode == 1, fixed.stdout + fixed.stderr
     assert "result: NOT reproduced: the recorded conversion failed with AssertionError, but the replayed " \

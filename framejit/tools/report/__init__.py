@@ -6,7 +6,7 @@ graph breaks (caret-marked source line), recompile reasons, the generated entry 
 original source, and a chart of where conversion time went. Write it on demand with
 `framejit.report("report.html")`, or at exit with FRAMEJIT_REPORT=report.html.
 
-`framejit.report` is this function; its parts are framejit.observe.report.collect (the data), .html (the
+`framejit.report` is this function; its parts are framejit.tools.report.collect (the data), .html (the
 page) and .svg (the drawings). It reads the compile cache, so it sits above the runtime; the debug log
 writes it at exit through the writer registered below.
 """
@@ -14,7 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .. import debug_log
+from ...observe import debug_log
 from .collect import collect
 from .html import render
 

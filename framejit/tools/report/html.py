@@ -1,4 +1,4 @@
-"""Render ReportData (observe/report/collect.py) as one self-contained HTML page: no scripts, no external files.
+"""Render ReportData (tools/report/collect.py) as one self-contained HTML page: no scripts, no external files.
 
 Layout: a summary with the conversion-time chart, a table of contents, then one section per
 converted frame: its original source (graph-break lines marked) next to the generated entry code,

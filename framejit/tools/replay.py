@@ -32,14 +32,14 @@ import random
 import re
 import traceback
 import types
-import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import torch
 
 from framejit.observe.global_state import applied_translation_state
-from framejit.observe.record import Record, RecordError, exception_type_name, load_record
+from framejit.observe.record import Record, RecordError, exception_type_name
+from framejit.observe.record_file import load_record
 from framejit.observe.record_values import UnpicklableValue
 
 HOOK_NAME = "framejit.runtime.compiled.replay_conversion"
@@ -192,6 +192,12 @@ def _hook_options(hook: Callable, record: Record, notes: list[str]) -> dict[str,
     options = {"backend": _backend_for(record, notes), "fullgraph": record.fullgraph}
     if "config" in parameters:
         options["config"] = record.config
+    if "resume_of" in parameters:
+        # a recorded resume function maps back to the code it continues, as it did when recorded (a break
+        # in it is placed in the original code, and it is never routed as a plain copy: convert/resume.py)
+        options["resume_of"] = record.resume_of
+    elif record.resume_of is not None:
+        notes.append("this converter cannot be told which code the recorded resume function continues")
     return options
 
 
@@ -245,7 +251,6 @@ def replay_record(record: Record, *, run: bool = False) -> ReplayResult:
     result = ReplayResult(record=record)
     try:
         fn = record.build_function()
-        _register_resume_origin(record, fn)
         args, kwargs = record.rebuild_args()
     except RecordError:
         raise
@@ -294,17 +299,6 @@ def _describe_value(value: Any) -> str:
     if isinstance(value, (tuple, list)):
         return f"a {type(value).__name__} of {len(value)}"
     return f"a {type(value).__name__}"
-
-
-def _register_resume_origin(record: Record, fn: types.FunctionType) -> None:
-    """A recorded resume function maps back to the code it continues, as it did when recorded (a break
-    in it is placed in the original code, and it is never routed as a plain copy: framejit.convert.resume)."""
-    if record.resume_of is None:
-        return
-    from framejit.convert.resume import RESUME_ORIGIN
-
-    original, prologue_length = record.resume_of
-    RESUME_ORIGIN[fn.__code__] = (weakref.ref(original), prologue_length)
 
 
 def _run_and_compare(
@@ -399,14 +393,16 @@ def _compare_tensors(actual: Any, expected: Any, where: str, mismatches: list[st
             mismatches.append(f"{where}: values differ")
 
 
-def replay(path_or_record: "Record | str | os.PathLike", *, run: bool = False, trust: bool = False) -> ReplayResult:
-    """framejit.replay(path, run=False, trust=False): load (if given a path) and replay a record in this
-    process -- convert the recorded frame again and compare the outcome (see replay_record)."""
+def replay(path_or_record: "Record | str | os.PathLike", *, run: bool = False, trust: bool = False,
+           debug_dir: "str | os.PathLike | None" = None) -> ReplayResult:
+    """framejit.replay(path, run=False, trust=False, debug_dir=None): load (if given a path: see
+    record_file.load_record for trust and debug_dir) and replay a record in this process -- convert the
+    recorded frame again and compare the outcome (see replay_record)."""
     for name, value in (("run", run), ("trust", trust)):
         if not isinstance(value, bool):
             raise TypeError(f"framejit.replay({name}=...) must be True or False, got {type(value).__name__} {value!r}")
     if isinstance(path_or_record, Record):
         record = path_or_record
     else:
-        record = load_record(path_or_record, trust=trust)
+        record = load_record(path_or_record, trust=trust, debug_dir=debug_dir)
     return replay_record(record, run=run)

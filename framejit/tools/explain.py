@@ -6,6 +6,7 @@ caret, guards as readable strings, frames that run as plain Python and why, and 
 """
 from ..backends import lookup_backend
 from ..config import Config, check_settings
+from ..observe.safe_text import guard_descriptions, safely
 
 
 class ExplainOutput:
@@ -71,10 +72,9 @@ def explain(fn, *, backend="eager", **config_overrides):
             if result.graph is not None:
                 out.graphs.append(result.graph)
                 out.ops_per_graph.append(result.op_count)
-            if result.guards is not None:
-                out.guards.extend(result.guards.describe())
+            out.guards.extend(guard_descriptions(result.guards))      # never raises (observe/safe_text.py)
             if result.kind != "entry" and result.reason:
-                out.eager_reasons.append(f"{f.__qualname__}: {result.reason}")
+                out.eager_reasons.append(safely(lambda: f"{f.__qualname__}: {result.reason}", "the reason"))
             if result.source_text:
                 out.transformed_code.append(result.source_text)
             if getattr(result, "recompile_reason", None):

@@ -1,6 +1,6 @@
 """Gather what the HTML report shows, from the compile cache and the metrics store, as plain data.
 
-Why this exists: the page (observe/report/html.py) should only format. Everything it needs about each converted
+Why this exists: the page (tools/report/html.py) should only format. Everything it needs about each converted
 frame -- its source, its cache entries (graph, guards, generated entry source), graph breaks,
 recompile reasons, where its conversion time went -- is collected here into small dataclasses, so
 the rendering never touches live framejit state.
@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from ...runtime import cache
 from ...convert import resume
-from ..metrics import metrics
+from ...observe.metrics import metrics
+from ...observe.safe_text import guard_descriptions, safely
 
 GRAPH_OPS = ("call_function", "call_method", "call_module")
 
@@ -132,7 +133,7 @@ def frame_info(code, state, with_source=True):
     for result in list(state.results):
         info.entries.append(EntryInfo(
             kind=result.kind, reason=result.reason,
-            guards=result.guards.describe() if result.guards is not None else [],
+            guards=guard_descriptions(result.guards),
             breaks=list(result.breaks), graph=_graph(result.graph, result.op_count),
             transformed_source=result.source_text, recompile_reason=getattr(result, "recompile_reason", None),
             record_path=str(getattr(result, "record_path", None) or "") or None))
@@ -169,7 +170,7 @@ def _graph(gm, op_count):
     nodes = []
     for n in gm.graph.nodes:
         inputs = [a.name for a in n.all_input_nodes]
-        nodes.append(GraphNode(n.name, n.op, _node_label(n), inputs))
+        nodes.append(GraphNode(n.name, n.op, safely(lambda: _node_label(n), "the target"), inputs))
     return GraphInfo(gm.code.strip(), nodes, op_count)
 
 
