@@ -24,7 +24,7 @@ runs them as one autograd.Function. Three consequences differ from running the o
 import torch
 import torch.fx as fx
 
-from .grad_regions import compile_by_regions, needs_regions, with_dead_tensors_out
+from .grad_regions import autocast_now, compile_by_regions, needs_regions, with_dead_tensors_out
 from .multi_output_views import views_outside
 from .overlapping_writes import writes_overlapping_memory
 
@@ -44,9 +44,10 @@ EAGER_TIME_AUTOGRAD_ERRORS = ("modified by an inplace operation", "is a view and
 
 
 def aot_eager(gm, example_inputs):
-    if needs_regions(gm, torch.is_grad_enabled()):
-        # grad off somewhere, or parts with separate autograd histories (backends/grad_regions.py)
-        return compile_by_regions(gm, torch.is_grad_enabled(), _compile_aot)
+    grad, autocast = torch.is_grad_enabled(), autocast_now()
+    if needs_regions(gm, grad, autocast):
+        # grad off or autocast on somewhere, or parts with separate autograd histories (backends/grad_regions.py)
+        return compile_by_regions(gm, grad, _compile_aot, autocast)
     return _compile_aot(gm, example_inputs)
 
 

@@ -89,6 +89,10 @@ def inductor(gm, example_inputs):
     from .aot import keep_none_grads
     from .multi_output_views import views_outside
     from .overlapping_writes import writes_overlapping_memory
+    from .grad_regions import autocast_now, compile_by_regions, needs_regions
+    grad, autocast = torch.is_grad_enabled(), autocast_now()
+    if needs_regions(gm, grad, autocast):
+        return compile_by_regions(gm, grad, inductor, autocast)
     if writes_overlapping_memory(gm):
         return gm.forward                 # functionalization would write it back wrong (backends/overlapping_writes.py)
     gm, remake = views_outside(gm)          # unbind/split outputs made by the op itself (AOT autograd underneath)
