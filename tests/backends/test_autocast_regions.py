@@ -1,7 +1,7 @@
 """torch.autocast under the tracing backends (aot_eager, inductor) and the eager one: autocast blocks
 inside a graph, blocks nested with no_grad / enable_grad / inference_mode, blocks a graph break
 splits, autocast entered outside the compiled function, the decorator, nested dtypes, enabled=False,
-checkpoint and backward under autocast (issue 23). backends/grad_regions.py runs every region where
+checkpoint and backward under autocast (issue 23). backends/passes/state_regions.py runs every region where
 autocast is on as its fx code, the switches between regions for real.
 
 Differential (tests/differential.py's check, gradients included) plus: no conversion fell back.
@@ -11,7 +11,7 @@ import torch
 import torch.utils.checkpoint as checkpoint
 
 import framejit
-from framejit.backends.grad_regions import regions
+from framejit.backends.passes.state_regions import regions
 from tests.differential import check, randn
 
 BF16 = torch.bfloat16

@@ -30,7 +30,8 @@ first) and grad mode is put back, as the with-blocks would.
 import torch
 import torch.fx as fx
 
-from .in_place import writes_in_place
+from ..in_place import writes_in_place
+from .dead_tensors import is_dead_tensor
 
 _set_grad_enabled = torch._C._set_grad_enabled
 _enter_inference_mode = torch.autograd.grad_mode._enter_inference_mode
@@ -42,6 +43,16 @@ SWITCHES = frozenset({_set_grad_enabled, _enter_inference_mode, _exit_inference_
 # the switches that open a block, and the one that closes each (their handles are closed on an error)
 _CLOSERS = {_enter_inference_mode: _exit_inference_mode, _enter_autocast: _exit_autocast}
 AUTOCAST_DEVICES = ("cpu", "cuda")
+
+
+def apply(gm, example_inputs, compile_rest):
+    """The pass: `gm` cut into regions when grad is off or autocast on somewhere in it, or it has
+    independent parts (each grad region goes through `compile_rest`, the others run as fx code);
+    else `compile_rest(gm, example_inputs)`."""
+    grad, autocast = torch.is_grad_enabled(), autocast_now()
+    if needs_regions(gm, grad, autocast):
+        return compile_by_regions(gm, grad, compile_rest, autocast)
+    return compile_rest(gm, example_inputs)
 
 
 def autocast_now():
@@ -152,28 +163,9 @@ def _subgraph(gm, nodes):
         env[used].meta = dict(used.meta)
     for node in nodes:
         env[node] = graph.node_copy(node, lambda a: env[a])
-    outputs = [n for n in nodes if any(user not in inside for user in n.users) or _dead_tensor(n)]
+    outputs = [n for n in nodes if any(user not in inside for user in n.users) or is_dead_tensor(n)]
     graph.output(tuple(env[n] for n in outputs))
     return fx.GraphModule(gm, graph), inputs, outputs
-
-
-def with_dead_tensors_out(gm):
-    """(gm, None) when every tensor the graph computes is read; else a copy of gm that also returns the
-    dead ones after its results, and the number of its results (see `_dead_tensor`)."""
-    dead = [n for n in gm.graph.nodes if _dead_tensor(n)]
-    if not dead:
-        return gm, None
-    graph, copies = fx.Graph(), {}
-    results = graph.graph_copy(gm.graph, copies)
-    graph.output(tuple(results) + tuple(copies[n] for n in dead))
-    return fx.GraphModule(gm, graph), len(results)
-
-
-def _dead_tensor(node):
-    """A tensor nothing reads: handed out anyway, so no compiler drops it (a dead random op still draws
-    its numbers, as eagerly)."""
-    return not node.users and node.op == "call_function" and \
-        isinstance(node.meta.get("example_value"), torch.Tensor)
 
 
 def compile_by_regions(gm, grad_at_entry, compile_region, autocast_at_entry=None):
