@@ -14,7 +14,7 @@ from .passes import (dead_tensors, multi_output_views, mutations_outside, none_g
 
 AOT_EAGER_PASSES = (state_regions, overlapping_writes, multi_output_views, dead_tensors, none_grads,
                     mutations_outside)
-INDUCTOR_PASSES = (state_regions, overlapping_writes, multi_output_views, none_grads)
+INDUCTOR_PASSES = (state_regions, overlapping_writes, multi_output_views, dead_tensors, none_grads)
 
 
 def compile_through(passes, compiler, gm, example_inputs):
