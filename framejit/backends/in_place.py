@@ -1,8 +1,8 @@
 """Which values an fx node writes in place: the one reading the backends share.
 
-Why this exists: several backend passes must know whether a graph writes memory (grad_regions.py keeps
-a writing region whole, multi_output_views.py keeps views inside the Function when their operand's
-storage is written, overlapping_writes.py refuses writes into self-overlapping tensors). A write is an
+Why this exists: several backend passes must know whether a graph writes memory (passes/state_regions.py keeps
+a writing region whole, passes/multi_output_views.py keeps views inside the Function when their operand's
+storage is written, passes/overlapping_writes.py refuses writes into self-overlapping tensors). A write is an
 `out=` argument, a torch op with a mutable schema, a method or function named with a trailing
 underscore (`add_`, `torch.relu_`), `setitem`, Python's augmented assignments (`x += y`) and
 `inplace=True`; what it writes is its `out=` tensors, else its first argument.

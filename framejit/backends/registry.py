@@ -1,4 +1,6 @@
-"""The backend registry and the built-in backends (eager, aot_eager, inductor) plus CompileCounter.
+"""The backend registry: the built-in backends' names (eager, aot_eager, inductor) plus CompileCounter.
+
+This module only registers: what aot_eager and inductor do is backends/pipeline.py and its passes.
 
 A backend is checked where it is given (framejit.compile, register_backend, CompileCounter): it must be
 callable with the two arguments framejit passes, so a wrong one fails there, naming the signature,
@@ -7,8 +9,6 @@ instead of on the first call, deep inside a conversion. What it returns is check
 """
 import difflib
 import inspect
-
-import torch
 
 BACKEND_SIGNATURE = "backend(gm: torch.fx.GraphModule, example_inputs: list) -> callable"
 BACKENDS = {}
@@ -76,24 +76,17 @@ def eager(gm, example_inputs):
 @register_backend("aot_eager")
 def aot_eager(gm, example_inputs):
     """AOT autograd (forward and backward traced ahead of time) with the eager compiler, held to eager
-    semantics: random numbers, in-place updates of inputs, None gradients (backends/aot.py)."""
-    from .aot import aot_eager as compile_aot_eager
-    return compile_aot_eager(gm, example_inputs)
+    semantics by the shared pipeline (backends/pipeline.py, backends/aot.py)."""
+    from .aot import compile_aot
+    from .pipeline import AOT_EAGER_PASSES, compile_through
+    return compile_through(AOT_EAGER_PASSES, compile_aot, gm, example_inputs)
 
 
 @register_backend("inductor")
 def inductor(gm, example_inputs):
-    """torch._inductor's compile_fx (generates C++/OpenMP kernels on CPU); input gradients eager leaves
-    None stay None (backends/aot.py); multi-output views are eager's (backends/multi_output_views.py)."""
-    from torch._inductor.compile_fx import compile_fx
-    from .aot import keep_none_grads
-    from .multi_output_views import views_outside
-    from .overlapping_writes import writes_overlapping_memory
-    if writes_overlapping_memory(gm):
-        return gm.forward                 # functionalization would write it back wrong (backends/overlapping_writes.py)
-    gm, remake = views_outside(gm)          # unbind/split outputs made by the op itself (AOT autograd underneath)
-    compiled = keep_none_grads(gm, compile_fx(gm, example_inputs))
-    return compiled if remake is None else remake(compiled)
+    """torch._inductor's compile_fx behind the shared pipeline (backends/inductor.py)."""
+    from .inductor import compile_inductor
+    return compile_inductor(gm, example_inputs)
 
 
 def runs_graph_as_is(backend):

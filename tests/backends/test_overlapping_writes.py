@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import framejit
-from framejit.backends.overlapping_writes import writes_overlapping_memory
+from framejit.backends.passes.overlapping_writes import writes_overlapping_memory
 from tests.differential import check, randn
 
 G_T = torch.arange(4.0) * 0.25

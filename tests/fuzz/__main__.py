@@ -1,6 +1,6 @@
 """Command line of the differential fuzzer.
 
-    python -m tests.fuzz --count N --seed S [--jobs J] [--out DIR] [--timeout T] [--minimize] [--gen-version 2]
+    python -m tests.fuzz --count N --seed S [--jobs J] [--out DIR] [--timeout T] [--minimize] [--gen-version 2|3]
         run programs S .. S+N-1; print "N programs, M mismatches by kind: ..."; write every failing
         program (program.py), its differences (diff.txt) and, with --minimize, a minimized program
         (min.py) to DIR/seed_<S>/, and DIR/summary.json
@@ -173,8 +173,9 @@ def main(argv=None):
     parser.add_argument("--progress", type=int, default=500, help="print progress every this many programs")
     parser.add_argument("--rerun", metavar="DIR", help="run again the failing seeds of an earlier --out DIR")
     parser.add_argument("--triage", metavar="DIR", help="group the failures of an earlier --out DIR")
-    parser.add_argument("--gen-version", type=int, default=1, choices=(1, 2),
-                        help="generator version: 1 (the CI slice's) or 2 (adds stmts_v2's families)")
+    parser.add_argument("--gen-version", type=int, default=1, choices=(1, 2, 3),
+                        help="generator version: 1 (the CI slice's), 2 (adds stmts_v2's families) or 3 (adds "
+                             "autocast blocks, aot_eager weighted up)")
     parser.add_argument("--show", type=int, metavar="SEED")
     parser.add_argument("--replay", metavar="FILE")
     parser.add_argument("--shrink", metavar="FILE")

@@ -68,7 +68,7 @@ class Gen:
 
     def __init__(self, seed, rng, budget, version=1):
         self.seed = seed
-        self.version = version      # 2 adds stmts_v2's families and prelude.V2_CLASSES
+        self.version = version      # 2 adds stmts_v2's families and prelude.V2_CLASSES, 3 stmts_v3's
         self.rng = rng
         self.lines = []
         self.indent = 1
@@ -215,9 +215,10 @@ def _entry(style, parts, lines):
 
 def generate(seed, size=None, version=1):
     """The program for this seed (size: the statement budget; default drawn from the seed). Version 1
-    is what the CI slice and the first runs used; version 2 adds stmts_v2's families."""
+    is what the CI slice and the first runs used; version 2 adds stmts_v2's families; version 3 adds
+    stmts_v3's autocast blocks and draws aot_eager for 70% of the programs (a quarter before)."""
     rng = random.Random(seed)
-    backend = "aot_eager" if rng.random() < 0.25 else "eager"
+    backend = "aot_eager" if rng.random() < (0.7 if version >= 3 else 0.25) else "eager"
     calls = rng.choice([2, 3, 3])
     params = _choose_params(rng)
     policy = {

@@ -77,7 +77,16 @@ def unload(module_name):
 
 def _torch_state():
     return (torch.is_grad_enabled(), str(torch.get_default_dtype()), torch.is_inference_mode_enabled(),
-            torch.are_deterministic_algorithms_enabled(), torch.is_autocast_enabled("cpu"))
+            torch.are_deterministic_algorithms_enabled(), torch.is_autocast_enabled("cpu"),
+            str(torch.get_autocast_dtype("cpu")), _autocast_nesting())
+
+
+def _autocast_nesting():
+    """How many autocast blocks are open (above zero after a call: autocast's cast cache is never
+    cleared again)."""
+    nesting = torch.autocast_increment_nesting() - 1
+    torch.autocast_decrement_nesting()
+    return nesting
 
 
 def reset_process_state():

@@ -10,7 +10,7 @@ class attributes, nested functions (closures,
 nonlocal, lambdas, generators), graph breaks (.tolist(), .numpy(), int(tensor)), backward and
 autograd.grad, RNG draws, aliases and del.
 """
-from . import stmts_v2
+from . import stmts_v2, stmts_v3
 from .exprs import (any_value, available, condition, names_of, objects, py_bool, py_float, py_int, py_str,
                     shapes_here, sure_attr, tensor, value_of)
 from .kinds import (BATCH, BOOL, COLS, FLOAT, INT, MAT, SCALAR, STR, VEC, DictK, FuncK, ListK, NetK, ObjK,
@@ -785,13 +785,15 @@ FAMILIES = [
     (backward_stmt, 3), (random_stmt, 2), (misc_stmt, 3),
 ]
 COMPOUND = {if_stmt, for_stmt, while_stmt, try_stmt, grad_block, nested_def, manager_block,
-            stmts_v2.inference_block}
+            stmts_v2.inference_block} | stmts_v3.COMPOUND
 BREAKING = {print_stmt, break_stmt}
 
 
 def statement(g):
     r = g.rng
     catalogue = FAMILIES + stmts_v2.FAMILIES if g.version >= 2 else FAMILIES
+    if g.version >= 3:
+        catalogue = catalogue + stmts_v3.FAMILIES
     families = [(f, w * (g.breakiness if f in BREAKING else 1)) for f, w in catalogue
                 if f not in COMPOUND or g.scope.depth - g.fn_scope.depth < 2]
     total = sum(w for _, w in families)

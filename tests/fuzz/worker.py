@@ -68,14 +68,18 @@ def main():
 
 def _healthy():
     """Did the program leave this process fit for the next one? Inference mode cannot be switched
-    off from outside its guard, and a dispatch key left set breaks every later op."""
+    off from outside its guard, a dispatch key left set breaks every later op, and autocast left on
+    (or its nesting count left above zero, which keeps its cast cache forever) changes later dtypes."""
     import torch
 
     try:
         torch.ones(1) + 1
     except Exception:
         return False
-    return not torch.is_inference_mode_enabled() and torch.is_grad_enabled()
+    nesting = torch.autocast_increment_nesting()
+    torch.autocast_decrement_nesting()
+    return not torch.is_inference_mode_enabled() and torch.is_grad_enabled() and \
+        not torch.is_autocast_enabled("cpu") and nesting == 1
 
 
 if __name__ == "__main__":

@@ -135,7 +135,7 @@ class GraphBuilder:
         node.meta["example_value"] = fake
         node.meta["source"] = source.name()
         if isinstance(fake, torch.Tensor):
-            # the input's autograd identity before the graph writes it (backends/aot.py keep_none_grads)
+            # the input's autograd identity before the graph writes it (backends/passes/none_grads.py keep_none_grads)
             node.meta["grad_fn_at_entry"] = (fake.requires_grad, fake.grad_fn)
         return node
 

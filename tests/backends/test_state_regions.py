@@ -1,4 +1,4 @@
-"""aot_eager on graphs where grad is off somewhere (backends/grad_regions.py): no_grad and
+"""aot_eager on graphs where grad is off somewhere (backends/passes/state_regions.py): no_grad and
 inference_mode blocks inside a graph run as eager runs them, and only the regions with grad on go
 through AOT autograd.
 
@@ -14,7 +14,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import framejit
-from framejit.backends.grad_regions import regions
+from framejit.backends.passes.state_regions import regions
 from tests.differential import check, randn
 
 G = torch.arange(4.0)

@@ -17,7 +17,15 @@ cannot prove free of overlap counts as overlapping (the graph then only loses AO
 import torch
 from torch.fx.experimental.symbolic_shapes import optimization_hint, statically_known_true
 
-from .in_place import written_values
+from ..in_place import written_values
+
+
+def apply(gm, example_inputs, compile_rest):
+    """The pass: `gm`'s own fx code when it writes into self-overlapping memory, else the rest."""
+    if writes_overlapping_memory(gm):
+        return gm.forward
+    return compile_rest(gm, example_inputs)
+
 
 def writes_overlapping_memory(gm):
     """Does some in-place write of `gm` target a tensor whose elements may share memory?"""

@@ -1,0 +1,20 @@
+"""The inductor backend: torch._inductor's compile_fx (C++/OpenMP kernels on CPU) behind the shared
+pipeline (backends/pipeline.py: state regions, overlapping writes, multi-output views, None gradients).
+
+`compile_inductor` is the one entry point: the graph, its example inputs and an options dict (inductor
+config patches, handed to compile_fx as they are; None for its defaults).
+"""
+from .pipeline import INDUCTOR_PASSES, compile_through
+
+# inductor's own settings that framejit's exactness needs (options given to compile_inductor win):
+# random ops call torch's own kernels on the default generator, drawing eager's numbers (inductor's
+# generated random kernels draw other numbers from a seed of their own)
+EXACT = {"fallback_random": True}
+
+
+def compile_inductor(gm, example_inputs, options=None):
+    from torch._inductor.compile_fx import compile_fx
+
+    def compiler(graph, inputs):
+        return compile_fx(graph, inputs, config_patches={**EXACT, **(options or {})})
+    return compile_through(INDUCTOR_PASSES, compiler, gm, example_inputs)

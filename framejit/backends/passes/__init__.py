@@ -1,0 +1,16 @@
+"""Graph passes: each holds a tracing compiler (AOT autograd, inductor) to eager semantics in one way.
+
+The contract (one signature for every pass): a pass is a module here with a function
+
+    apply(gm, example_inputs, compile_rest) -> callable
+
+that receives the fx GraphModule, its example inputs (the conversion's fake or real values) and
+`compile_rest(gm, example_inputs) -> callable`, the rest of the pipeline; it returns the compiled
+callable. A pass may rewrite the graph before handing it on, wrap what comes back, call the rest
+several times (one region each: state_regions), call it again after a failure (mutations_outside), or
+not call it at all and return `gm.forward` (overlapping_writes). backends/pipeline.py lists which
+passes, in which order, each backend runs; a pass never calls another pass itself.
+
+Passes, in pipeline order: state_regions (grad off, inference mode, autocast on: run as fx code),
+overlapping_writes, multi_output_views, dead_tensors, none_grads, mutations_outside.
+"""

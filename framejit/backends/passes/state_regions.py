@@ -1,0 +1,227 @@
+"""A graph cut where grad mode, inference mode or autocast switches: AOT autograd only where grad is on
+and autocast is off.
+
+Why this exists: AOT autograd (aot_eager, inductor) turns a whole graph into one autograd.Function,
+traced with grad mode on. A graph with a `no_grad` or `inference_mode` block inside does not fit that
+mould, and each way it differs from eager is a wrong result or worse:
+
+* a view made under no_grad comes back with a grad_fn, and backward through it fills the base's .grad;
+* a parameter written in place under no_grad gets a zero gradient instead of None;
+* a view made and written under no_grad is refused by the joint trace;
+* the trace runs `_enter_inference_mode` for real inside its own dispatch modes, and when it fails the
+  inference-mode guard, still alive in the traceback, later restores the thread-local dispatch state of
+  the middle of the trace (inference mode stays on, then torch asserts).
+
+Autocast does not fit either. AOT autograd traces the casts autocast inserts into its forward, but its
+backward is traced under the autocast state of compile time (functorch's `backward_pass_autocast`),
+where eager's backward runs under the state of whoever calls `backward()` (gradients differed by 1e-2
+in bfloat16); its runtime wrapper turns autocast off around the compiled code, so an `_enter_autocast`
+node traced into it has no effect (a block after a no_grad block came out float32), and the handle an
+enter node returns cannot cross into a traced region at all ("argument of type _UnmanagedAutocast").
+
+So such a graph is cut into regions at its state switches. A region where grad is on and autocast is
+off (the state at entry and every `_enter_autocast` / `_exit_autocast` node followed) is compiled by
+the given compiler (one Function each); a region where grad is off, inference mode is on or autocast
+is on runs as the fx code it is: eager's own ops in eager's own mode, which is exactly what eager would
+do there (autocast's casts and their backward included). The switches themselves run between the
+regions, in order; when a region raises, open inference-mode and autocast handles are closed (innermost
+first) and grad mode is put back, as the with-blocks would.
+"""
+import torch
+import torch.fx as fx
+
+from ..in_place import writes_in_place
+from .dead_tensors import is_dead_tensor
+
+_set_grad_enabled = torch._C._set_grad_enabled
+_enter_inference_mode = torch.autograd.grad_mode._enter_inference_mode
+_exit_inference_mode = torch.autograd.grad_mode._exit_inference_mode
+_enter_autocast = torch.amp.autocast_mode._enter_autocast
+_exit_autocast = torch.amp.autocast_mode._exit_autocast
+SWITCHES = frozenset({_set_grad_enabled, _enter_inference_mode, _exit_inference_mode, _enter_autocast,
+                      _exit_autocast})
+# the switches that open a block, and the one that closes each (their handles are closed on an error)
+_CLOSERS = {_enter_inference_mode: _exit_inference_mode, _enter_autocast: _exit_autocast}
+AUTOCAST_DEVICES = ("cpu", "cuda")
+
+
+def apply(gm, example_inputs, compile_rest):
+    """The pass: `gm` cut into regions when grad is off or autocast on somewhere in it, or it has
+    independent parts (each grad region goes through `compile_rest`, the others run as fx code);
+    else `compile_rest(gm, example_inputs)`."""
+    grad, autocast = torch.is_grad_enabled(), autocast_now()
+    if needs_regions(gm, grad, autocast):
+        return compile_by_regions(gm, grad, compile_rest, autocast)
+    return compile_rest(gm, example_inputs)
+
+
+def autocast_now():
+    """{device: autocast enabled} for the devices a graph's autocast blocks may name, as they are now."""
+    return {device: torch.is_autocast_enabled(device) for device in AUTOCAST_DEVICES}
+
+
+def needs_regions(gm, grad_at_entry, autocast_at_entry=None):
+    """Must `gm` be compiled region by region: grad off or autocast on somewhere, or independent parts
+    (see `independent_parts`)?"""
+    groups = regions(gm.graph, grad_at_entry, autocast_at_entry)
+    return [kind for kind, _ in groups] != ["grad"] or len(independent_parts(groups)) > 1
+
+
+def regions(graph, grad_at_entry, autocast_at_entry=None):
+    """The graph's compute nodes in order, grouped: ("switch", [node]) for each state switch, else
+    ("grad", nodes) or ("plain", nodes) for a maximal run under one mode. `autocast_at_entry`:
+    {device: enabled} when the graph starts (None: off everywhere)."""
+    grad, inference = grad_at_entry, []
+    autocast = dict(autocast_at_entry or {})
+    autocast_blocks = []                      # (enter node, the enabled flag it replaced)
+    groups = []
+    for node in graph.nodes:
+        if node.op in ("placeholder", "output"):
+            continue
+        if node.op == "call_function" and node.target in SWITCHES:
+            groups.append(("switch", [node]))
+            if node.target is _set_grad_enabled:
+                grad = bool(node.args[0])
+            elif node.target is _enter_inference_mode:
+                inference.append(node)
+            elif node.target is _exit_inference_mode:
+                if inference:
+                    inference.pop()
+            elif node.target is _enter_autocast:
+                device, enabled = _autocast_block(node)
+                autocast_blocks.append((node, device, autocast.get(device, False)))
+                autocast[device] = enabled
+            else:
+                opened = next((i for i in range(len(autocast_blocks) - 1, -1, -1)
+                               if autocast_blocks[i][0] is node.args[0]), None)
+                if opened is None:            # a block this graph did not open: state unknown, assume on
+                    autocast["?"] = True
+                else:
+                    _, device, before = autocast_blocks.pop(opened)
+                    autocast[device] = before
+            continue
+        kind = "grad" if grad and not inference and not any(autocast.values()) else "plain"
+        if not groups or groups[-1][0] != kind:
+            groups.append((kind, []))
+        groups[-1][1].append(node)
+    return groups
+
+
+def _autocast_block(node):
+    """(device, enabled) of an `_enter_autocast(device, dtype, enabled, cache_enabled)` node; an
+    argument that is not a constant counts as enabled (the region then runs as its fx code)."""
+    args = list(node.args) + [None] * 4
+    device, enabled = args[0], args[2]
+    device = device if isinstance(device, str) else "?"
+    return device, enabled if isinstance(enabled, bool) else True
+
+
+def independent_parts(groups):
+    """`groups` with each grad region split into the parts that share no computed value (connected
+    through inputs only), when nothing in it writes in place. One Function per part, as eager has one
+    autograd history per part: a backward or autograd.grad through one part (which frees what that part
+    saved) leaves the others' saved values alone."""
+    out = []
+    for kind, nodes in groups:
+        if kind != "grad" or len(nodes) < 2 or any(writes_in_place(n) for n in nodes):
+            out.append((kind, nodes))
+            continue
+        part_of = {}
+        parts = []
+        for node in nodes:
+            joined = {part_of[u] for u in node.all_input_nodes if u in part_of}
+            if not joined:
+                parts.append([node])
+                part_of[node] = len(parts) - 1
+                continue
+            keep = min(joined)
+            for other in sorted(joined - {keep}):
+                for moved in parts[other]:
+                    part_of[moved] = keep
+                parts[keep] += parts[other]
+                parts[other] = []
+            parts[keep].append(node)
+            part_of[node] = keep
+        order = {n: i for i, n in enumerate(nodes)}
+        out += [(kind, sorted(part, key=order.__getitem__)) for part in parts if part]
+    return out
+
+
+def _subgraph(gm, nodes):
+    """A GraphModule computing `nodes` from the values they read outside themselves; returns it with
+    those outside values (its inputs, in order) and the values it hands on (its outputs, in order)."""
+    inside = set(nodes)
+    inputs = []
+    for node in nodes:
+        for used in node.all_input_nodes:
+            if used not in inside and used not in inputs:
+                inputs.append(used)
+    graph = fx.Graph()
+    env = {}
+    for used in inputs:
+        env[used] = graph.placeholder(used.name)
+        env[used].meta = dict(used.meta)
+    for node in nodes:
+        env[node] = graph.node_copy(node, lambda a: env[a])
+    outputs = [n for n in nodes if any(user not in inside for user in n.users) or is_dead_tensor(n)]
+    graph.output(tuple(env[n] for n in outputs))
+    return fx.GraphModule(gm, graph), inputs, outputs
+
+
+def compile_by_regions(gm, grad_at_entry, compile_region, autocast_at_entry=None):
+    """A callable running `gm` region by region (see the module doc); `compile_region(sub_gm, fakes)`
+    compiles a region where grad is on and autocast off (fakes: its inputs' example values from the
+    conversion); it is called in that state."""
+    steps = []
+    for kind, nodes in independent_parts(regions(gm.graph, grad_at_entry, autocast_at_entry)):
+        if kind == "switch":
+            steps.append((None, nodes[0], None))
+            continue
+        sub, inputs, outputs = _subgraph(gm, nodes)
+        fakes = [n.meta.get("example_value") for n in inputs]
+        run = sub
+        if kind == "grad" and all(f is not None for f in fakes):
+            with torch.enable_grad(), _autocast_off():     # the state it runs in, whatever the graph starts in
+                run = compile_region(sub, fakes)
+        steps.append((run, inputs, outputs))
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    result = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+
+    def run_regions(*args):
+        env = dict(zip(placeholders, args))
+        grad_mode = torch.is_grad_enabled()
+        handles = []
+        try:
+            for run, inputs, outputs in steps:
+                if run is None:
+                    node = inputs
+                    value = node.target(*fx.node.map_arg(node.args, env.__getitem__),
+                                        **fx.node.map_arg(node.kwargs, env.__getitem__))
+                    env[node] = value
+                    if node.target in _CLOSERS:
+                        handles.append((_CLOSERS[node.target], value))
+                    elif handles and node.target is not _set_grad_enabled:
+                        handles.pop()
+                    continue
+                env.update(zip(outputs, run(*[env[n] for n in inputs])))
+            return fx.node.map_arg(result, env.__getitem__)
+        except BaseException:
+            for close, handle in reversed(handles):
+                close(handle)
+            _set_grad_enabled(grad_mode)
+            raise
+    return run_regions
+
+
+class _autocast_off:
+    """Autocast off on every device while a region is compiled (a tracing compiler traces the casts
+    of the autocast state it is called in)."""
+
+    def __enter__(self):
+        self.before = [(device, torch.is_autocast_enabled(device)) for device in AUTOCAST_DEVICES]
+        for device, _ in self.before:
+            torch.set_autocast_enabled(device, False)
+
+    def __exit__(self, *exc):
+        for device, enabled in self.before:
+            torch.set_autocast_enabled(device, enabled)

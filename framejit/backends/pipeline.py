@@ -1,0 +1,27 @@
+"""The one pipeline the tracing backends share: a list of passes, then a compiler.
+
+Why this exists: aot_eager and inductor both trace the graph with AOT autograd, and both must be held
+to eager semantics in the same ways (backends/passes/). Each backend is its list of passes and its
+final compiler; `compile_through` chains them, handing every pass the rest of the chain as
+`compile_rest` (the pass contract is in backends/passes/__init__.py).
+
+To add a pass: write backends/passes/<name>.py with `apply(gm, example_inputs, compile_rest)`, and put
+the module in the lists below where it belongs (passes listed earlier see the graph first and wrap what
+the later ones return).
+"""
+from .passes import (dead_tensors, multi_output_views, mutations_outside, none_grads, overlapping_writes,
+                     state_regions)
+
+AOT_EAGER_PASSES = (state_regions, overlapping_writes, multi_output_views, dead_tensors, none_grads,
+                    mutations_outside)
+INDUCTOR_PASSES = (state_regions, overlapping_writes, multi_output_views, dead_tensors, none_grads)
+
+
+def compile_through(passes, compiler, gm, example_inputs):
+    """`compiler(gm, example_inputs)` behind `passes` (modules with `apply`), first listed outermost."""
+    def rest_from(i):
+        if i == len(passes):
+            return compiler
+        apply, compile_rest = passes[i].apply, rest_from(i + 1)
+        return lambda graph, inputs: apply(graph, inputs, compile_rest)
+    return rest_from(0)(gm, example_inputs)

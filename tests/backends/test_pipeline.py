@@ -1,0 +1,67 @@
+"""The backend pipeline (backends/pipeline.py): every pass keeps the one contract, both tracing
+backends run through it, and inductor is held to eager's random numbers like aot_eager (a dead random
+op kept by passes/dead_tensors.py, random ops drawing from the default generator as eager's kernels do).
+"""
+import importlib
+import inspect
+import pkgutil
+
+import pytest
+import torch
+
+import framejit.backends.passes as passes
+from framejit.backends.pipeline import AOT_EAGER_PASSES, INDUCTOR_PASSES, compile_through
+from tests.differential import check, randn
+
+
+def test_every_pass_has_the_one_signature():
+    names = [m.name for m in pkgutil.iter_modules(passes.__path__)]
+    assert names
+    for name in names:
+        module = importlib.import_module(f"framejit.backends.passes.{name}")
+        assert list(inspect.signature(module.apply).parameters) == ["gm", "example_inputs", "compile_rest"], name
+    listed = {m.__name__.rsplit(".", 1)[1] for m in AOT_EAGER_PASSES + INDUCTOR_PASSES}
+    assert listed == set(names)
+
+
+def test_passes_run_in_order_around_the_compiler():
+    seen = []
+
+    class Named:
+        def __init__(self, name):
+            self.name = name
+
+        def apply(self, gm, example_inputs, compile_rest):
+            seen.append(self.name)
+            compiled = compile_rest(gm, example_inputs)
+            seen.append("/" + self.name)
+            return compiled
+
+    def compiler(gm, example_inputs):
+        seen.append("compiler")
+        return gm.forward
+
+    gm = torch.fx.symbolic_trace(lambda x: x + 1)
+    run = compile_through((Named("a"), Named("b")), compiler, gm, [torch.ones(2)])
+    assert seen == ["a", "b", "compiler", "/b", "/a"]
+    assert torch.equal(run(torch.ones(2)), torch.full((2,), 2.0))
+
+
+def dead_random_op(x):
+    torch.rand_like(x)
+    return x * 2, torch.rand(3)
+
+
+def dead_dropout(x):
+    torch.nn.functional.dropout(x, 0.5)
+    return x.sin(), torch.rand(3)
+
+
+def live_random_op(x):
+    return x * torch.rand_like(x), torch.rand(3)
+
+
+@pytest.mark.parametrize("fn", [dead_random_op, dead_dropout, live_random_op], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_random_numbers_are_eagers(fn, backend):
+    check(fn, randn(3, requires_grad=True), backend=backend, grads=True)
