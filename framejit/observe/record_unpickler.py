@@ -349,12 +349,7 @@ class RestrictedUnpickler(pickle._Unpickler):
                 raise RefusedByRecordReader(f"the record's {_name(cls)}.__setstate__ was defined by the record")
             setstate(inst, state)
             return
-        slotstate = None
-        if type(state) is tuple and len(state) == 2:
-            state, slotstate = state
-        for part in (state, slotstate):
-            if part is not None and type(part) is not dict:
-                raise RefusedByRecordReader(f"the record gives a {_name(cls)} a state that is not a dict")
+        state, slotstate = _state_parts(state, cls)
         if state:
             inst.__dict__.update(state)
         if slotstate:
@@ -366,14 +361,9 @@ class RestrictedUnpickler(pickle._Unpickler):
 
     def _build_function(self, fn: types.FunctionType, state: Any) -> None:
         """Attributes of a function the record defined: setting them runs nothing."""
-        slotstate = None
-        if type(state) is tuple and len(state) == 2:
-            state, slotstate = state
-        for part in (state, slotstate):
-            if part is not None and type(part) is not dict:
-                raise RefusedByRecordReader(f"the record gives {_name(fn)} a state that is not a dict")
-        fn.__dict__.update(state if state is not None else {})
-        for key, value in (slotstate if slotstate is not None else {}).items():
+        state, slotstate = _state_parts(state, fn)
+        fn.__dict__.update(state)
+        for key, value in slotstate.items():
             if type(key) is not str:
                 raise RefusedByRecordReader(f"the record sets an attribute of {_name(fn)} named by a non-string")
             setattr(fn, key, value)
@@ -419,6 +409,17 @@ class RestrictedUnpickler(pickle._Unpickler):
         self._check_container(target, "adds items to")
         target.update(items)
     dispatch[pickle.ADDITEMS[0]] = load_additems
+
+
+def _state_parts(state: Any, owner: Any) -> tuple[dict, dict]:
+    """(instance dict state, slot state) of a BUILD, each a plain dict (empty when absent)."""
+    slotstate = None
+    if type(state) is tuple and len(state) == 2:
+        state, slotstate = state
+    for part in (state, slotstate):
+        if part is not None and type(part) is not dict:
+            raise RefusedByRecordReader(f"the record gives {_name(owner)} a state that is not a dict")
+    return state or {}, slotstate or {}
 
 
 def _name(obj: Any) -> str:
