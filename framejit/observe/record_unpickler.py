@@ -64,8 +64,7 @@ _BY_VALUE_CLASS_DATA = frozenset({
     "__parameters__", "__dataclass_fields__", "__dataclass_params__", "__match_args__", "__abstractmethods__",
     "__firstlineno__", "__static_attributes__", "__slots__", "_abc_impl", "__dict__", "__weakref__",
 })
-_BY_VALUE_CLASS_METHODS = frozenset({"__init__", "__call__", "__enter__", "__exit__", "__iter__", "__next__",
-                                      "__len__", "__getitem__", "__contains__", "__post_init__"})
+_BY_VALUE_CLASS_METHODS = frozenset({"__init__", "__call__", "__enter__", "__exit__", "__post_init__"})
 _BY_VALUE_METACLASSES = (type, abc.ABCMeta)
 
 _DATA_CLASSES = frozenset({
@@ -213,7 +212,7 @@ class RestrictedUnpickler(pickle._Unpickler):
         return copyreg._reconstructor(cls, base, state)
 
     def _getattr(self, obj: Any, name: Any, *default: Any) -> Any:
-        if not isinstance(name, str) or not isinstance(obj, (types.ModuleType, type)):
+        if type(name) is not str or not isinstance(obj, (types.ModuleType, type)):
             raise RefusedByRecordReader(f"the record reads an attribute of a {type(obj).__name__} (only modules' "
                                         "and classes' attributes are looked up while loading)")
         if isinstance(obj, type) and type(obj) not in _BY_VALUE_METACLASSES and not isinstance(obj, enum.EnumMeta) \
@@ -223,7 +222,7 @@ class RestrictedUnpickler(pickle._Unpickler):
         return getattr(obj, name, *default)
 
     def _setattr(self, obj: Any, name: Any, value: Any) -> None:
-        if id(obj) not in self._by_value or not isinstance(name, str):
+        if id(obj) not in self._by_value or type(name) is not str:
             raise RefusedByRecordReader(f"the record sets an attribute of {_name(obj)}, which it did not define")
         if isinstance(obj, types.CellType) and name != "cell_contents":
             raise RefusedByRecordReader(f"the record sets {name!r} of a cell")
@@ -232,7 +231,7 @@ class RestrictedUnpickler(pickle._Unpickler):
         setattr(obj, name, value)           # (dill fills cells and classes that refer to themselves so)
 
     def _import_module(self, name: Any, *rest: Any) -> Any:
-        if not isinstance(name, str):
+        if type(name) is not str:
             raise RefusedByRecordReader("the record imports a module by a name that is not a string")
         self._check_import(name)
         return importlib.import_module(name)
@@ -244,12 +243,21 @@ class RestrictedUnpickler(pickle._Unpickler):
             return result
         return made
 
-    def _create_function(self, *args: Any, **kwargs: Any) -> Any:
-        return self._by_value_result(dill_internals._create_function)(*args, **kwargs)
+    def _create_function(self, fcode: Any, fglobals: Any, fname: Any = None, fdefaults: Any = None,
+                         fclosure: Any = None, fdict: Any = None, fkwdefaults: Any = None) -> Any:
+        # plain dicts and tuples only: a dict subclass the file defined would run its methods on update
+        for part in (fglobals, fdict, fkwdefaults):
+            if part is not None and type(part) is not dict:
+                raise RefusedByRecordReader(f"the record makes a function from a {_name(part)}, not a dict")
+        for part in (fdefaults, fclosure):
+            if part is not None and type(part) is not tuple:
+                raise RefusedByRecordReader(f"the record makes a function from a {_name(part)}, not a tuple")
+        return self._by_value_result(dill_internals._create_function)(fcode, fglobals, fname, fdefaults, fclosure,
+                                                                      fdict, fkwdefaults)
 
     def _create_type(self, metaclass: Any, name: Any = None, bases: Any = (), namespace: Any = None, *rest: Any) -> Any:
-        if metaclass not in _BY_VALUE_METACLASSES or rest or not isinstance(name, str) \
-                or not isinstance(bases, tuple) or not isinstance(namespace, dict):
+        if metaclass not in _BY_VALUE_METACLASSES or rest or type(name) is not str \
+                or type(bases) is not tuple or type(namespace) is not dict:
             raise RefusedByRecordReader(f"the record defines a class {name!r} with metaclass {_name(metaclass)}, "
                                         "which could run code as the class is made")
         for base in bases:
@@ -260,7 +268,7 @@ class RestrictedUnpickler(pickle._Unpickler):
         return self._by_value_result(dill_internals._create_type)(metaclass, name, bases, namespace)
 
     def _check_class_member(self, class_name: str, member: Any, value: Any) -> None:
-        if not isinstance(member, str):
+        if type(member) is not str:
             raise RefusedByRecordReader(f"the record defines a class {class_name!r} with a member named by a "
                                         f"{type(member).__name__}")
         if not (member.startswith("__") and member.endswith("__")) and member != "_abc_impl":
@@ -285,8 +293,8 @@ class RestrictedUnpickler(pickle._Unpickler):
     def _rebuild_parameter_with_state(self, data: Any, requires_grad: Any, backward_hooks: Any, state: Any) -> Any:
         # torch's version sets the state with setattr on the new Parameter: only plain data goes in
         parameter = torch._utils._rebuild_parameter(data, requires_grad, backward_hooks)
-        if state:
-            if not isinstance(state, dict):
+        if state is not None:
+            if type(state) is not dict:
                 raise RefusedByRecordReader("the record gives a Parameter a state that is not a dict")
             parameter.__dict__.update(state)
         return parameter
@@ -298,7 +306,7 @@ class RestrictedUnpickler(pickle._Unpickler):
     def load_reduce(self) -> None:
         stack = self.stack
         args = stack.pop()
-        if not isinstance(args, tuple):
+        if type(args) is not tuple:
             raise RefusedByRecordReader("the record calls something with arguments that are not a tuple")
         stack[-1] = self._call(stack[-1], args)
     dispatch[pickle.REDUCE[0]] = load_reduce
@@ -311,6 +319,8 @@ class RestrictedUnpickler(pickle._Unpickler):
     def load_newobj(self) -> None:
         args = self.stack.pop()
         cls = self.stack.pop()
+        if type(args) is not tuple:
+            raise RefusedByRecordReader(f"the record creates a {_name(cls)} from arguments that are not a tuple")
         self.append(self._newobj(cls, *args))
     dispatch[pickle.NEWOBJ[0]] = load_newobj
 
@@ -318,7 +328,7 @@ class RestrictedUnpickler(pickle._Unpickler):
         kwargs = self.stack.pop()
         args = self.stack.pop()
         cls = self.stack.pop()
-        if kwargs:
+        if type(kwargs) is not dict or kwargs or type(args) is not tuple:
             raise RefusedByRecordReader(f"the record creates a {_name(cls)} with keyword arguments to __new__")
         self.append(self._newobj(cls, *args))
     dispatch[pickle.NEWOBJ_EX[0]] = load_newobj_ex
@@ -335,19 +345,15 @@ class RestrictedUnpickler(pickle._Unpickler):
             raise RefusedByRecordReader(f"the record sets the state of {_name(inst)} with BUILD")
         setstate = getattr(cls, "__setstate__", None)
         if setstate is not None:
-            if id(setstate) in self._by_value or getattr(setstate, "__func__", None) in self._by_value.values():
+            if id(setstate) in self._by_value or id(getattr(setstate, "__func__", None)) in self._by_value:
                 raise RefusedByRecordReader(f"the record's {_name(cls)}.__setstate__ was defined by the record")
             setstate(inst, state)
             return
-        slotstate = None
-        if isinstance(state, tuple) and len(state) == 2:
-            state, slotstate = state
+        state, slotstate = _state_parts(state, cls)
         if state:
-            if not isinstance(state, dict):
-                raise RefusedByRecordReader(f"the record gives a {_name(cls)} a state that is not a dict")
             inst.__dict__.update(state)
         if slotstate:
-            if not isinstance(slotstate, dict) or cls.__setattr__ is not object.__setattr__:
+            if cls.__setattr__ is not object.__setattr__:
                 raise RefusedByRecordReader(f"the record sets slots of a {_name(cls)} through its __setattr__")
             for key, value in slotstate.items():
                 object.__setattr__(inst, key, value)
@@ -355,15 +361,10 @@ class RestrictedUnpickler(pickle._Unpickler):
 
     def _build_function(self, fn: types.FunctionType, state: Any) -> None:
         """Attributes of a function the record defined: setting them runs nothing."""
-        slotstate = None
-        if isinstance(state, tuple) and len(state) == 2:
-            state, slotstate = state
-        for part in (state, slotstate):
-            if part is not None and not isinstance(part, dict):
-                raise RefusedByRecordReader(f"the record gives {_name(fn)} a state that is not a dict")
-        fn.__dict__.update(state or {})
-        for key, value in (slotstate or {}).items():
-            if not isinstance(key, str):
+        state, slotstate = _state_parts(state, fn)
+        fn.__dict__.update(state)
+        for key, value in slotstate.items():
+            if type(key) is not str:
                 raise RefusedByRecordReader(f"the record sets an attribute of {_name(fn)} named by a non-string")
             setattr(fn, key, value)
 
@@ -408,6 +409,17 @@ class RestrictedUnpickler(pickle._Unpickler):
         self._check_container(target, "adds items to")
         target.update(items)
     dispatch[pickle.ADDITEMS[0]] = load_additems
+
+
+def _state_parts(state: Any, owner: Any) -> tuple[dict, dict]:
+    """(instance dict state, slot state) of a BUILD, each a plain dict (empty when absent)."""
+    slotstate = None
+    if type(state) is tuple and len(state) == 2:
+        state, slotstate = state
+    for part in (state, slotstate):
+        if part is not None and type(part) is not dict:
+            raise RefusedByRecordReader(f"the record gives {_name(owner)} a state that is not a dict")
+    return state or {}, slotstate or {}
 
 
 def _name(obj: Any) -> str:
