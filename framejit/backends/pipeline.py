@@ -14,11 +14,12 @@ from .passes import (dead_tensors, multi_output_views, mutations_outside, none_g
 
 AOT_EAGER_PASSES = (state_regions, overlapping_writes, multi_output_views, dead_tensors, none_grads,
                     mutations_outside)
-INDUCTOR_PASSES = (state_regions, overlapping_writes, multi_output_views, dead_tensors, none_grads)
+INDUCTOR_PASSES = (state_regions.COMPILING_NO_GRAD, overlapping_writes, multi_output_views, dead_tensors, none_grads)
 
 
 def compile_through(passes, compiler, gm, example_inputs):
-    """`compiler(gm, example_inputs)` behind `passes` (modules with `apply`), first listed outermost."""
+    """`compiler(gm, example_inputs)` behind `passes` (modules, or objects, with `apply`), first listed
+    outermost."""
     def rest_from(i):
         if i == len(passes):
             return compiler

@@ -20,7 +20,7 @@ def test_every_pass_has_the_one_signature():
     for name in names:
         module = importlib.import_module(f"framejit.backends.passes.{name}")
         assert list(inspect.signature(module.apply).parameters) == ["gm", "example_inputs", "compile_rest"], name
-    listed = {m.__name__.rsplit(".", 1)[1] for m in AOT_EAGER_PASSES + INDUCTOR_PASSES}
+    listed = {getattr(m, "__name__", type(m).__module__).rsplit(".", 1)[1] for m in AOT_EAGER_PASSES + INDUCTOR_PASSES}
     assert listed == set(names)
 
 
@@ -59,6 +59,26 @@ def dead_dropout(x):
 
 def live_random_op(x):
     return x * torch.rand_like(x), torch.rand(3)
+
+
+def test_inductor_compiles_a_graph_run_under_no_grad():
+    """inference under no_grad keeps inductor's kernels (only inference-mode and autocast regions, and
+    every region of aot_eager where grad is off, run as fx code)."""
+    from framejit.backends.passes import state_regions
+    compiled = []
+
+    def rest(gm, example_inputs):
+        compiled.append(gm)
+        return gm.forward
+
+    gm = torch.fx.symbolic_trace(lambda x: (x * 2).sin())
+    for node in gm.graph.nodes:
+        node.meta["example_value"] = torch.ones(2)
+    with torch.no_grad():
+        state_regions.COMPILING_NO_GRAD.apply(gm, [torch.ones(2)], rest)
+        assert compiled == [gm]
+        state_regions.apply(gm, [torch.ones(2)], rest)
+        assert compiled == [gm]
 
 
 @pytest.mark.parametrize("fn", [dead_random_op, dead_dropout, live_random_op], ids=lambda f: f.__name__)

@@ -67,8 +67,9 @@ def _no_fallback():
     (view_made_under_no_grad, (randn(3, 4, requires_grad=True),)),
     (enable_grad_inside_no_grad, (randn(4, requires_grad=True), randn(4, seed=1, requires_grad=True))),
 ], ids=lambda v: getattr(v, "__name__", ""))
-def test_grad_off_regions_match_eager(fn, args):
-    check(fn, *args, backend="aot_eager", grads=True, graphs=1)
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_grad_off_regions_match_eager(fn, args, backend):
+    check(fn, *args, backend=backend, grads=True, graphs=1)
     _no_fallback()
 
 

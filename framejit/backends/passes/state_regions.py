@@ -23,7 +23,10 @@ So such a graph is cut into regions at its state switches. A region where grad i
 off (the state at entry and every `_enter_autocast` / `_exit_autocast` node followed) is compiled by
 the given compiler (one Function each); a region where grad is off, inference mode is on or autocast
 is on runs as the fx code it is: eager's own ops in eager's own mode, which is exactly what eager would
-do there (autocast's casts and their backward included). The switches themselves run between the
+do there (autocast's casts and their backward included). Under inductor (`COMPILING_NO_GRAD`) a region
+where only grad is off is compiled too, with grad off (AOT autograd's inference path: no Function, no
+backward, nothing of the above applies), so a graph run under no_grad keeps its kernels; aot_eager runs
+such regions as fx code. The switches themselves run between the
 regions, in order; when a region raises, open inference-mode and autocast handles are closed (innermost
 first) and grad mode is put back, as the with-blocks would.
 """
@@ -45,14 +48,24 @@ _CLOSERS = {_enter_inference_mode: _exit_inference_mode, _enter_autocast: _exit_
 AUTOCAST_DEVICES = ("cpu", "cuda")
 
 
-def apply(gm, example_inputs, compile_rest):
-    """The pass: `gm` cut into regions when grad is off or autocast on somewhere in it, or it has
-    independent parts (each grad region goes through `compile_rest`, the others run as fx code);
-    else `compile_rest(gm, example_inputs)`."""
-    grad, autocast = torch.is_grad_enabled(), autocast_now()
-    if needs_regions(gm, grad, autocast):
-        return compile_by_regions(gm, grad, compile_rest, autocast)
-    return compile_rest(gm, example_inputs)
+class StateRegions:
+    """The pass, compiling no-grad regions or not (see the module doc)."""
+
+    def __init__(self, compile_no_grad):
+        self.compile_no_grad = compile_no_grad
+
+    def apply(self, gm, example_inputs, compile_rest):
+        """`gm` cut into regions when grad is off or autocast on somewhere in it, or it has independent
+        parts (each compiled region goes through `compile_rest`, the others run as fx code); else
+        `compile_rest(gm, example_inputs)`."""
+        grad, autocast = torch.is_grad_enabled(), autocast_now()
+        if needs_regions(gm, grad, autocast, self.compile_no_grad):
+            return compile_by_regions(gm, grad, compile_rest, autocast, self.compile_no_grad)
+        return compile_rest(gm, example_inputs)
+
+
+apply = StateRegions(compile_no_grad=False).apply        # aot_eager's
+COMPILING_NO_GRAD = StateRegions(compile_no_grad=True)   # inductor's
 
 
 def autocast_now():
@@ -60,20 +73,21 @@ def autocast_now():
     return {device: torch.is_autocast_enabled(device) for device in AUTOCAST_DEVICES}
 
 
-def needs_regions(gm, grad_at_entry, autocast_at_entry=None):
-    """Must `gm` be compiled region by region: grad off or autocast on somewhere, or independent parts
-    (see `independent_parts`)?"""
-    groups = regions(gm.graph, grad_at_entry, autocast_at_entry)
-    return [kind for kind, _ in groups] != ["grad"] or len(independent_parts(groups)) > 1
+def needs_regions(gm, grad_at_entry, autocast_at_entry=None, compile_no_grad=False):
+    """Must `gm` be compiled region by region: grad off (unless `compile_no_grad` and only grad is off,
+    throughout) or autocast on somewhere, or independent parts (see `independent_parts`)?"""
+    groups = regions(gm.graph, grad_at_entry, autocast_at_entry, compile_no_grad)
+    return [kind for kind, _ in groups] not in (["grad"], ["no_grad"]) or len(independent_parts(groups)) > 1
 
 
-def regions(graph, grad_at_entry, autocast_at_entry=None):
+def regions(graph, grad_at_entry, autocast_at_entry=None, split_no_grad=False):
     """The graph's compute nodes in order, grouped: ("switch", [node]) for each state switch, else
-    ("grad", nodes) or ("plain", nodes) for a maximal run under one mode. `autocast_at_entry`:
-    {device: enabled} when the graph starts (None: off everywhere)."""
+    ("grad", nodes) or ("plain", nodes) for a maximal run under one mode (with `split_no_grad`,
+    "no_grad" for a run where only grad is off). `autocast_at_entry`: {device: enabled} when the graph
+    starts (None: off everywhere)."""
     grad, inference = grad_at_entry, []
     autocast = dict(autocast_at_entry or {})
-    autocast_blocks = []                      # (enter node, the enabled flag it replaced)
+    autocast_blocks = []                      # (enter node, device, the enabled flag it replaced)
     groups = []
     for node in graph.nodes:
         if node.op in ("placeholder", "output"):
@@ -100,7 +114,8 @@ def regions(graph, grad_at_entry, autocast_at_entry=None):
                     _, device, before = autocast_blocks.pop(opened)
                     autocast[device] = before
             continue
-        kind = "grad" if grad and not inference and not any(autocast.values()) else "plain"
+        plain_ops = not inference and not any(autocast.values())
+        kind = "grad" if grad and plain_ops else "no_grad" if split_no_grad and plain_ops else "plain"
         if not groups or groups[-1][0] != kind:
             groups.append((kind, []))
         groups[-1][1].append(node)
@@ -168,20 +183,20 @@ def _subgraph(gm, nodes):
     return fx.GraphModule(gm, graph), inputs, outputs
 
 
-def compile_by_regions(gm, grad_at_entry, compile_region, autocast_at_entry=None):
+def compile_by_regions(gm, grad_at_entry, compile_region, autocast_at_entry=None, compile_no_grad=False):
     """A callable running `gm` region by region (see the module doc); `compile_region(sub_gm, fakes)`
-    compiles a region where grad is on and autocast off (fakes: its inputs' example values from the
-    conversion); it is called in that state."""
+    compiles a region where grad is on and autocast off, and with `compile_no_grad` one where only grad
+    is off (fakes: its inputs' example values from the conversion); it is called in that state."""
     steps = []
-    for kind, nodes in independent_parts(regions(gm.graph, grad_at_entry, autocast_at_entry)):
+    for kind, nodes in independent_parts(regions(gm.graph, grad_at_entry, autocast_at_entry, compile_no_grad)):
         if kind == "switch":
             steps.append((None, nodes[0], None))
             continue
         sub, inputs, outputs = _subgraph(gm, nodes)
         fakes = [n.meta.get("example_value") for n in inputs]
         run = sub
-        if kind == "grad" and all(f is not None for f in fakes):
-            with torch.enable_grad(), _autocast_off():     # the state it runs in, whatever the graph starts in
+        if kind in ("grad", "no_grad") and all(f is not None for f in fakes):
+            with torch.set_grad_enabled(kind == "grad"), _autocast_off():    # the state it runs in
                 run = compile_region(sub, fakes)
         steps.append((run, inputs, outputs))
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
