@@ -16,6 +16,7 @@ Internal failures (a bug in framejit or a backend error) write an execution reco
 eager with a warning; they never reach the user's program as framejit's exception.
 """
 import contextlib
+import copy
 import dis
 import inspect
 import logging
@@ -26,6 +27,7 @@ import weakref
 import torch
 
 from . import codegen, raising_graphs, resume
+from ..accuracy.first_call import checked_graph
 from ..backends.registry import BACKEND_SIGNATURE, runs_graph_as_is
 from ..distributed.ddp_split import SPLIT_REASONS
 from .grad_switch_graphs import grad_switch_line, grad_switch_only
@@ -269,7 +271,7 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
     effects = ctx.side_effects.effects
     live = list(values) + [e.value for e in effects] + [e.target for e in effects if e.kind == "value_attr"]
     outputs = codegen.tensors_in(live)
-    compiled, gm, grad_switch = _compile_graph(ctx, outputs, opts)
+    compiled, gm, grad_switch = _compile_graph(ctx, outputs, opts, fn.__qualname__)
     cuts = getattr(compiled, SPLIT_REASONS, ())        # a backend that cut the graph (distributed/ddp_split.py)
     if cuts:
         breaks = list(breaks) + [BreakInfo("ddp bucket", reason, "", fn.__qualname__) for reason in cuts]
@@ -297,7 +299,7 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
     return _make_entry(fn, ctx, compiled, gm, body, opts, breaks=breaks)
 
 
-def _compile_graph(ctx, outputs, opts):
+def _compile_graph(ctx, outputs, opts, name):
     """(compiled graph, its GraphModule, None), or (None, None, mode) when switching grad mode to `mode`
     is all the graph would do (convert/grad_switch_graphs.py), or Nones when there is nothing to do."""
     if ctx.graph.op_count() == 0 and not outputs:
@@ -318,6 +320,8 @@ def _compile_graph(ctx, outputs, opts):
         ctx.guard_state(is_cpu_autocast_enabled)
     grad_mode = torch.is_grad_enabled()
     sets_grad_mode = any(n.op == "call_function" and n.target is torch._C._set_grad_enabled for n in gm.graph.nodes)
+    # the accuracy mode checks the compiled graph against the graph as it is now (a backend may rewrite it)
+    reference = copy.deepcopy(gm) if opts.config.check_accuracy else None
     try:
         with ctx.phase("backend_compile"):
             compiled = _call_backend(opts.backend, gm, example_inputs)
@@ -337,6 +341,9 @@ def _compile_graph(ctx, outputs, opts):
         # (any other change of grad mode by a backend is left for observe/conversion.py to report)
         if sets_grad_mode:
             torch._C._set_grad_enabled(grad_mode)
+    if reference is not None:                     # framejit/accuracy/: its first call is checked against eager
+        compiled = checked_graph(compiled, reference, lambda g, inputs: _call_backend(opts.backend, g, inputs),
+                                 name=name, debug_dir=opts.config.debug_dir)
     return compiled, gm, None
 
 
