@@ -50,6 +50,7 @@ from ..translate.values.base import NULL, Const, DictValue, IteratorValue, Metho
     TensorValue
 from ..translate.values.numbers.sym_values import SymValue
 from ..translate.values.dicts.identity_hashed_keys import IdentityKey
+from ..translate.values.iterators.iterator_positions import advance_lines
 from ..shapes.memory import ShapeMemory
 from ..shapes.policy import ShapePolicy
 from ..shapes.symbols import ShapeContext
@@ -292,7 +293,7 @@ def _emit_entry(fn, ctx, values, opts, breaks, last_line):
                                                         codegen.call_arguments_source(fn.__code__), ns)
             else:
                 lines.append(call)
-        effect_lines = codegen.side_effect_lines(effects, rb)
+        effect_lines = codegen.side_effect_lines(effects, rb) + advance_lines(ctx.wrapped.values(), rb)
         last = last_line(rb)
         return lines + rb.prelude + effect_lines + [last]
 
@@ -498,8 +499,11 @@ def _finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
                                                   nulls, live, resume_tails)
 
     # a for loop's iterator crosses the break as a tuple of the items it has left (the resume prologue
-    # makes it an iterator again); it is on the stack only, so no other reference sees the difference
-    stack = [SeqValue(tuple, v.items[v.pos:]) if isinstance(v, IteratorValue) else v for v in stack]
+    # makes it an iterator again) when it is on the stack only, so no other reference sees the difference;
+    # one a local also holds, or one from outside, crosses as the iterator it is (IteratorValue.rebuild)
+    held = {id(v) for v in local_values if isinstance(v, IteratorValue)}
+    stack = [SeqValue(tuple, v.items[v.pos:]) if isinstance(v, IteratorValue) and id(v) not in held and
+             v.source is None else v for v in stack]
     values = [v for v in stack if v is not NULL] + [v for v in local_values if v is not None]
 
     def call_break(rb):
@@ -569,7 +573,7 @@ def _why_not_splittable(code, tx, inst, snap):
             # its length is the tensor's (often data-dependent: nonzero rows, MoE experts hit): a resume
             # entry per position and per length would only add tiny graphs
             return "the break is inside a loop over a tensor's rows, so the function runs as plain Python"
-        if isinstance(v, IteratorValue) and _rebuildable(SeqValue(tuple, v.items[v.pos:])):
+        if isinstance(v, IteratorValue) and v.source is None and _rebuildable(SeqValue(tuple, v.items[v.pos:])):
             continue
         if v is not NULL and not _rebuildable(v):
             return f"a value on the stack ({type(v).__name__}) cannot be rebuilt, so the function runs as plain Python"
@@ -624,6 +628,8 @@ def _rebuildable(v, visiting=None):
             all(_rebuildable(k.value, visiting) for k in v.items if type(k) is IdentityKey)
     if isinstance(v, MethodValue):
         return _rebuildable(v.receiver, visiting)
+    if isinstance(v, IteratorValue) and not v.rebuildable():       # zip, map...: not as the object eager has
+        return False
     if hasattr(v, "rebuild"):
         return all(_rebuildable(c, visiting) for c in (v.children() if hasattr(v, "children") else ()))
     return False
