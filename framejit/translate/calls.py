@@ -77,9 +77,7 @@ def call_value(tx, fn, args, kwargs):
         return call_object(tx, fn, obj, args, kwargs)
     if isinstance(fn, FunctionValue) and fn.code.co_flags & inspect.CO_GENERATOR:
         return generator_of_function_value(tx, fn, args, kwargs)
-    if hasattr(fn, "call"):
-        return fn.call(tx, args, kwargs)
-    raise GraphBreak("call", f"calling {fn!r} is not supported")
+    return fn.call(tx, args, kwargs)
 
 
 def _hashable(obj):
@@ -185,7 +183,7 @@ def call_object(tx, fn_value, obj, args, kwargs):
     fromkeys_owner = fromkeys_callable(obj)
     if fromkeys_owner is not None:                # MyDict.fromkeys(...): a builtin classmethod of a dict kind
         return dict_fromkeys(tx, fromkeys_owner, args, kwargs)
-    if is_descriptor_get(obj):                  # torch.Tensor.shape.__get__(x): values/descriptor_calls.py
+    if is_descriptor_get(obj):                  # torch.Tensor.shape.__get__(x): values/objects/descriptor_calls.py
         return call_descriptor_get(tx, obj, args, kwargs)
     call_method_fn = _python_call_method(obj)
     if call_method_fn is not None:              # an instance of a Python class with __call__
@@ -311,19 +309,17 @@ def call_method(tx, recv, name, args, kwargs):
         return wrap_unsourced(out)
     if isinstance(recv, ObjectValue):
         return call_object_method(tx, recv, name, args, kwargs)
-    if hasattr(recv, "call_method"):
-        return recv.call_method(tx, name, args, kwargs)
-    raise GraphBreak("method", f"method {name} of {recv!r}")
+    return recv.call_method(tx, name, args, kwargs)
 
 
 def call_tensor_method(tx, t, name, args, kwargs):
-    if t.cls is not None:                   # a tensor subclass instance (values/tensor_subclasses.py)
+    if t.cls is not None:                   # a tensor subclass instance (values/tensors/tensor_subclasses.py)
         out = tensor_subclass_members.subclass_method(tx, t, name, args, kwargs)
         if out is not tensor_subclasses.NOT_DISPATCHED:
             return out
     if name == "as_subclass":
         return tensor_subclass_members.as_subclass(tx, t, args, kwargs)
-    if name == "type":                      # x.type() / x.type(torch.float64): values/tensor_type.py
+    if name == "type":                      # x.type() / x.type(torch.float64): values/tensors/tensor_type.py
         return tensor_type_method(tx, t, args, kwargs)
     if name in TENSOR_CONST_METHODS:
         if name in ("size", "numel", "nelement", "stride") and not kwargs:

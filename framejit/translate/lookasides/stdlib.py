@@ -49,6 +49,9 @@ class SignatureValue(Value):
     def python_type(self):
         return inspect.Signature
 
+    def rebuild_parts(self):
+        return []
+
     def rebuild(self, rb):
         return rb.ns.bind(self.value)
 

@@ -36,7 +36,7 @@ class DequeValue(Value):
         return f"DequeValue({self.items!r}, maxlen={self.maxlen})"
 
     # ---- what every value kind answers
-    def children(self):
+    def rebuild_parts(self):
         return list(self.items)
 
     def rebuild(self, rb):

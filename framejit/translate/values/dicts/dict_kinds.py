@@ -39,7 +39,7 @@ _BUILTIN_KINDS = (dict, collections.OrderedDict, collections.defaultdict, collec
 # what a user subclass may not define: the value reads its items directly for these protocols
 _NOT_MODELLED = ("__slots__", "__getattribute__", "__getattr__", "__new__", "__len__", "__iter__", "__contains__",
                  "__bool__", "__eq__", "__ne__", "keys", "items", "values", "__reversed__", "__or__", "__ior__")
-DICT_METHODS = {}     # the plain dict's method table, filled in by values/containers.py (which imports this)
+DICT_METHODS = {}     # the plain dict's method table, filled in by values/containers/subscripts.py (which imports this)
 
 
 class DefaultDictValue(DictValue):
@@ -50,7 +50,7 @@ class DefaultDictValue(DictValue):
         super().__init__(items, source, kind)
         self.factory = factory if factory is not None else Const(None)
 
-    def children(self):
+    def rebuild_parts(self):
         return [self.factory]
 
 
@@ -157,7 +157,7 @@ def builtin_init(tx, value, args, kwargs):
 def _callable(v):
     if isinstance(v, (ObjectValue, Const)):
         return callable(as_python(v))
-    return hasattr(v, "call") or type(v).__name__ in ("FunctionValue", "MethodValue", "BoundMethod")
+    return v.is_callable()
 
 
 def _store(tx, d, key, value):
@@ -501,7 +501,7 @@ def wrap_input(ctx, obj, source, guard):
     else:
         value = DictValue(items, source, kind=t)
     if hasattr(obj, "__dict__"):
-        ctx.dict_kind_objects[id(value)] = (value, obj)      # its instance attributes: values/dict_kind_attrs.py
+        ctx.dict_kind_objects[id(value)] = (value, obj)      # its instance attributes: values/dicts/dict_kind_attrs.py
     return value
 
 

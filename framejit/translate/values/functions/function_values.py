@@ -85,7 +85,7 @@ class FunctionValue(Value):
         return f"FunctionValue({self.code.co_qualname})"
 
     # ---- codegen ----------------------------------------------------------------------------------
-    def children(self):
+    def rebuild_parts(self):
         out = list(self.defaults) + list(self.kwdefaults.values()) + list(self.attrs.values())
         for cell in self.closure:
             if cell.real is None and cell.contents is not EMPTY and cell.contents is not self:
@@ -215,7 +215,7 @@ class PartialValue(Value):
             return DictValue(self.keywords)
         raise GraphBreak("attribute", f"attribute {name!r} of a functools.partial made in the frame")
 
-    def children(self):
+    def rebuild_parts(self):
         return [self.func, *self.args, *self.keywords.values()]
 
     def rebuild(self, rb):

@@ -45,7 +45,7 @@ class OperatorCallable(Value):
                 values.append(v)
         return values[0] if len(values) == 1 else SeqValue(tuple, values)
 
-    def children(self):
+    def rebuild_parts(self):
         return self.args + list(self.kwargs.values())
 
     def rebuild(self, rb):

@@ -36,6 +36,9 @@ class LazyIterator(Value):
     def __init__(self):
         super().__init__(None)
 
+    def is_lazy_iterator(self):
+        return True
+
     def next_value(self, tx):
         raise NotImplementedError
 

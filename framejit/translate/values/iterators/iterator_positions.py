@@ -81,14 +81,11 @@ class InputIteratorValue(IteratorValue):
     def python_type(self):
         return self.real_type
 
-    def rebuildable(self):
-        return True
+    def rebuild_parts(self):
+        return []                  # itself, reloaded
 
     def rebuild(self, rb):
         return rb.reload(self.source)
-
-    def children(self):
-        return []
 
 
 def wrap_input_iterator(ctx, obj, source):

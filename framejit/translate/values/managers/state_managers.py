@@ -185,7 +185,7 @@ class GradModeManager(GlobalStateManager):
             raise GraphBreak("reconstruct", "an entered context manager cannot be rebuilt")
         return f"{rb.ns.bind(self.factory)}()"
 
-    def children(self):
+    def rebuild_parts(self):
         return []
 
     def __repr__(self):
@@ -343,7 +343,7 @@ class ExitValue(Value):
             return f"{rb.ns.bind(reenter_grad_mode)}({m.mode}, {m.prev})"
         raise GraphBreak("reconstruct", f"the __exit__ of {m!r} cannot be rebuilt")
 
-    def children(self):
+    def rebuild_parts(self):
         return []
 
     def python_type(self):

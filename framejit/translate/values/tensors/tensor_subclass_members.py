@@ -1,6 +1,6 @@
 """What the frame does with tensor subclass values besides running torch operations on them.
 
-Why this exists: values/tensor_subclasses.py traces the operations that go through __torch_function__;
+Why this exists: values/tensors/tensor_subclasses.py traces the operations that go through __torch_function__;
 a subclass is also a Python class the frame uses directly: it makes instances (`x.as_subclass(Sub)`,
 `torch.Tensor._make_subclass(Sub, t)`, `Sub(t)` through Sub's own `__new__`), calls the methods and
 reads the properties and class attributes Sub defines in Python, reads an input's instance attributes,
