@@ -322,7 +322,7 @@ def _compile_graph(ctx, outputs, opts, name):
     grad_mode = torch.is_grad_enabled()
     sets_grad_mode = any(n.op == "call_function" and n.target is torch._C._set_grad_enabled for n in gm.graph.nodes)
     # the accuracy mode checks the compiled graph against the graph as it is now (a backend may rewrite it)
-    reference = copy.deepcopy(gm) if opts.config.check_accuracy else None
+    reference = _reference_copy(gm) if opts.config.check_accuracy else None
     try:
         with ctx.phase("backend_compile"):
             compiled = _call_backend(opts.backend, gm, example_inputs)
@@ -346,6 +346,16 @@ def _compile_graph(ctx, outputs, opts, name):
         compiled = checked_graph(compiled, reference, lambda g, inputs: _call_backend(opts.backend, g, inputs),
                                  name=name, debug_dir=opts.config.debug_dir)
     return compiled, gm, None
+
+
+def _reference_copy(gm):
+    """The accuracy mode's copy of the graph as framejit made it, or None (then that graph is not checked:
+    the mode must never cost the user a graph)."""
+    try:
+        return copy.deepcopy(gm)
+    except Exception as e:
+        log.warning("accuracy check skipped for a graph that cannot be copied (%s: %s)", type(e).__name__, e)
+        return None
 
 
 def _has_ops(gm):
