@@ -16,8 +16,11 @@ from .observe.profiler import CompileProfiler
 from .tools.replay import replay
 from .tools.report import report
 from .shapes.marks import mark_dynamic, mark_static, maybe_mark_dynamic
+from . import testing
+from .testing import AccuracyWarning
 
 __all__ = ["compile", "disable", "reset", "explain", "Unsupported", "register_backend", "CompileCounter",
            "Config", "metrics", "clear_metrics", "compile_times", "register_bytecode_hook", "CompileProfiler",
-           "replay", "report", "GraphBreakWarning", "mark_dynamic", "maybe_mark_dynamic", "mark_static"]
+           "replay", "report", "GraphBreakWarning", "mark_dynamic", "maybe_mark_dynamic", "mark_static",
+           "testing", "AccuracyWarning"]
 __version__ = "0.1.0"

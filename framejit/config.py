@@ -16,6 +16,7 @@ Environment variables read by `Config.from_env`:
     FRAMEJIT_DEBUG       debug: 1 writes <debug_dir>/framejit/debug.log and a compile-time report at exit
     FRAMEJIT_REPORT      report_path: the HTML report (framejit.report) written at exit; a path ending
                          in .jsonl or .json gets the compile metrics as JSON lines instead
+    FRAMEJIT_CHECK_ACCURACY  check_accuracy: 1 checks each new graph's first call against eager
 
 Every field is validated on construction; a wrong type raises TypeError and a
 wrong value raises ValueError, both naming the field and what was given.
@@ -34,6 +35,7 @@ DEBUG_DIR_ENV = "FRAMEJIT_DEBUG_DIR"
 RECORD_ENV = "FRAMEJIT_RECORD"
 DEBUG_ENV = "FRAMEJIT_DEBUG"
 REPORT_ENV = "FRAMEJIT_REPORT"
+CHECK_ACCURACY_ENV = "FRAMEJIT_CHECK_ACCURACY"
 
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 _FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
@@ -104,12 +106,17 @@ class Config:
     `x.nonzero()`, `x[mask]`, `torch.unique`, `torch.where(mask)`, `.item()` and what it feeds (`torch.zeros(
     n.item())`, `x[:k.item()]`). A Python branch on such a value is still a graph break. False (the
     default): each of those ops is a graph break."""
+    check_accuracy: bool = False
+    """Run each new graph's first call against its fx code on cloned inputs (framejit/accuracy/): where
+    they differ, warn (framejit.AccuracyWarning) naming the graph and the first differing output, shrink
+    the graph to its smallest failing subgraph and write a record under <debug_dir>/accuracy/."""
 
     def __post_init__(self) -> None:
         _check_int(self, "recompile_limit", minimum=1)
         _check_int(self, "metrics_size", minimum=0)
         _check_int(self, "inline_depth", minimum=0)
-        for name in ("record_all", "record_on_failure", "debug", "profile_conversion", "capture_data_dependent"):
+        for name in ("record_all", "record_on_failure", "debug", "profile_conversion", "capture_data_dependent",
+                     "check_accuracy"):
             _check_bool(self, name)
         if self.dynamic is not None and not isinstance(self.dynamic, bool):
             raise TypeError(f"Config.dynamic must be None, True or False (got {type(self.dynamic).__name__} "
@@ -132,6 +139,9 @@ class Config:
         debug = _env_flag(DEBUG_ENV)
         if debug is not None:
             values["debug"] = debug
+        check_accuracy = _env_flag(CHECK_ACCURACY_ENV)
+        if check_accuracy is not None:
+            values["check_accuracy"] = check_accuracy
         report = _env_path(REPORT_ENV)
         if report:
             values["report_path"] = report

@@ -321,6 +321,14 @@ def _fail(part, path, message):
     raise DifferentialMismatch(f"{part}{path}: {message}")
 
 
+_POSITIONED_ITERATORS = (type(iter(())), type(iter([])), type(iter(range(0))))
+
+
+def _items_left(it):
+    state = it.__reduce__()
+    return list(state[1][0][state[2]:]) if len(state) > 2 else []
+
+
 def compare(eager, compiled, part="result", path="", atol=1e-6, rtol=1e-5, depth=0):
     """Recursively demand that `compiled` equals `eager`; raise DifferentialMismatch otherwise."""
     if isinstance(eager, torch.Tensor) or isinstance(compiled, torch.Tensor):
@@ -352,6 +360,9 @@ def compare(eager, compiled, part="result", path="", atol=1e-6, rtol=1e-5, depth
         if depth > 20:
             return
         compare(vars(eager), vars(compiled), part, f"{path}.__dict__", atol, rtol, depth + 1)
+    elif type(eager) in _POSITIONED_ITERATORS and eager is not compiled:
+        # a tuple, list or range iterator: by the items it has left (read without advancing it)
+        compare(_items_left(eager), _items_left(compiled), part, f"{path}<items left>", atol, rtol, depth + 1)
     elif isinstance(eager, float) and eager != eager:
         if compiled == compiled:
             _fail(part, path, f"nan (eager) != {compiled!r} (compiled)")

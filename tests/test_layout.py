@@ -6,7 +6,7 @@ a lazy import is still an import), plus the modules named as strings to importli
 finds its converter that way). The rule, lowest first:
 
     errors, config, _words               the leaves: import nothing of framejit
-    bytecode/, backends/                 the leaves only
+    bytecode/, backends/, accuracy/      the leaves only
     shapes/ (to come)                    bytecode/ and the leaves
     translate/                           shapes/, bytecode/ and the leaves
     distributed/ (to come)               translate/, shapes/, backends/, bytecode/ and the leaves
@@ -16,7 +16,7 @@ finds its converter that way). The rule, lowest first:
                                          reports to it through the observation the runtime hands it)
     tools/ (replay, explain, report/)    on top of runtime/: they re-run conversions or read the cache
     api                                  everything above
-    __init__, __main__, cli, demo, examples   the entry points: anything
+    __init__, __main__, cli, demo, examples, testing   the entry points: anything
 
 Inside translate/ the rooms are ranked too, and a module imports only rooms of its rank or lower:
 
@@ -37,21 +37,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1] / "framejit"
 
 LEAVES = {"framejit.errors", "framejit.config", "framejit._words"}
-ENTRY_POINTS = {"framejit", "framejit.__main__", "framejit.cli", "framejit.demo", "framejit.examples"}
+ENTRY_POINTS = {"framejit", "framejit.__main__", "framejit.cli", "framejit.demo", "framejit.examples",
+                "framejit.testing"}
 ALLOWED = {
     "leaves": set(),
     "bytecode": {"leaves"},
     "backends": {"leaves"},
+    "accuracy": {"leaves"},                                    # compare results, clone inputs, minify graphs
     "shapes": {"leaves", "bytecode"},                          # (not written yet: symbolic sizes)
     "translate": {"leaves", "bytecode", "shapes"},
     "distributed": {"leaves", "bytecode", "shapes", "translate", "backends"},   # (not written yet)
-    "convert": {"leaves", "bytecode", "shapes", "translate", "backends", "distributed"},
-    "runtime": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "observe"},
+    "convert": {"leaves", "bytecode", "shapes", "translate", "backends", "distributed", "accuracy"},
+    "runtime": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "observe",
+                "accuracy"},
     "observe": {"leaves", "backends"},
     "tools": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
-              "observe"},
+              "observe", "accuracy"},
     "api": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
-            "observe", "tools"},
+            "observe", "tools", "accuracy"},
 }
 TRANSLATE_RANKS = {
     "dispatch": 0, "source": 0,

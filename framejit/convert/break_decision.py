@@ -72,7 +72,7 @@ def why_not_splittable(code, tx, inst, snap):
             # its length is the tensor's (often data-dependent: nonzero rows, MoE experts hit): a resume
             # entry per position and per length would only add tiny graphs
             return "the break is inside a loop over a tensor's rows, so the function runs as plain Python"
-        if isinstance(v, IteratorValue) and _rebuildable(SeqValue(tuple, v.items[v.pos:])):
+        if isinstance(v, IteratorValue) and v.source is None and _rebuildable(SeqValue(tuple, v.items[v.pos:])):
             continue
         if v is not NULL and not _rebuildable(v):
             return f"a value on the stack ({type(v).__name__}) cannot be rebuilt, so the function runs as plain Python"

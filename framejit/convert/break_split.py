@@ -113,8 +113,11 @@ def finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
                                                   nulls, live, resume_tails)
 
     # a for loop's iterator crosses the break as a tuple of the items it has left (the resume prologue
-    # makes it an iterator again); it is on the stack only, so no other reference sees the difference
-    stack = [SeqValue(tuple, v.items[v.pos:]) if isinstance(v, IteratorValue) else v for v in stack]
+    # makes it an iterator again) when it is on the stack only, so no other reference sees the difference;
+    # one a local also holds, or one from outside, crosses as the iterator it is (IteratorValue.rebuild)
+    held = {id(v) for v in local_values if isinstance(v, IteratorValue)}
+    stack = [SeqValue(tuple, v.items[v.pos:]) if isinstance(v, IteratorValue) and id(v) not in held and
+             v.source is None else v for v in stack]
     values = [v for v in stack if v is not NULL] + [v for v in local_values if v is not None]
 
     def call_break(rb):

@@ -5,6 +5,7 @@ the frame's last line (its return, or the call of the break function, convert/br
 A frame whose modules are received as arguments gets a second, shared entry guarded by their type and
 structure instead of their identity (translate/guards/instance_guards.py).
 """
+import copy
 import logging
 import os
 import warnings
@@ -13,6 +14,7 @@ import weakref
 import torch
 
 from . import codegen, raising_graphs
+from ..accuracy.first_call import checked_graph
 from .grad_switch_graphs import grad_switch_line, grad_switch_only
 from .results import BreakInfo, ConvertResult
 from ..backends.registry import BACKEND_SIGNATURE
@@ -24,6 +26,7 @@ from ..translate.guards.identity import guard_storage_sharing
 from ..translate.guards.autocast import autocast_sensitive
 from ..translate.context import is_cpu_autocast_enabled
 from ..translate.values.managers.state_managers import STATE_NODE_TARGETS
+from ..translate.values.iterators.iterator_positions import advance_lines
 
 log = logging.getLogger("framejit")
 
@@ -38,7 +41,7 @@ def emit_entry(fn, ctx, values, opts, breaks, last_line):
     effects = ctx.side_effects.effects
     live = list(values) + [e.value for e in effects] + [e.target for e in effects if e.kind == "value_attr"]
     outputs = codegen.tensors_in(live)
-    compiled, gm, grad_switch = _compile_graph(ctx, outputs, opts)
+    compiled, gm, grad_switch = _compile_graph(ctx, outputs, opts, fn.__qualname__)
     cuts = getattr(compiled, SPLIT_REASONS, ())        # a backend that cut the graph (distributed/ddp_split.py)
     if cuts:
         breaks = list(breaks) + [BreakInfo("ddp bucket", reason, "", fn.__qualname__) for reason in cuts]
@@ -59,14 +62,14 @@ def emit_entry(fn, ctx, values, opts, breaks, last_line):
                                                         codegen.call_arguments_source(fn.__code__), ns)
             else:
                 lines.append(call)
-        effect_lines = codegen.side_effect_lines(effects, rb)
+        effect_lines = codegen.side_effect_lines(effects, rb) + advance_lines(ctx.wrapped.values(), rb)
         last = last_line(rb)
         return lines + rb.prelude + effect_lines + [last]
 
     return _make_entry(fn, ctx, compiled, gm, body, opts, breaks=breaks)
 
 
-def _compile_graph(ctx, outputs, opts):
+def _compile_graph(ctx, outputs, opts, name):
     """(compiled graph, its GraphModule, None), or (None, None, mode) when switching grad mode to `mode`
     is all the graph would do (convert/grad_switch_graphs.py), or Nones when there is nothing to do."""
     if ctx.graph.op_count() == 0 and not outputs:
@@ -87,6 +90,8 @@ def _compile_graph(ctx, outputs, opts):
         ctx.guard_state(is_cpu_autocast_enabled)
     grad_mode = torch.is_grad_enabled()
     sets_grad_mode = any(n.op == "call_function" and n.target is torch._C._set_grad_enabled for n in gm.graph.nodes)
+    # the accuracy mode checks the compiled graph against the graph as it is now (a backend may rewrite it)
+    reference = _reference_copy(gm) if opts.config.check_accuracy else None
     try:
         with ctx.phase("backend_compile"):
             compiled = _call_backend(opts.backend, gm, example_inputs)
@@ -106,7 +111,20 @@ def _compile_graph(ctx, outputs, opts):
         # (any other change of grad mode by a backend is left for observe/conversion.py to report)
         if sets_grad_mode:
             torch._C._set_grad_enabled(grad_mode)
+    if reference is not None:                     # framejit/accuracy/: its first call is checked against eager
+        compiled = checked_graph(compiled, reference, lambda g, inputs: _call_backend(opts.backend, g, inputs),
+                                 name=name, debug_dir=opts.config.debug_dir)
     return compiled, gm, None
+
+
+def _reference_copy(gm):
+    """The accuracy mode's copy of the graph as framejit made it, or None (then that graph is not checked:
+    the mode must never cost the user a graph)."""
+    try:
+        return copy.deepcopy(gm)
+    except Exception as e:
+        log.warning("accuracy check skipped for a graph that cannot be copied (%s: %s)", type(e).__name__, e)
+        return None
 
 
 def _has_ops(gm):

@@ -26,7 +26,8 @@ from .lookasides.torch_table import (compiling_answer, graph_target, CONSTANT_FU
 from .values.tensors.ndarrays import NdarrayValue
 from .lookasides.autograd_functions import check_forward
 from .values.objects.descriptor_calls import call_descriptor_get, is_descriptor_get
-from .values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
+from .values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value, \
+    iterated_sequence
 from .lookasides import numpy_calls
 from .lookasides.stdlib import method_lookaside
 from .lookasides.optimizers import tensor_value_rewrite
@@ -289,7 +290,8 @@ def call_method(tx, recv, name, args, kwargs):
             raise GraphBreak("constant op raised", f"{type(recv.value).__name__}.{name} raised {type(e).__name__}: {e}")
         from .context import wrap_unsourced
         if hasattr(type(out), "__next__"):   # range(3).__iter__(), "ab".__iter__(): an iterator of the frame's own
-            return IteratorValue([wrap_unsourced(x) for x in out])
+            seq = recv.value if name == "__iter__" else recv.value[::-1] if type(recv.value) is range else None
+            return IteratorValue([wrap_unsourced(x) for x in out], iterated_sequence(Const(seq)))
         return wrap_unsourced(out)
     if isinstance(recv, ObjectValue):
         return call_object_method(tx, recv, name, args, kwargs)

@@ -34,6 +34,7 @@ from .values.objects.trusted_modules import TRUSTED_MODULES
 from .values.containers.input_lists import InputList
 from .values.protocol import CONST_TYPES, is_namedtuple_class, wrap_unsourced
 from .values.dicts.model_outputs import ModelOutputValue, is_model_output_class
+from .values.iterators.iterator_positions import MODELLED_TYPES as MODELLED_ITERATORS, wrap_input_iterator
 
 # Queries of global torch state: folded to constants at translation, so guarded (ConversionContext.guard_state)
 def is_cpu_autocast_enabled():
@@ -251,6 +252,10 @@ class ConversionContext:
             return Const(obj, source)
         if guard and t.__module__ == "numpy":     # ndarrays and numpy scalars (guards/numpy_inputs.py)
             value = wrap_numpy_input(self, obj, source)
+            if value is not None:
+                return value
+        if guard and t in MODELLED_ITERATORS:        # by the items left (values/iterators/iterator_positions.py)
+            value = wrap_input_iterator(self, obj, source)
             if value is not None:
                 return value
         if guard and is_model_output_class(t):       # by class and keys, not identity (values/dicts/model_outputs.py)

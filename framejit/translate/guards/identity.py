@@ -189,6 +189,8 @@ class IdentityTracker:
             checked = type(obj) in (list, dict, set)
         elif isinstance(value, ObjectValue):
             checked = is_plain_instance(obj)
+        elif getattr(value, "tracks_identity", False):    # an iterator from outside (iterator_positions.py)
+            checked = True
         else:
             return
         if not checked and not isinstance(value, TensorValue):

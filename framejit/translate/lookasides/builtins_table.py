@@ -12,7 +12,8 @@ from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES, lookaside
 from ..source import TypeSource
 from ..values.attrs import get_attribute, store_attr
-from ..values.base import GENERIC, Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
+from ..values.base import GENERIC, Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue, \
+    iterated_sequence
 from ..values.dicts.identity_hashed_keys import key_value
 from ..values.protocol import dict_key
 from ..values.protocol import as_python, python_type_of, truth, unpack_iterable
@@ -229,7 +230,9 @@ def _reversed(tx, args, kwargs):
 def _iter(tx, args, kwargs):
     if len(args) != 1:
         raise GraphBreak("iter", "iter() with a sentinel")
-    return IteratorValue(unpack_iterable(tx, args[0]))
+    if isinstance(args[0], IteratorValue):       # iter(it) is it
+        return args[0]
+    return IteratorValue(unpack_iterable(tx, args[0]), iterated_sequence(args[0]))
 
 
 @lookaside(next)

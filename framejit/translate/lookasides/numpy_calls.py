@@ -35,6 +35,7 @@ from ..values.tensors.ndarrays import TORCH_OF_NUMPY, NdarrayValue, is_numpy_con
 from ..values.operator_rules import BINARY, COMPARE, INPLACE, UNARY
 from ..values.protocol import as_python
 from .numpy_results import FULL_CHECK_LIMIT, Standin, ask_numpy, dtype_name, expected_result, is_dtype_like, \
+    returned_object, \
     plain_constant
 
 NUMPY_DEFAULTS = _dtypes_impl.DefaultDTypes(float_dtype=torch.float64, complex_dtype=torch.complex128,
@@ -169,7 +170,7 @@ class Args:
         dtype = numpy_dtype(fake)
         if dtype is None:
             raise GraphBreak("numpy", f"numpy has no dtype for a {fake.dtype} tensor")
-        s = Standin(tuple(fake.shape), dtype, scalar)
+        s = Standin(tuple(fake.shape), dtype, scalar, tuple(fake.stride()))
         self.standins.append(s)
         return s
 
@@ -260,9 +261,27 @@ def numpy_op(tx, label, tnp_fn, np_fn, args, kwargs, allow_tensors=False):
     out = _cast_to(tx, expected, out)
     result = _as_values(expected, out)
     if isinstance(result, NdarrayValue) and not result.scalar:
-        for a in args:                  # np.asarray(a), a.astype(a.dtype, copy=False): numpy returns `a`
-            if isinstance(a, NdarrayValue) and a.tensor is result.tensor and not a.scalar:
-                return a
+        return _as_numpy_returns_it(tx, np_fn, args, oargs, okwargs, result)
+    return result
+
+
+def _as_numpy_returns_it(tx, np_fn, args, oargs, okwargs, result):
+    """The result as the object numpy returns: the argument itself (np.asarray(a), a.squeeze() with
+    nothing to squeeze), a new array sharing its memory (a.ravel(), a.T), or a copy (a.flatten(),
+    a.astype(t) -- where torch._numpy handed back the argument's own tensor or a view of it, the graph
+    copies). numpy is asked only when the graph's result may be the argument or alias it."""
+    for a, o in zip(args, oargs):
+        if not isinstance(a, NdarrayValue) or a.scalar or not isinstance(o, Standin):
+            continue
+        if result.tensor is not a.tensor and not torch._C._is_alias_of(result.tensor.fake, a.tensor.fake):
+            continue
+        answer = returned_object(np_fn, oargs, okwargs, o)
+        if answer == "itself" or answer is None and result.tensor is a.tensor:
+            return a
+        if answer == "copy":
+            return NdarrayValue(tx.ctx.graph.call_method("clone", (result.tensor,), {}))
+        if result.tensor is a.tensor:
+            return NdarrayValue(a.tensor)          # a new array object over the same data
     return result
 
 

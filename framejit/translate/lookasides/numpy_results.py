@@ -22,11 +22,27 @@ FULL_CHECK_LIMIT = 1 << 22         # elements: above that, numpy is not asked at
 
 
 class Standin:
-    """An array argument as numpy's check sees it: made per attempt (small, then full)."""
-    __slots__ = ("shape", "dtype", "scalar")
+    """An array argument as numpy's check sees it: made per attempt (small, then full). `strides` (in
+    elements) are the argument's own, for `returned_object`'s stand-ins of the real layout."""
+    __slots__ = ("shape", "dtype", "scalar", "strides")
 
-    def __init__(self, shape, dtype, scalar):
-        self.shape, self.dtype, self.scalar = shape, dtype, scalar
+    def __init__(self, shape, dtype, scalar, strides=None):
+        self.shape, self.dtype, self.scalar, self.strides = shape, dtype, scalar, strides
+
+    def make_laid_out(self):
+        """An array of the argument's real shape and strides (uninitialized: only its layout is read)."""
+        if self.scalar:
+            return self.dtype.type(1)
+        if self.strides is None or any(s < 0 for s in self.strides):
+            return np.empty(self.shape, self.dtype)
+        span = 1 + sum((d - 1) * s for d, s in zip(self.shape, self.strides)) if all(self.shape) else 1
+        base = np.empty(span, self.dtype)
+        return np.lib.stride_tricks.as_strided(base, self.shape, [s * self.dtype.itemsize for s in self.strides])
+
+    def span(self):
+        if self.strides is None or not all(self.shape):
+            return self.numel()
+        return 1 + sum((d - 1) * abs(s) for d, s in zip(self.shape, self.strides))
 
     def make(self, full, writable=False):
         if self.scalar:
@@ -90,6 +106,48 @@ def ask_numpy(np_fn, oargs, okwargs, full, writable=False, made=None):
         warnings.simplefilter("ignore")
         return np_fn(*_materialize(oargs, full, writable, made),
                      **{k: _materialize(v, full, writable, made) for k, v in okwargs.items()})
+
+
+def returned_object(np_fn, oargs, okwargs, standin):
+    """What numpy's result is to the array argument `standin`, asked of numpy on stand-ins of the arguments'
+    real shapes and strides: "itself" (np.asarray(a), a.squeeze() with no axis of size 1), "view" (a new
+    object sharing its memory: a.ravel() of a contiguous a, a.T), "copy" (a.flatten(), a.astype(t)), or
+    None when the arrays are too large to ask about."""
+    standins = [x for x in _standins_in((oargs, okwargs))]
+    if sum(x.span() for x in standins) > FULL_CHECK_LIMIT:
+        return None
+    made = {id(x): x.make_laid_out() for x in standins}
+
+    def real(x):
+        if isinstance(x, Standin):
+            return made[id(x)]
+        if type(x) in (tuple, list):
+            return type(x)(real(i) for i in x)
+        return x
+
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = np_fn(*real(oargs), **{k: real(v) for k, v in okwargs.items()})
+    except Exception:
+        return None
+    arg = made[id(standin)]
+    if result is arg:
+        return "itself"
+    if isinstance(result, np.ndarray) and np.shares_memory(result, arg):
+        return "view"
+    return "copy"
+
+
+def _standins_in(x):
+    if isinstance(x, Standin):
+        yield x
+    elif type(x) in (tuple, list):
+        for i in x:
+            yield from _standins_in(i)
+    elif type(x) is dict:
+        for i in x.values():
+            yield from _standins_in(i)
 
 
 def result_matches(expected, out):

@@ -8,7 +8,7 @@ from ...errors import GraphBreak
 from ..lookasides.builtins_table import truth, unpack_iterable
 from ..values.objects.user_dunders import is_user_object, user_iterate
 from ..dispatch import RETURN, handler
-from ..values.base import GENERIC, Const, IteratorValue, TensorValue
+from ..values.base import GENERIC, Const, IteratorValue, TensorValue, iterated_sequence
 
 MAX_INSTRUCTIONS = 200_000
 
@@ -91,7 +91,7 @@ def get_iter(tx, inst):
     if is_user_object(v):                                           # ... from outside the frame
         tx.push(user_iterate(tx, v))
         return
-    tx.push(IteratorValue(unpack_iterable(tx, v)))
+    tx.push(IteratorValue(unpack_iterable(tx, v), iterated_sequence(v)))
 
 
 @handler("FOR_ITER")

@@ -314,15 +314,46 @@ class MethodValue(Value):
 
 
 class IteratorValue(Value):
-    __slots__ = ("items", "pos")
+    """An iterator over known items, `pos` of them consumed. `seq`: the list, tuple or range Value it
+    iterates, when iter() of one made it (then it is rebuilt after the graph as the real iterator over
+    that object, at its position: `iterator_at`); None for other iterators (zip, map...), which cannot
+    cross a graph break. values/iterators/iterator_positions.py models iterators from outside."""
+    __slots__ = ("items", "pos", "seq")
 
-    def __init__(self, items):
+    def __init__(self, items, seq=None):
         super().__init__(None)
         self.items = list(items)
         self.pos = 0
+        self.seq = seq
 
     def python_type(self):
         return type(iter(()))
+
+    def rebuild_parts(self):
+        return None if self.seq is None else [self.seq]     # zip, map...: not as the object eager has
+
+    def rebuild(self, rb):
+        if self.seq is None:
+            return super().rebuild(rb)
+        seq = rb.expr(self.seq)
+        return rb.declare(self, f"{rb.ns.bind(iterator_at)}({seq}, {self.pos})")
+
+
+def iterator_at(seq, pos):
+    """iter(seq) advanced past its first `pos` items (generated code: a rebuilt IteratorValue)."""
+    it = iter(seq)
+    if pos:
+        it.__setstate__(pos)
+    return it
+
+
+def iterated_sequence(v):
+    """The Value an iterator made by iter(v) can be rebuilt over (v itself: a list, tuple or range), or None."""
+    if isinstance(v, SeqValue) and v.kind in (list, tuple):
+        return v
+    if isinstance(v, Const) and type(v.value) in (tuple, range):
+        return v
+    return None
 
 
 class NullValue(Value):

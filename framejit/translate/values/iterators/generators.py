@@ -23,7 +23,7 @@ import types
 from ....errors import GraphBreak
 from ...dispatch import RETURN, handler
 from ..objects.exception_values import ExceptionValue, RaisedException, exception_of
-from ..base import Const, IteratorValue, MethodValue, SeqValue, Value
+from ..base import Const, IteratorValue, MethodValue, SeqValue, Value, iterated_sequence
 from ..protocol import as_python, truth, unpack_iterable
 
 _NOTHING = object()
@@ -154,7 +154,7 @@ def as_iterator(tx, v):
     """iter(v): lazy iterators stay themselves; everything else becomes an IteratorValue."""
     if isinstance(v, (LazyIterator, IteratorValue)):
         return v
-    return IteratorValue(unpack_iterable(tx, v))
+    return IteratorValue(unpack_iterable(tx, v), iterated_sequence(v))
 
 
 def make_generator(frame, name):

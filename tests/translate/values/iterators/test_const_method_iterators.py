@@ -27,6 +27,7 @@ def test_iterator_across_a_break_is_fresh_per_call():
     for _ in range(3):
         x = randn(2)
         assert torch.equal(compiled(x), iterator_across_a_break(x))
+    check(iterator_across_a_break, randn(2), graphs=1)     # the resume function continues the range iterator
 
 
 def test_iterators_of_constants_in_one_graph():
