@@ -602,6 +602,8 @@ def _is_with_exit(v):
 
 def _rebuildable(v, visiting=None):
     """Can codegen rebuild v (and everything it contains) as a real object? Cycles are fine."""
+    if v is None:                      # a slot with no value
+        return False
     parts = v.rebuild_parts()          # the same answer codegen walks (values/base.py: Value.rebuild_parts)
     if not parts:
         return parts is not None
