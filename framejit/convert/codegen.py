@@ -24,7 +24,7 @@ from .hooks import apply_bytecode_hooks
 from ..translate.source import FIXED_OBJECTS
 from ..translate.values.containers.deques import write_back_lines as deque_write_back
 from ..translate.values.dicts.dict_kinds import DefaultDictValue, rebuild_dict, write_back_dict
-from ..translate.values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
+from ..translate.values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from ..translate.values.tensors.tensor_subclasses import as_subclass_after_graph, plain_tensor
 from ..translate.values.dicts.identity_hashed_keys import IdentityKey
 from ..translate.values.numbers.sym_values import SymValue
@@ -170,6 +170,8 @@ class Rebuilder:
 def _children(v):
     """The values rebuilding v reaches: the kind's own answer (Value.rebuild_parts), also the break
     decision's (convert/frame.py)."""
+    if not isinstance(v, Value):        # a slot with no value (None) among the live values
+        return []
     return v.rebuild_parts() or []
 
 
