@@ -28,21 +28,11 @@ from .lookasides.autograd_functions import check_forward
 from .values.objects.descriptor_calls import call_descriptor_get, is_descriptor_get
 from .values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value, \
     iterated_sequence
-from .values import operator_rules as operators
-from .values.functions import operator_callables as operator_values  # noqa: F401  (install operator lookasides)
-from .lookasides import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
-from .lookasides import builtin_methods  # noqa: F401  (installs dict.get & co. on real dicts)
-from .lookasides import numpy_calls  # (installs numpy's functions, traced through torch._numpy)
-from .lookasides import stdlib as stdlib_lookasides  # noqa: F401  (installs inspect.signature & co.)
+from .lookasides import numpy_calls
 from .lookasides.stdlib import method_lookaside
-from .lookasides import profiler_blocks  # noqa: F401  (installs record_function blocks)
-from .lookasides import higher_order  # noqa: F401  (installs torch.cond and checkpoint)
-from .lookasides import torch_checks  # noqa: F401  (installs torch._check & siblings)
-from .lookasides.optimizers import tensor_value_rewrite  # (also installs Optimizer.step)
-from .lookasides import disabled_wrappers  # noqa: F401  (installs torch._disable_dynamo wrappers: zero_grad)
+from .lookasides.optimizers import tensor_value_rewrite
 from .dispatch import CODE_LOOKASIDES
-from .lookasides.process_state import process_lookaside  # (also installs os.environ reads & co.)
-from .lookasides import copies  # noqa: F401  (installs copy.copy, copy.deepcopy)
+from .lookasides.process_state import process_lookaside
 from .lookasides.str_format import format_values
 from .values.managers.state_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
     contextmanager_call, torch_decorated_call)
@@ -51,16 +41,12 @@ from .guards.identity import is_bound_builtin
 from .values.objects.instance_dicts import is_instance_dict
 from .values.functions.function_values import FunctionValue, bind_arguments
 from .values.tensors.tensor_type import tensor_type_method
-from .values.containers import deques  # noqa: F401  (installs the collections.deque lookaside)
-from .values.tensors import tensor_subclasses  # (also installs torch.Tensor.__torch_function__)
-from .values.tensors import tensor_subclass_members  # (also installs _make_subclass and iteration)
-from .lookasides import torch_function_off  # noqa: F401  (installs DisableTorchFunctionSubclass blocks)
-from .values.iterators import itertools_kinds as itertools_values  # noqa: F401  (installs the itertools lookasides)
-from .lookasides import class_factories  # noqa: F401  (installs namedtuple(...) made in the frame)
+from .values.tensors import tensor_subclasses
+from .values.tensors import tensor_subclass_members
 from .values.dicts.dict_kinds import fromkeys as dict_fromkeys, fromkeys_callable
 from .values.numbers.sym_values import symbolic_metadata
 from .values.dicts.identity_hashed_keys import has_tensor_keys
-from .values.iterators.generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
+from .values.iterators.generators import make_generator
 from .lookasides.state_calls import call_watching_state, is_state_setter, setter_break
 
 # Python modules whose functions are never inlined: calling them is a graph break (an opaque call).

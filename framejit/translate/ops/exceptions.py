@@ -28,7 +28,7 @@ import torch
 import torch.fx
 
 from ...errors import GraphBreak
-from ..lookasides.builtins_table import LOOKASIDES, as_python, python_type_of
+from ..lookasides.builtins_table import as_python, python_type_of
 from ..calls import call_method, call_value
 from ..values.objects.exception_values import ExceptionValue, RaisedException, instantiate
 from ..values.managers.state_managers import (STATE_NODE_TARGETS, ExitValue, GlobalStateManager, ManagerValue,
@@ -255,19 +255,3 @@ def check_ops_in_handled_region(tx, inst, nodes):
             raise GraphBreak("op in try", f"{_op_name(node) or node.target} can fail on tensor values inside "
                              "a try block or a Python with-block, where the frame's own handler must see the "
                              "error; the frame runs as plain Python")
-
-
-# ---- str() / repr() of exceptions raised in the frame -------------------------------------------------
-
-def _install_exception_text(builtin):
-    eager_impl = LOOKASIDES[builtin]
-
-    def impl(tx, args, kwargs):
-        if len(args) == 1 and not kwargs and isinstance(args[0], ExceptionValue):
-            return Const(builtin(args[0].real()))
-        return eager_impl(tx, args, kwargs)
-    LOOKASIDES[builtin] = impl
-
-
-_install_exception_text(str)
-_install_exception_text(repr)

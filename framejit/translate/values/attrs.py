@@ -14,7 +14,6 @@ import types
 import torch
 
 from ...errors import GraphBreak
-from ..dispatch import lookaside
 from ..source import AttrSource
 from .objects.attribute_model import (PropertyCall, delete_class_attr, delete_instance_attr, has_python_lookup,
     is_generic, read_class_attr, read_instance_attr, read_real_attr, read_through_override)
@@ -283,8 +282,7 @@ def read_new_object_through(tx, obj, fn, name):
     return inline(tx, getattr_fn, [obj, Const(name)])
 
 
-@lookaside(object.__getattribute__)
-def _object_getattribute(tx, args, kwargs):
+def object_getattribute_lookaside(tx, args, kwargs):
     if len(args) != 2 or kwargs:
         raise GraphBreak("bad call", "TypeError: object.__getattribute__ takes exactly 2 arguments")
     obj, name = args[0], as_python(args[1])

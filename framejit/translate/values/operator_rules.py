@@ -352,36 +352,3 @@ def unary_op(tx, sym, a):
     if isinstance(a, (TensorValue, SymValue)):
         return tx.ctx.graph.call_function(fn, (a,), {})
     raise GraphBreak("operator", f"unary {sym} on {a!r}")
-
-
-def _install_operator_lookasides():
-    for fn, sym in BINARY_SYMBOLS.items():
-        LOOKASIDES[fn] = (lambda s: lambda tx, args, kwargs: binary_op(tx, s, args[0], args[1]))(sym)
-    for fn, sym in COMPARE_SYMBOLS.items():
-        LOOKASIDES[fn] = (lambda s: lambda tx, args, kwargs: compare_op(tx, s, args[0], args[1]))(sym)
-    for fn, sym in ((operator.neg, "-"), (operator.pos, "+"), (operator.invert, "~"), (operator.not_, "not")):
-        LOOKASIDES[fn] = (lambda s: lambda tx, args, kwargs: unary_op(tx, s, args[0]))(sym)
-    LOOKASIDES[operator.truth] = lambda tx, args, kwargs: Const(truth(tx, args[0]))
-    LOOKASIDES[operator.contains] = lambda tx, args, kwargs: compare_op(tx, "in", args[1], args[0])
-    LOOKASIDES[operator.is_] = lambda tx, args, kwargs: compare_op(tx, "is", args[0], args[1])
-    LOOKASIDES[operator.is_not] = lambda tx, args, kwargs: compare_op(tx, "is not", args[0], args[1])
-    LOOKASIDES[operator.index] = _operator_index
-
-
-def _operator_index(tx, args, kwargs):
-    """operator.index(v) (torch's containers' _get_abs_string_index calls it): an int constant or a symbolic int
-    is its own answer; anything else answers from its real value or raises TypeError as Python does."""
-    if len(args) != 1 or kwargs:
-        raise GraphBreak("bad call", "TypeError: index() takes exactly one argument")
-    v = args[0]
-    if isinstance(v, SymValue) and v.python_type() is int:
-        return v
-    if isinstance(v, Const):
-        try:
-            return Const(operator.index(v.value))
-        except TypeError as e:
-            raise GraphBreak("bad call", f"TypeError: {e}")
-    raise GraphBreak("operator", f"operator.index() of {v!r}")
-
-
-_install_operator_lookasides()

@@ -13,7 +13,6 @@ rebuilt as `deque([...], maxlen)`. Only exact `collections.deque` objects are mo
 import collections
 
 from ....errors import GraphBreak
-from ...dispatch import lookaside
 from ..base import Const, MethodValue, SeqValue, TensorValue, Value
 from ..protocol import as_python, unpack_iterable
 
@@ -217,8 +216,7 @@ _METHODS = {"append": _append, "appendleft": _appendleft, "extend": _extend, "ex
             "reverse": _reverse}
 
 
-@lookaside(collections.deque)
-def _deque(tx, args, kwargs):
+def deque_lookaside(tx, args, kwargs):
     if len(args) > 2 or set(kwargs) - {"iterable", "maxlen"}:
         raise GraphBreak("bad call", "TypeError: deque() takes at most 2 arguments")
     iterable = args[0] if args else kwargs.get("iterable", Const(()))

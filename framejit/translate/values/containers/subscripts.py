@@ -400,20 +400,3 @@ def _remove_member(tx, s, name, item):
 
 def build_dict_from_pairs(keys, values):
     return DictValue({dict_key(k): v for k, v in zip(keys, values)})
-
-
-def _setitem_call(tx, args, kwargs):
-    """operator.setitem(obj, key, value), as `obj[key] = value` (a subclass's __torch_function__ calls
-    Tensor.__setitem__ that way: values/tensors/tensor_subclasses.py)."""
-    if len(args) != 3 or kwargs:
-        raise GraphBreak("bad call", "TypeError: setitem expected 3 arguments")
-    setitem(tx, *args)
-    return Const(None)
-
-
-def _install_setitem():
-    from ...dispatch import LOOKASIDES
-    LOOKASIDES.setdefault(operator.setitem, _setitem_call)
-
-
-_install_setitem()

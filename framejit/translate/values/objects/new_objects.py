@@ -25,7 +25,6 @@ import types
 import torch
 
 from ....errors import GraphBreak
-from ...dispatch import lookaside
 from .attribute_sources import ABSENT, mro_lookup
 from .attribute_model import BUILTIN_METHOD_TYPES, delete_instance_attr, descriptor_value, is_generic
 from .bound_methods import BoundMethod
@@ -438,8 +437,7 @@ def _input_raw_store(obj):
 
 # ---- lookasides: object.__new__/__init__/__setattr__, super ----------------------------------------
 
-@lookaside(object.__setattr__)
-def _object_setattr(tx, args, kwargs):
+def object_setattr_lookaside(tx, args, kwargs):
     if len(args) != 3 or kwargs:
         raise GraphBreak("bad call", "TypeError: object.__setattr__ takes exactly 3 arguments")
     obj, name, value = args
@@ -453,8 +451,7 @@ def _object_setattr(tx, args, kwargs):
     return Const(None)
 
 
-@lookaside(object.__delattr__)
-def _object_delattr(tx, args, kwargs):
+def object_delattr_lookaside(tx, args, kwargs):
     if len(args) != 2 or kwargs:
         raise GraphBreak("bad call", "TypeError: object.__delattr__ takes exactly 2 arguments")
     obj, name = args[0], as_python(args[1])
@@ -465,8 +462,7 @@ def _object_delattr(tx, args, kwargs):
     return Const(None)
 
 
-@lookaside(object.__init__)
-def _object_init(tx, args, kwargs):
+def object_init_lookaside(tx, args, kwargs):
     if len(args) > 1 or kwargs:
         overrides_new = isinstance(args[0], NewObject) and lookup(tx, args[0].cls, "__new__") is not object.__new__
         if not overrides_new:
@@ -474,8 +470,7 @@ def _object_init(tx, args, kwargs):
     return Const(None)
 
 
-@lookaside(object.__new__)
-def _object_new(tx, args, kwargs):
+def object_new_lookaside(tx, args, kwargs):
     if not args:
         raise GraphBreak("bad call", "TypeError: object.__new__(): not enough arguments")
     cls_value = args[0]
@@ -488,8 +483,7 @@ def _object_new(tx, args, kwargs):
     return NewObject(cls, cls_value if isinstance(cls_value, ObjectValue) else None)
 
 
-@lookaside(super)
-def _super(tx, args, kwargs):
+def super_lookaside(tx, args, kwargs):
     if len(args) == 2:
         start = as_python(args[0])
         receiver = args[1]

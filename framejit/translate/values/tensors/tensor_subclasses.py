@@ -35,7 +35,6 @@ import weakref
 import torch
 
 from ....errors import GraphBreak
-from ...dispatch import LOOKASIDES
 from ...source import Source, fixed_source
 from ..base import Const, DictValue, ObjectValue, SeqValue, TensorValue
 from ..protocol import as_python, wrap_unsourced
@@ -371,8 +370,6 @@ def convert(v, cls):
         return SeqValue(v.kind, [convert(i, cls) for i in v.items])
     return v
 
-
-LOOKASIDES[DEFAULT_TORCH_FUNCTION] = default_torch_function
 
 
 # `Tensor.shape.__get__(x)` & co (the func a property read on a subclass instance hands __torch_function__)
