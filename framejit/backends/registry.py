@@ -87,12 +87,13 @@ def inductor(gm, example_inputs):
     None stay None (backends/aot.py); multi-output views are eager's (backends/multi_output_views.py)."""
     from torch._inductor.compile_fx import compile_fx
     from .aot import keep_none_grads
+    from .inductor_caches import compile_with_caches
     from .multi_output_views import views_outside
     from .overlapping_writes import writes_overlapping_memory
     if writes_overlapping_memory(gm):
         return gm.forward                 # functionalization would write it back wrong (backends/overlapping_writes.py)
     gm, remake = views_outside(gm)          # unbind/split outputs made by the op itself (AOT autograd underneath)
-    compiled = keep_none_grads(gm, compile_fx(gm, example_inputs))
+    compiled = keep_none_grads(gm, compile_with_caches(compile_fx, gm, example_inputs))   # inductor's caches can hit
     return compiled if remake is None else remake(compiled)
 
 
