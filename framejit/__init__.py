@@ -14,10 +14,12 @@ from .convert.hooks import register_bytecode_hook
 from .observe.metrics import clear_metrics, compile_times, metrics
 from .observe.profiler import CompileProfiler
 from .observe.replay import replay
+from .persist.commands import cache_info, clear_cache, load_cache, save_cache
 from .observe.report import report
 from .shapes.marks import mark_dynamic, mark_static, maybe_mark_dynamic
 
 __all__ = ["compile", "disable", "reset", "explain", "Unsupported", "register_backend", "CompileCounter",
            "Config", "metrics", "clear_metrics", "compile_times", "register_bytecode_hook", "CompileProfiler",
-           "replay", "report", "GraphBreakWarning", "mark_dynamic", "maybe_mark_dynamic", "mark_static"]
+           "replay", "report", "GraphBreakWarning", "mark_dynamic", "maybe_mark_dynamic", "mark_static",
+           "cache_info", "clear_cache", "save_cache", "load_cache"]
 __version__ = "0.1.0"

@@ -6,7 +6,8 @@ a lazy import is still an import), plus the modules named as strings to importli
 finds its converter that way). The rule, lowest first:
 
     errors, config, _words               the leaves: import nothing of framejit
-    bytecode/, backends/                 the leaves only
+    bytecode/, persist/                  the leaves only
+    backends/                            persist/ and the leaves
     shapes/ (to come)                    bytecode/ and the leaves
     translate/                           shapes/, bytecode/ and the leaves
     distributed/ (to come)               translate/, shapes/, backends/, bytecode/ and the leaves
@@ -39,7 +40,8 @@ OBSERVE_TOP = ("framejit.observe.replay", "framejit.observe.explain", "framejit.
 ALLOWED = {
     "leaves": set(),
     "bytecode": {"leaves"},
-    "backends": {"leaves"},
+    "persist": {"leaves"},
+    "backends": {"leaves", "persist"},
     "shapes": {"leaves", "bytecode"},                          # (not written yet: symbolic sizes)
     "translate": {"leaves", "bytecode", "shapes"},
     "distributed": {"leaves", "bytecode", "shapes", "translate", "backends"},   # (not written yet)
@@ -48,7 +50,7 @@ ALLOWED = {
     "observe": {"leaves", "backends"},
     "observe-top": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
                     "observe"},
-    "api": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
+    "api": {"leaves", "persist", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
             "observe", "observe-top"},
 }
 TRANSLATE_RANKS = {

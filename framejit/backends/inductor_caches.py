@@ -12,8 +12,22 @@ ShapeEnv, and hands it fake copies of the example inputs with *static* shapes (A
 real inputs fresh size symbols under a ShapeEnv: dynamic kernels framejit never asked for). Graphs whose
 inputs are not all plain dense tensors (Python numbers, symbolic sizes, subclasses) keep the old call:
 their specialization would change, so they stay uncached rather than compiled differently.
+
+framejit's own persistent cache (persist/) keeps, per graph, the artifacts inductor wrote while compiling
+it (its mega-cache bytes: FX graph and AOTAutograd entries, the generated code and kernels), sealed with
+the user's key under `FRAMEJIT_CACHE_DIR`. On a later compile of the same graph they are put back into
+inductor's caches first, so a process whose TORCHINDUCTOR_CACHE_DIR is empty (a new container, a wiped
+/tmp, another machine after `framejit.load_cache`) still hits. Backward graphs compile lazily, after the
+forward call: their artifacts are not in the entry (inductor's own cache directory keeps them).
 """
+import logging
+
 import torch
+
+from ..persist.graph_key import graph_key
+from ..persist.store import default_store
+
+log = logging.getLogger(__name__)
 
 
 def _plain_tensor(x):
@@ -25,15 +39,51 @@ def can_use_caches(example_inputs):
     return all(_plain_tensor(x) for x in example_inputs)
 
 
-def compile_with_caches(compile_fx, gm, example_inputs):
-    """`compile_fx(gm, example_inputs)`, inside the TracingContext inductor's caches need to hit."""
+def compile_with_caches(compile_fx, gm, example_inputs, options=None):
+    """`compile_fx(gm, example_inputs)`, inside the TracingContext inductor's caches need to hit, with
+    framejit's persistent entry for this graph loaded first (and written when there was none)."""
     if not can_use_caches(example_inputs):
         return compile_fx(gm, example_inputs)
     from torch._guards import TracingContext, tracing
     from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.compiler._cache import CacheArtifactManager
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    store = default_store()
+    key = graph_key(gm, example_inputs, "inductor", options) if store is not None else None
+    entry = _load_entry(store, key)
     fake_mode = FakeTensorMode(shape_env=ShapeEnv())
     with fake_mode:
         fakes = [fake_mode.from_tensor(x, static_shapes=True) for x in example_inputs]
-    with tracing(TracingContext(fake_mode)):
-        return compile_fx(gm, fakes)
+    with tracing(TracingContext(fake_mode)), CacheArtifactManager.with_fresh_cache():
+        compiled = compile_fx(gm, fakes)
+        made = CacheArtifactManager.serialize() if store is not None and entry is None else None
+    if made is not None:
+        try:
+            store.put(key, made[0], {"backend": "inductor", "graph": _first_line(gm)})
+        except OSError as e:
+            log.debug("framejit cache: could not write %s: %s", key, e)
+    return compiled
+
+
+def _load_entry(store, key):
+    """Put entry `key`'s artifacts back into inductor's caches; the entry or None."""
+    if store is None:
+        return None
+    try:
+        entry = store.get(key)
+    except Exception as e:                  # an unreadable key file or directory: no cache, not a failure
+        log.debug("framejit cache: %s", e)
+        return None
+    if entry is None:
+        return None
+    try:
+        torch.compiler.load_cache_artifacts(entry[1])
+    except Exception as e:
+        log.debug("framejit cache: entry %s did not load: %s", key, e)
+        return None
+    return entry
+
+
+def _first_line(gm):
+    ops = [str(n.target) for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
+    return f"{len(ops)} ops: " + ", ".join(ops[:4]) + (", ..." if len(ops) > 4 else "")
