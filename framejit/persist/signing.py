@@ -10,6 +10,7 @@ import hashlib
 import hmac
 import os
 import stat
+import time
 
 MAGIC = b"FJC1"
 _MAC_BYTES = 32
@@ -45,14 +46,18 @@ def user_key(directory):
     else:
         with os.fdopen(fd, "wb") as f:
             f.write(os.urandom(32))
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise ForeignFile(f"{path}: readable or writable by others")
-        check_private(path, st)
-        key = f.read()
-    if len(key) != 32:              # another process is still writing it: it will be whole on the next read
+    for attempt in range(50):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+                raise ForeignFile(f"{path}: readable or writable by others")
+            check_private(path, st)
+            key = f.read()
+        if len(key) == 32:
+            break
+        time.sleep(0.01)            # another process made it and is still writing it
+    else:
         raise ForeignFile(f"{path}: not a key")
     _KEYS[path] = key
     return key
