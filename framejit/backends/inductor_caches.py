@@ -49,20 +49,35 @@ def compile_with_caches(compile_fx, gm, example_inputs, options=None):
     from torch.compiler._cache import CacheArtifactManager
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
     store = default_store()
-    key = graph_key(gm, example_inputs, "inductor", options) if store is not None else None
+    try:
+        key = graph_key(gm, example_inputs, "inductor", options) if store is not None else None
+    except Exception as e:                  # something in the graph the key cannot read: no entry
+        log.debug("framejit cache: no key: %s", e)
+        store = key = None
     entry = _load_entry(store, key)
     fake_mode = FakeTensorMode(shape_env=ShapeEnv())
     with fake_mode:
         fakes = [fake_mode.from_tensor(x, static_shapes=True) for x in example_inputs]
     with tracing(TracingContext(fake_mode)), CacheArtifactManager.with_fresh_cache():
         compiled = compile_fx(gm, fakes)
+        recorded = [a for group in CacheArtifactManager._new_cache_artifacts.values() for a in group]
         made = CacheArtifactManager.serialize() if store is not None and entry is None else None
+    _record_outside(CacheArtifactManager, recorded)
     if made is not None:
         try:
             store.put(key, made[0], {"backend": "inductor", "graph": _first_line(gm)})
         except Exception as e:              # a full disk, a foreign key file: no entry, not a failure
             log.debug("framejit cache: could not write %s: %s", key, e)
     return compiled
+
+
+def _record_outside(manager, artifacts):
+    """Put the artifacts recorded in the fresh record back into the process's own record, so that
+    torch.compiler.save_cache_artifacts() still returns framejit's graphs too."""
+    for artifact in artifacts:
+        if artifact not in manager._seen_artifacts:
+            manager._new_cache_artifacts[artifact.type()].append(artifact)
+            manager._seen_artifacts.add(artifact)
 
 
 def _load_entry(store, key):
