@@ -1,4 +1,5 @@
-"""framejit's command line: `python -m framejit replay FILE` and `python -m framejit demo`.
+"""framejit's command line: `python -m framejit replay FILE`, `python -m framejit demo` and
+`python -m framejit cache info|clear|save|load [PATH]` (the persistent compile cache, persist/).
 
 Why this exists: a record written when a conversion failed should be
 reproducible with one command, by someone who does not have the original

@@ -9,4 +9,5 @@ leaves: it imports nothing of framejit, and the inductor backend uses it (backen
 * `store.py`    -- the directory of entries: atomic writes, size bound, info, clear, save/load bundles
 * `graph_key.py` -- what an entry is keyed by: the graph's code and constants, its inputs' metadata, the
                    global torch state compiling depends on, framejit/torch/Python versions, backend options
+* `commands.py` -- framejit.cache_info / clear_cache / save_cache / load_cache and the `cache` CLI command
 """
