@@ -60,7 +60,7 @@ def compile_with_caches(compile_fx, gm, example_inputs, options=None):
         fakes = [fake_mode.from_tensor(x, static_shapes=True) for x in example_inputs]
     with tracing(TracingContext(fake_mode)), CacheArtifactManager.with_fresh_cache():
         compiled = compile_fx(gm, fakes)
-        recorded = [a for group in CacheArtifactManager._new_cache_artifacts.values() for a in group]
+        recorded = [a for group in getattr(CacheArtifactManager, "_new_cache_artifacts", {}).values() for a in group]
         made = CacheArtifactManager.serialize() if store is not None and entry is None else None
     _record_outside(CacheArtifactManager, recorded)
     if made is not None:
@@ -74,10 +74,13 @@ def compile_with_caches(compile_fx, gm, example_inputs, options=None):
 def _record_outside(manager, artifacts):
     """Put the artifacts recorded in the fresh record back into the process's own record, so that
     torch.compiler.save_cache_artifacts() still returns framejit's graphs too."""
-    for artifact in artifacts:
-        if artifact not in manager._seen_artifacts:
-            manager._new_cache_artifacts[artifact.type()].append(artifact)
-            manager._seen_artifacts.add(artifact)
+    try:
+        for artifact in artifacts:
+            if artifact not in manager._seen_artifacts:
+                manager._new_cache_artifacts[artifact.type()].append(artifact)
+                manager._seen_artifacts.add(artifact)
+    except (AttributeError, TypeError) as e:      # another torch's private layout: only the record misses them
+        log.debug("framejit cache: artifacts not re-recorded: %s", e)
 
 
 def _load_entry(store, key):
