@@ -10,7 +10,8 @@ than torch.compile's.
 `compile_with_caches` runs `compile_fx` inside a TracingContext over a fresh FakeTensorMode with a
 ShapeEnv, and hands it fake copies of the example inputs with *static* shapes (AOT autograd would give
 real inputs fresh size symbols under a ShapeEnv: dynamic kernels framejit never asked for). Graphs whose
-inputs are not all plain dense tensors (Python numbers, symbolic sizes, subclasses) keep the old call:
+inputs are not all plain dense tensors (Python numbers, subclasses) or whose placeholders have symbolic
+sizes (dynamic=True, automatic dynamic after a recompile) keep the old call:
 their specialization would change, so they stay uncached rather than compiled differently.
 
 framejit's own persistent cache (persist/) keeps, per graph, the artifacts inductor wrote while compiling
@@ -34,15 +35,22 @@ def _plain_tensor(x):
     return type(x) in (torch.Tensor, torch.nn.Parameter) and x.layout is torch.strided and not x.is_nested
 
 
-def can_use_caches(example_inputs):
-    """Are all graph inputs plain dense tensors (so static fake copies stand for them exactly)?"""
-    return all(_plain_tensor(x) for x in example_inputs)
+def can_use_caches(example_inputs, gm=None):
+    """Are all graph inputs plain dense tensors with static sizes in the graph (so static fake copies
+    stand for them exactly)?"""
+    if not all(_plain_tensor(x) for x in example_inputs):
+        return False
+    for node in gm.graph.nodes if gm is not None else ():
+        value = node.meta.get("example_value") if node.op == "placeholder" else None
+        if isinstance(value, torch.Tensor) and not all(type(d) is int for d in (*value.shape, *value.stride())):
+            return False                    # a symbolic size: the graph is dynamic, keep it so
+    return True
 
 
 def compile_with_caches(compile_fx, gm, example_inputs, options=None):
     """`compile_fx(gm, example_inputs)`, inside the TracingContext inductor's caches need to hit, with
     framejit's persistent entry for this graph loaded first (and written when there was none)."""
-    if not can_use_caches(example_inputs):
+    if not can_use_caches(example_inputs, gm):
         return compile_fx(gm, example_inputs)
     from torch._guards import TracingContext, tracing
     from torch._subclasses.fake_tensor import FakeTensorMode
