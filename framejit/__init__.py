@@ -15,6 +15,7 @@ from .observe.metrics import clear_metrics, compile_times, metrics
 from .observe.profiler import CompileProfiler
 from .tools.replay import replay
 from .tools.report import report
+from .persist.commands import cache_info, clear_cache, load_cache, save_cache
 from .shapes.marks import mark_dynamic, mark_static, maybe_mark_dynamic
 from . import testing
 from .testing import AccuracyWarning
@@ -22,5 +23,5 @@ from .testing import AccuracyWarning
 __all__ = ["compile", "disable", "reset", "explain", "Unsupported", "register_backend", "CompileCounter",
            "Config", "metrics", "clear_metrics", "compile_times", "register_bytecode_hook", "CompileProfiler",
            "replay", "report", "GraphBreakWarning", "mark_dynamic", "maybe_mark_dynamic", "mark_static",
-           "testing", "AccuracyWarning"]
+           "testing", "AccuracyWarning", "cache_info", "clear_cache", "save_cache", "load_cache"]
 __version__ = "0.1.0"

@@ -1,4 +1,5 @@
-"""framejit's command line: `python -m framejit replay FILE` and `python -m framejit demo`.
+"""framejit's command line: `python -m framejit replay FILE`, `python -m framejit demo` and
+`python -m framejit cache info|clear|save|load [PATH]` (the persistent compile cache, persist/).
 
 Why this exists: a record written when a conversion failed should be
 reproducible with one command, by someone who does not have the original
@@ -54,6 +55,12 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--traceback", action="store_true", help="print the replay exception's traceback")
 
     commands.add_parser("demo", help="run the framejit demo")
+
+    cache = commands.add_parser("cache", help="list, clear, save or load the persistent compile cache",
+                                description="The persistent cache under FRAMEJIT_CACHE_DIR.")
+    cache.add_argument("action", choices=("info", "clear", "save", "load"))
+    cache.add_argument("path", nargs="?", help="the bundle file (save, load)")
+    cache.add_argument("--trust", action="store_true", help="load a bundle owned or writable by another user")
     return parser
 
 
@@ -105,7 +112,27 @@ def _demo(_: argparse.Namespace) -> int:
     return status if isinstance(status, int) else 0
 
 
+def _cache(args: argparse.Namespace) -> int:
+    from framejit.persist import commands
+
+    if args.action in ("save", "load") and not args.path:
+        print(f"error: cache {args.action} needs a PATH", file=sys.stderr)
+        return EXIT_BAD_FILE
+    if args.action == "info":
+        print(commands.format_info(commands.cache_info()))
+    elif args.action == "clear":
+        print(f"removed {commands.clear_cache()} entries")
+    elif args.action == "save":
+        print(f"saved {commands.save_cache(args.path)} entries to {args.path}")
+    else:
+        try:
+            print(f"loaded {commands.load_cache(args.path, trust=args.trust)} entries from {args.path}")
+        except (OSError, ValueError) as exc:
+            return _bad_file(exc)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handlers = {"replay": _replay, "demo": _demo}
+    handlers = {"replay": _replay, "demo": _demo, "cache": _cache}
     return handlers[args.command](args)

@@ -18,6 +18,8 @@ import pytest
 
 # Records and logs written by tests go to a private temporary directory, not ~/.cache/framejit.
 os.environ.setdefault("FRAMEJIT_DEBUG_DIR", tempfile.mkdtemp(prefix="framejit-tests-"))
+# and the persistent compile cache to another (tests/persist/ point it at their own directories)
+os.environ.setdefault("FRAMEJIT_CACHE_DIR", tempfile.mkdtemp(prefix="framejit-cache-tests-"))
 
 
 def pytest_configure(config):

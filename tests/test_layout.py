@@ -6,7 +6,8 @@ a lazy import is still an import), plus the modules named as strings to importli
 finds its converter that way). The rule, lowest first:
 
     errors, config, _words               the leaves: import nothing of framejit
-    bytecode/, backends/, accuracy/      the leaves only
+    bytecode/, accuracy/, persist/       the leaves only
+    backends/                            persist/ and the leaves
     shapes/ (to come)                    bytecode/ and the leaves
     translate/                           shapes/, bytecode/ and the leaves
     distributed/ (to come)               translate/, shapes/, backends/, bytecode/ and the leaves
@@ -45,7 +46,8 @@ ENTRY_POINTS = {"framejit", "framejit.__main__", "framejit.cli", "framejit.demo"
 ALLOWED = {
     "leaves": set(),
     "bytecode": {"leaves"},
-    "backends": {"leaves"},
+    "persist": {"leaves"},
+    "backends": {"leaves", "persist"},
     "accuracy": {"leaves"},                                    # compare results, clone inputs, minify graphs
     "shapes": {"leaves", "bytecode"},                          # (not written yet: symbolic sizes)
     "translate": {"leaves", "bytecode", "shapes"},
@@ -55,8 +57,8 @@ ALLOWED = {
                 "accuracy"},
     "observe": {"leaves", "backends"},
     "tools": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
-              "observe", "accuracy"},
-    "api": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
+              "observe", "accuracy", "persist"},
+    "api": {"leaves", "persist", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
             "observe", "tools", "accuracy"},
 }
 TRANSLATE_RANKS = {

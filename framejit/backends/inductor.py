@@ -4,6 +4,7 @@ pipeline (backends/pipeline.py: state regions, overlapping writes, multi-output 
 `compile_inductor` is the one entry point: the graph, its example inputs and an options dict (inductor
 config patches, handed to compile_fx as they are; None for its defaults).
 """
+from .inductor_caches import compile_with_caches
 from .pipeline import INDUCTOR_PASSES, compile_through
 
 # inductor's own settings that framejit's exactness needs (options given to compile_inductor win):
@@ -14,7 +15,11 @@ EXACT = {"fallback_random": True}
 
 def compile_inductor(gm, example_inputs, options=None):
     from torch._inductor.compile_fx import compile_fx
+    patches = {**EXACT, **(options or {})}
 
-    def compiler(graph, inputs):
-        return compile_fx(graph, inputs, config_patches={**EXACT, **(options or {})})
+    def compile_patched(graph, inputs):
+        return compile_fx(graph, inputs, config_patches=patches)
+
+    def compiler(graph, inputs):          # inductor's own caches can hit (backends/inductor_caches.py)
+        return compile_with_caches(compile_patched, graph, inputs, options=patches)
     return compile_through(INDUCTOR_PASSES, compiler, gm, example_inputs)

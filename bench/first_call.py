@@ -1,0 +1,278 @@
+"""Time to first result with inductor: framejit vs torch.compile, cold and warm, in fresh processes.
+
+Why this exists (issue 24): users compile with inductor, and a process that starts again (checkpoint
+restart, a serving replica, CI) pays the first compiled call again. This measures the compile call and
+that first call (import of framejit / torch._dynamo and the model build excluded) in a fresh subprocess per measurement:
+
+  cold   fresh, empty cache directories for both sides (TORCHINDUCTOR_CACHE_DIR, and FRAMEJIT_CACHE_DIR
+         for framejit)
+  warm   the same program started again, with the directories the cold run filled
+
+for framejit (backend="inductor") and torch.compile (backend="inductor"), then prints the table with
+the ratios framejit / torch.compile. Each child also checks that its result equals eager's (allclose),
+and reports the steady per-call time (median of a few calls) so a faster start never hides a slower call.
+Wall time is what the table shows; each line also gives the child's own CPU time of the first call (on a
+loaded machine wall time mostly measures the other jobs; C++ compiler subprocesses are not in it).
+
+Models: resnet (6 residual conv blocks, 32x32 images), vit and llama_kv (bench/zoo.py, llama with its
+KV cache on), gpt2 (4 layers, 256 wide, 64 tokens), unet (diffusers' UNet2DModel, skipped with a note
+when diffusers is not importable), train (a GPT-2 training step: 2 layers, forward + loss + backward +
+SGD step compiled as one function).
+
+Usage: .venv/bin/python bench/first_call.py [--runs N] [--sides framejit,torch] [model ...]
+The default is every model, one run each (about 4 minutes per model on 2 cores: inductor is slow cold).
+This is bench/ code: it alone may call torch.compile.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MODELS = ("resnet", "vit", "gpt2", "llama_kv", "unet", "train")
+
+
+# ---------------------------------------------------------------- the models (built in the child)
+
+def _resnet():
+    import torch
+    import torch.nn as nn
+
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv1, self.bn1 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+            self.conv2, self.bn2 = nn.Conv2d(c, c, 3, padding=1, bias=False), nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            y = torch.relu(self.bn1(self.conv1(x)))
+            return torch.relu(x + self.bn2(self.conv2(y)))
+
+    class ResNet(nn.Module):
+        def __init__(self, c=16, blocks=6, classes=10):
+            super().__init__()
+            self.stem = nn.Sequential(nn.Conv2d(3, c, 3, padding=1, bias=False), nn.BatchNorm2d(c), nn.ReLU())
+            self.blocks = nn.Sequential(*[Block(c) for _ in range(blocks)])
+            self.head = nn.Linear(c, classes)
+
+        def forward(self, x):
+            x = self.blocks(self.stem(x))
+            return self.head(x.mean((2, 3)))
+
+    torch.manual_seed(0)
+    return ResNet().eval(), (torch.randn(8, 3, 32, 32),), {}
+
+
+def _zoo(name):
+    sys.path.insert(0, str(ROOT))
+    from bench import zoo
+    entry = zoo.get(name)
+    model = entry.build()
+    return model, (), entry.inputs()
+
+
+def _gpt2_config(layers):
+    import transformers
+    return transformers.GPT2Config(vocab_size=512, n_positions=64, n_embd=256, n_layer=layers, n_head=4,
+                                   resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+
+
+def _gpt2():
+    import torch
+    import transformers
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(_gpt2_config(4)).eval()
+    ids = torch.randint(0, 512, (1, 64), generator=torch.Generator().manual_seed(1))
+    return model, (), {"input_ids": ids}
+
+
+def _unet():
+    import torch
+    import diffusers
+    torch.manual_seed(0)
+    model = diffusers.UNet2DModel(sample_size=16, in_channels=3, out_channels=3, layers_per_block=1,
+                                  block_out_channels=(16, 32), norm_num_groups=8,
+                                  down_block_types=("DownBlock2D", "AttnDownBlock2D"),
+                                  up_block_types=("AttnUpBlock2D", "UpBlock2D")).eval()
+    return model, (torch.randn(1, 3, 16, 16), torch.tensor([10])), {}
+
+
+def _train():
+    import torch
+    import transformers
+    torch.manual_seed(0)
+    model = transformers.GPT2LMHeadModel(_gpt2_config(2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    ids = torch.randint(0, 512, (2, 64), generator=torch.Generator().manual_seed(1))
+
+    def step(ids):
+        loss = model(input_ids=ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss.detach()
+
+    return step, (ids,), {}
+
+
+def build(name):
+    if name == "resnet":
+        return _resnet()
+    if name in ("vit", "llama_kv"):
+        return _zoo(name)
+    if name == "gpt2":
+        return _gpt2()
+    if name == "unet":
+        return _unet()
+    if name == "train":
+        return _train()
+    raise KeyError(name)
+
+
+def _first_tensor(out):
+    import torch
+    if isinstance(out, torch.Tensor):
+        return out
+    for attr in ("logits", "sample", "last_hidden_state"):
+        if hasattr(out, attr):
+            return getattr(out, attr)
+    if isinstance(out, (tuple, list)):
+        return _first_tensor(out[0])
+    raise TypeError(f"no tensor in {type(out).__name__}")
+
+
+def child(name, side):
+    """Build `name`, compile it on `side`, time the first call; print one JSON line."""
+    import torch
+    torch.set_num_threads(1)
+    is_train = name == "train"
+    model, args, kwargs = build(name)
+    # eager's result on a copy of the state (a training step changes the weights)
+    if is_train:
+        reference = None
+    else:
+        with torch.no_grad():
+            reference = _first_tensor(model(*args, **kwargs)).clone()
+    sys.path.insert(0, str(ROOT))
+    if side == "framejit":
+        import framejit
+    else:
+        import torch._dynamo  # noqa: F401  (both sides' own imports stay outside the timing)
+    grad = torch.enable_grad() if is_train else torch.no_grad()
+    with grad:
+        # the compile call is timed too: torch.compile imports inductor and starts its compile workers
+        # there, framejit does that work in the first call
+        start, cpu_start = time.perf_counter(), time.process_time()
+        compiled = framejit.compile(model, backend="inductor") if side == "framejit" else \
+            torch.compile(model, backend="inductor")
+        out = compiled(*args, **kwargs)
+        first, first_cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        result = _first_tensor(out).detach().clone()
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            compiled(*args, **kwargs)
+            times.append(time.perf_counter() - start)
+    if reference is not None:
+        ok = bool(torch.allclose(result, reference, rtol=1e-3, atol=1e-3))
+    else:
+        ok = bool(torch.isfinite(result).all())
+    print("RESULT " + json.dumps({"first": first, "cpu": first_cpu, "call": statistics.median(times), "ok": ok}))
+
+
+# ---------------------------------------------------------------- the parent
+
+def run_child(name, side, inductor_dir, framejit_dir, timeout):
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(inductor_dir), FRAMEJIT_CACHE_DIR=str(framejit_dir),
+               PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+    proc = subprocess.run([sys.executable, __file__, "--child", name, side], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+    for line in proc.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    tail = (proc.stderr or proc.stdout).strip().splitlines()[-5:]
+    return {"error": " | ".join(tail)}
+
+
+def _available(name):
+    if name != "unet":
+        return True
+    try:
+        import importlib.util
+        return importlib.util.find_spec("diffusers") is not None
+    except Exception:
+        return False
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("models", nargs="*", default=list(MODELS))
+    parser.add_argument("--runs", type=int, default=1, help="cold+warm pairs per model and side")
+    parser.add_argument("--sides", default="framejit,torch")
+    parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--child", nargs=2, metavar=("MODEL", "SIDE"), help=argparse.SUPPRESS)
+    opts = parser.parse_args()
+    if opts.child:
+        child(*opts.child)
+        return
+    sides = opts.sides.split(",")
+    rows = []
+    for name in opts.models:
+        if not _available(name):
+            print(f"{name}: skipped (diffusers is not importable)", flush=True)
+            continue
+        row = {"model": name}
+        for side in sides:
+            for run in range(opts.runs):
+                with tempfile.TemporaryDirectory(prefix="first_call_") as tmp:
+                    inductor_dir, framejit_dir = Path(tmp, "inductor"), Path(tmp, "framejit")
+                    for phase in ("cold", "warm"):
+                        r = run_child(name, side, inductor_dir, framejit_dir, opts.timeout)
+                        row.setdefault((side, phase), []).append(r)
+                        shown = f"{r['first']:.2f}s (this process's CPU {r['cpu']:.2f}s) call {r['call'] * 1e3:.2f}ms ok={r['ok']}" if "first" in r \
+                            else r["error"]
+                        print(f"  {name:9} {side:9} {phase:5} run {run}: {shown}", flush=True)
+        rows.append(row)
+    _print_table(rows, sides)
+
+
+def _fmt(results, key="first"):
+    vals = [r[key] for r in results if key in r]
+    if not vals:
+        return "error"
+    if key == "call":
+        return " / ".join(f"{v * 1e3:.2f}" for v in vals)
+    return " / ".join(f"{v:.2f}" for v in vals)
+
+
+def _best(results):
+    vals = [r["first"] for r in results if "first" in r]
+    return min(vals) if vals else None
+
+
+def _print_table(rows, sides):
+    print()
+    print("| model | torch.compile cold s | framejit cold s | torch.compile warm s | framejit warm s "
+          "| cold ratio | warm ratio | call ms torch / framejit |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for row in rows:
+        cells = [row["model"]]
+        for phase in ("cold", "warm"):
+            for side in ("torch", "framejit"):
+                cells.append(_fmt(row.get((side, phase), [])))
+        for phase in ("cold", "warm"):
+            t, f = _best(row.get(("torch", phase), [])), _best(row.get(("framejit", phase), []))
+            cells.append(f"{f / t:.3f}" if t and f else "-")
+        cells.append(f"{_fmt(row.get(('torch', 'warm'), []), 'call')} / {_fmt(row.get(('framejit', 'warm'), []), 'call')}")
+        print("| " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()

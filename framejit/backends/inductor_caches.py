@@ -1,0 +1,115 @@
+"""Calling inductor so that its own on-disk caches (FX graph cache, AOTAutograd cache) can hit.
+
+Why this exists (issue 24): inductor's caches key a compiled graph on the graph's code, its inputs'
+metadata and the *shape environment's* facts, which they read from the TracingContext torch.compile
+sets around every backend call. framejit called `compile_fx` with real example inputs and no
+TracingContext, so both caches bypassed every graph ("No shape env"): every process, even the same
+program started again, lowered and C++-compiled every graph anew, and framejit's warm start was slower
+than torch.compile's.
+
+`compile_with_caches` runs `compile_fx` inside a TracingContext over a fresh FakeTensorMode with a
+ShapeEnv, and hands it fake copies of the example inputs with *static* shapes (AOT autograd would give
+real inputs fresh size symbols under a ShapeEnv: dynamic kernels framejit never asked for). Graphs whose
+inputs are not all plain dense tensors (Python numbers, subclasses) or whose placeholders have symbolic
+sizes (dynamic=True, automatic dynamic after a recompile) keep the old call:
+their specialization would change, so they stay uncached rather than compiled differently.
+
+framejit's own persistent cache (persist/) keeps, per graph, the artifacts inductor wrote while compiling
+it (its mega-cache bytes: FX graph and AOTAutograd entries, the generated code and kernels), sealed with
+the user's key under `FRAMEJIT_CACHE_DIR`. On a later compile of the same graph they are put back into
+inductor's caches first, so a process whose TORCHINDUCTOR_CACHE_DIR is empty (a new container, a wiped
+/tmp, another machine after `framejit.load_cache`) still hits. Backward graphs compile lazily, after the
+forward call: their artifacts are not in the entry (inductor's own cache directory keeps them).
+"""
+import logging
+
+import torch
+
+from ..persist.graph_key import graph_key
+from ..persist.store import default_store
+
+log = logging.getLogger(__name__)
+
+
+def _plain_tensor(x):
+    return type(x) in (torch.Tensor, torch.nn.Parameter) and x.layout is torch.strided and not x.is_nested
+
+
+def can_use_caches(example_inputs, gm=None):
+    """Are all graph inputs plain dense tensors with static sizes in the graph (so static fake copies
+    stand for them exactly)?"""
+    if not all(_plain_tensor(x) for x in example_inputs):
+        return False
+    for node in gm.graph.nodes if gm is not None else ():
+        value = node.meta.get("example_value") if node.op == "placeholder" else None
+        if isinstance(value, torch.Tensor) and not all(type(d) is int for d in (*value.shape, *value.stride())):
+            return False                    # a symbolic size: the graph is dynamic, keep it so
+    return True
+
+
+def compile_with_caches(compile_fx, gm, example_inputs, options=None):
+    """`compile_fx(gm, example_inputs)`, inside the TracingContext inductor's caches need to hit, with
+    framejit's persistent entry for this graph loaded first (and written when there was none)."""
+    if not can_use_caches(example_inputs, gm):
+        return compile_fx(gm, example_inputs)
+    from torch._guards import TracingContext, tracing
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.compiler._cache import CacheArtifactManager
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    store = default_store()
+    try:
+        key = graph_key(gm, example_inputs, "inductor", options) if store is not None else None
+    except Exception as e:                  # something in the graph the key cannot read: no entry
+        log.debug("framejit cache: no key: %s", e)
+        store = key = None
+    entry = _load_entry(store, key)
+    fake_mode = FakeTensorMode(shape_env=ShapeEnv())
+    with fake_mode:
+        fakes = [fake_mode.from_tensor(x, static_shapes=True) for x in example_inputs]
+    with tracing(TracingContext(fake_mode)), CacheArtifactManager.with_fresh_cache():
+        compiled = compile_fx(gm, fakes)
+        recorded = [a for group in getattr(CacheArtifactManager, "_new_cache_artifacts", {}).values() for a in group]
+        made = CacheArtifactManager.serialize() if store is not None and entry is None else None
+    _record_outside(CacheArtifactManager, recorded)
+    if made is not None:
+        try:
+            store.put(key, made[0], {"backend": "inductor", "graph": _first_line(gm)})
+        except Exception as e:              # a full disk, a foreign key file: no entry, not a failure
+            log.debug("framejit cache: could not write %s: %s", key, e)
+    return compiled
+
+
+def _record_outside(manager, artifacts):
+    """Put the artifacts recorded in the fresh record back into the process's own record, so that
+    torch.compiler.save_cache_artifacts() still returns framejit's graphs too."""
+    try:
+        for artifact in artifacts:
+            if artifact not in manager._seen_artifacts:
+                manager._new_cache_artifacts[artifact.type()].append(artifact)
+                manager._seen_artifacts.add(artifact)
+    except (AttributeError, TypeError) as e:      # another torch's private layout: only the record misses them
+        log.debug("framejit cache: artifacts not re-recorded: %s", e)
+
+
+def _load_entry(store, key):
+    """Put entry `key`'s artifacts back into inductor's caches; the entry or None."""
+    if store is None:
+        return None
+    try:
+        entry = store.get(key)
+    except Exception as e:                  # an unreadable key file or directory: no cache, not a failure
+        log.debug("framejit cache: %s", e)
+        return None
+    if entry is None:
+        return None
+    try:
+        torch.compiler.load_cache_artifacts(entry[1])
+    except Exception as e:
+        log.debug("framejit cache: entry %s did not load: %s", key, e)
+        return None
+    return entry
+
+
+def _first_line(gm):
+    ops = [str(n.target) for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
+    return f"{len(ops)} ops: " + ", ".join(ops[:4]) + (", ..." if len(ops) > 4 else "")
