@@ -17,7 +17,7 @@ from .const_equality import self_equal
 from .kinds import ATOMS_MATCH, CONST_MATCH, GRAD_MODE, ID_MATCH, LEN_MATCH, NATIVE_STATE, STATE_MATCH, TYPE_MATCH, \
     GuardKind, WeakIdentity, kind_named
 from .kinds.tensors import DynamicTensorMeta, TensorMeta   # noqa: F401  (translation records them through here)
-from .kinds.base import operand
+from .kinds.guard_kind import operand
 from .kinds.objects import native_same_atoms
 
 

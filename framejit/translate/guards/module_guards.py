@@ -50,7 +50,7 @@ from ..source import AttrSource, DefaultSource, ItemSource, Source, TypeSource
 from .guard_blocks import OutOfLine
 from .guard_paths import AliasSource, Aliases, CachedSource, PinnedSource, map_parts
 from .kinds import CONST_MATCH, ID_MATCH, TENSOR_MATCH, TYPE_MATCH
-from .kinds.base import IMMUTABLE_CONSTS, IMMUTABLE_HOLDERS, operand
+from .kinds.guard_kind import IMMUTABLE_CONSTS, IMMUTABLE_HOLDERS, operand
 
 MODULE_TABLES = ("_modules", "_parameters", "_buffers")
 

@@ -9,7 +9,7 @@ shapes.py      SHAPES
 Imports only the guards/ helpers that read or compare values (const_equality, tensor_words,
 native_state), never the guard set or the plans: those import the kinds.
 """
-from .base import KINDS, GuardKind, kind_named
+from .guard_kind import KINDS, GuardKind, kind_named
 from .objects import ATOMS_MATCH, CONST_MATCH, DICT_KEYS, ID_MATCH, LEN_MATCH, TYPE_MATCH, WeakIdentity
 from .shapes import SHAPES
 from .state import GRAD_MODE, NATIVE_STATE, STATE_MATCH

@@ -7,7 +7,7 @@ first); their version answers name the VersionPlan fact that fixes them.
 import weakref
 
 from ..const_equality import same_constant, self_equal
-from .base import IMMUTABLE_CONSTS, IMMUTABLE_HOLDERS, FusedKind, GuardKind, register, short, source_name
+from .guard_kind import IMMUTABLE_CONSTS, IMMUTABLE_HOLDERS, FusedKind, GuardKind, register, short, source_name
 
 
 class WeakIdentity:

@@ -1,7 +1,7 @@
 """SHAPES: the facts a conversion's symbolic sizes rely on (their ranges and relations), one guard
 without a source whose words, text and miss explanation are framejit/shapes/guard_text.py's.
 """
-from .base import GuardKind, register
+from .guard_kind import GuardKind, register
 
 
 class Shapes(GuardKind):

@@ -4,7 +4,7 @@ those read by one native call (guard_set.fuse_state_guards, guards/native_state.
 """
 import torch
 
-from .base import FusedKind, GuardKind, register
+from .guard_kind import FusedKind, GuardKind, register
 
 
 class GradMode(GuardKind):

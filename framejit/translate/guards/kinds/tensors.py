@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .base import GuardKind, register, source_name
+from .guard_kind import GuardKind, register, source_name
 
 
 @dataclass(frozen=True)
