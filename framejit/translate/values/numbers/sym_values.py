@@ -28,6 +28,9 @@ class SymValue(Value):
     def python_type(self):
         return _PYTHON_TYPES[type(self.sym)]
 
+    def rebuild_parts(self):
+        return []                      # a graph output or a reloaded input (convert/codegen.py)
+
     def truth(self, tx):
         try:
             return bool(self.sym)
