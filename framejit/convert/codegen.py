@@ -23,14 +23,14 @@ import torch
 from ..errors import GraphBreak
 from .hooks import apply_bytecode_hooks
 from ..translate.source import FIXED_OBJECTS
-from ..translate.values.deques import write_back_lines as deque_write_back
-from ..translate.values.dict_kinds import rebuild_dict, write_back_dict
-from ..translate.values.input_lists import visible_items
+from ..translate.values.containers.deques import write_back_lines as deque_write_back
+from ..translate.values.dicts.dict_kinds import rebuild_dict, write_back_dict
+from ..translate.values.containers.input_lists import visible_items
 from ..translate.values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
-from ..translate.values.tensor_subclasses import as_subclass_after_graph, plain_tensor
-from ..translate.values.identity_keys import IdentityKey
-from ..translate.values.symbolic import SymValue
-from ..translate.values.sym_free import holds_symbolic
+from ..translate.values.tensors.tensor_subclasses import as_subclass_after_graph, plain_tensor
+from ..translate.values.dicts.identity_hashed_keys import IdentityKey
+from ..translate.values.numbers.sym_values import SymValue
+from ..translate.values.numbers.sym_concrete import holds_symbolic
 from ..translate.context import is_namedtuple_class
 from ..translate.source import LocalSource
 from ..translate.guards.module_guards import CachedSource

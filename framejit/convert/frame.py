@@ -39,15 +39,15 @@ from ..translate.guards import module_guards
 from ..translate.guards.identity import guard_storage_sharing
 from ..translate.guards.autocast import autocast_sensitive
 from ..translate.context import ConversionContext, is_cpu_autocast_enabled
-from ..translate.lookasides.ctx_managers import STATE_NODE_TARGETS, ExitValue, close_open_autocast
-from ..translate.values.cells import EMPTY
-from ..translate.values.input_lists import visible_items
+from ..translate.values.managers.state_managers import STATE_NODE_TARGETS, ExitValue, close_open_autocast
+from ..translate.values.functions.cells import EMPTY
+from ..translate.values.containers.input_lists import visible_items
 from ..translate.source import ClosureSource, LocalSource
 from ..translate.translator import Translator, format_position
 from ..translate.values.base import NULL, Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, \
     TensorValue
-from ..translate.values.symbolic import SymValue
-from ..translate.values.identity_keys import IdentityKey
+from ..translate.values.numbers.sym_values import SymValue
+from ..translate.values.dicts.identity_hashed_keys import IdentityKey
 from ..shapes.memory import ShapeMemory
 from ..shapes.policy import ShapePolicy
 from ..shapes.symbols import ShapeContext

@@ -36,7 +36,7 @@ import weakref
 import torch
 
 from ..convert.codegen import MISS, signature_source
-from ..translate.values.modules import GlobalHooksSource
+from ..translate.values.modules.module_values import GlobalHooksSource
 from ..translate.guards.module_watch import EPOCH, watch
 from ..translate.guards.native_state import state_bits, state_is
 from ..translate.source import FIXED_OBJECTS

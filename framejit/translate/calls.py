@@ -18,16 +18,17 @@ from ..errors import GraphBreak
 from .context import CONST_TYPES, default_device
 from .values.attrs import load_attr
 from .lookasides.builtins_table import LOOKASIDES, as_python, unpack_iterable
-from .values.containers import call_container_method
+from .values.containers.subscripts import call_container_method
 from .source import AttrSource, ItemSource, fixed_source
 from .lookasides.torch_table import (compiling_answer, graph_target, CONSTANT_FUNCTIONS, FACTORY_FUNCTIONS, LIKE_FACTORIES,
                           STATE_QUERIES, TENSOR_BREAK_METHODS, TENSOR_CONST_METHODS, is_autograd_function_apply,
                           is_graph_op, is_tensor_method_descriptor)
-from .values.ndarrays import NdarrayValue
+from .values.tensors.ndarrays import NdarrayValue
 from .lookasides.autograd_functions import check_forward
-from .values.descriptor_calls import call_descriptor_get, is_descriptor_get
+from .values.objects.descriptor_calls import call_descriptor_get, is_descriptor_get
 from .values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
-from .values import operators, operator_values  # noqa: F401  (install operator lookasides)
+from .values import operator_rules as operators
+from .values.functions import operator_callables as operator_values  # noqa: F401  (install operator lookasides)
 from .lookasides import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
 from .lookasides import builtin_methods  # noqa: F401  (installs dict.get & co. on real dicts)
 from .lookasides import numpy_calls  # (installs numpy's functions, traced through torch._numpy)
@@ -42,23 +43,23 @@ from .dispatch import CODE_LOOKASIDES
 from .lookasides.process_state import process_lookaside  # (also installs os.environ reads & co.)
 from .lookasides import copies  # noqa: F401  (installs copy.copy, copy.deepcopy)
 from .lookasides.str_format import format_values
-from .lookasides.ctx_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
-                           contextmanager_call, torch_decorated_call)
-from .values.exceptions import builtin_protocol, instantiate
+from .values.managers.state_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
+    contextmanager_call, torch_decorated_call)
+from .values.objects.exception_values import builtin_protocol, instantiate
 from .guards.identity import is_bound_builtin
-from .values.instance_dicts import is_instance_dict
-from .values.functions import FunctionValue, bind_arguments
-from .values.tensor_type import tensor_type_method
-from .values import deques  # noqa: F401  (installs the collections.deque lookaside)
-from .values import tensor_subclasses  # (also installs torch.Tensor.__torch_function__)
-from .values import tensor_subclass_members  # (also installs _make_subclass and iteration)
+from .values.objects.instance_dicts import is_instance_dict
+from .values.functions.function_values import FunctionValue, bind_arguments
+from .values.tensors.tensor_type import tensor_type_method
+from .values.containers import deques  # noqa: F401  (installs the collections.deque lookaside)
+from .values.tensors import tensor_subclasses  # (also installs torch.Tensor.__torch_function__)
+from .values.tensors import tensor_subclass_members  # (also installs _make_subclass and iteration)
 from .lookasides import torch_function_off  # noqa: F401  (installs DisableTorchFunctionSubclass blocks)
-from .values import itertools_values  # noqa: F401  (installs the itertools lookasides)
+from .values.iterators import itertools_kinds as itertools_values  # noqa: F401  (installs the itertools lookasides)
 from .lookasides import class_factories  # noqa: F401  (installs namedtuple(...) made in the frame)
-from .values.dict_kinds import fromkeys as dict_fromkeys, fromkeys_callable
-from .values.symbolic import symbolic_metadata
-from .values.identity_keys import has_tensor_keys
-from .values.generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
+from .values.dicts.dict_kinds import fromkeys as dict_fromkeys, fromkeys_callable
+from .values.numbers.sym_values import symbolic_metadata
+from .values.dicts.identity_hashed_keys import has_tensor_keys
+from .values.iterators.generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
 from .lookasides.state_calls import call_watching_state, is_state_setter, setter_break
 
 # Python modules whose functions are never inlined: calling them is a graph break (an opaque call).
@@ -459,7 +460,7 @@ def _unsourced(obj):
 
 
 def _closure_values(tx, fn, fn_source):
-    from .values.cells import CellValue
+    from .values.functions.cells import CellValue
     if not fn.__closure__:
         return ()
     out = []

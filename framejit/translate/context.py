@@ -20,18 +20,20 @@ from .side_effects import SideEffects
 from ..bytecode.shared import decoded as decoded_shared
 from ..errors import GraphBreak
 from .lookasides.state_calls import store_break, store_runs_code
-from .lookasides.ctx_managers import AutocastExit, GradModeExit, resumed_autocast_block, resumed_grad_block
+from .values.managers.state_managers import AutocastExit, GradModeExit, resumed_autocast_block, resumed_grad_block
 from .lookasides.lazy_modules import is_uninitialized, uninitialized_break
 from .guards.identity import IdentityTracker, guard_object
 from .guards.numpy_inputs import wrap_numpy_input
 from .guards import tensor_keyed_dicts
 from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource, LocalSource, PlainTensorSource
-from .values import deques, dict_kinds, tensor_subclass_members, tensor_subclasses
+from .values.containers import deques
+from .values.dicts import dict_kinds
+from .values.tensors import tensor_subclass_members, tensor_subclasses
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
-from .values.object_attrs import TRUSTED_MODULES
-from .values.input_lists import InputList
+from .values.objects.attribute_model import TRUSTED_MODULES
+from .values.containers.input_lists import InputList
 from .values.protocol import CONST_TYPES, is_namedtuple_class, wrap_unsourced
-from .values.model_outputs import ModelOutputValue, is_model_output_class
+from .values.dicts.model_outputs import ModelOutputValue, is_model_output_class
 
 # Queries of global torch state: folded to constants at translation, so guarded (ConversionContext.guard_state)
 def is_cpu_autocast_enabled():
@@ -123,7 +125,7 @@ class ConversionContext:
 
     def real_cell(self, cell, cell_source):
         """The CellValue of a real cell; cell_source reaches the cell (a ClosureSource reaches its contents)."""
-        from .values.cells import CellValue
+        from .values.functions.cells import CellValue
         known = self._real_cells.get(id(cell))
         if known is not None and known.real is cell:
             return known
@@ -151,12 +153,12 @@ class ConversionContext:
         return call_module(tx, fn_value, args, kwargs)
 
     def construct(self, tx, cls_value, cls, args, kwargs):
-        from .values.model_outputs import ModelOutputValue, is_model_output_class
+        from .values.dicts.model_outputs import ModelOutputValue, is_model_output_class
         if is_model_output_class(cls):          # transformers' ModelOutput dataclasses (values/model_outputs.py)
             return ModelOutputValue.construct(tx, cls, args, kwargs)
         if tensor_subclass_members.constructible(cls):       # `Sub(t)` with Sub's own __new__ in Python
             return tensor_subclass_members.construct(tx, cls, args, kwargs)
-        from .values.classes import construct
+        from .values.objects.class_calls import construct
         return construct(tx, cls_value, cls, args, kwargs)
 
     def wrap(self, obj, source, guard=True):
@@ -256,7 +258,7 @@ class ConversionContext:
         if guard:
             guard_object(self, obj, source)
         if isinstance(obj, torch.nn.Module):
-            from .values.modules import ModuleValue
+            from .values.modules.module_values import ModuleValue
             return ModuleValue(obj, source)
         return ObjectValue(obj, source)
 

@@ -34,7 +34,7 @@ stored again moves to the end of the dict, as in CPython). values/object_attrs.p
 import types
 
 from .values.base import SetValue
-from .values.object_attrs import DELETED
+from .values.objects.attribute_model import DELETED
 
 
 class Effect:

@@ -21,14 +21,14 @@ from .dispatch import HANDLERS, RETURN
 from .source import DictKeySource
 from .source import GlobalSource, ItemSource, LocalSource, NamespaceSource
 from .values.base import Value
-from .values.object_attrs import DELETED
+from .values.objects.attribute_model import DELETED
 # the handler families register their handlers when imported
 from .ops import (calls as ops_calls, containers as ops_containers, control as ops_control,  # noqa: F401
                   exceptions as ops_exceptions, imports as ops_imports, load_store as ops_load_store,
                   match as ops_match, operators as ops_operators)
-from .lookasides.ctx_managers import unwind
+from .values.managers.state_managers import unwind
 from .ops.exceptions import check_ops_in_handled_region
-from .values.exceptions import raise_in_frame
+from .values.objects.exception_values import raise_in_frame
 
 
 class Snapshot:

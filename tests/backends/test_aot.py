@@ -310,7 +310,7 @@ def test_inductor_keeps_a_none_grad_too():
 
 def test_the_state_switches_aot_knows_are_the_translators():
     from framejit.backends.aot import STATE_SWITCHES
-    from framejit.translate.lookasides.ctx_managers import STATE_NODE_TARGETS
+    from framejit.translate.values.managers.state_managers import STATE_NODE_TARGETS
     assert STATE_SWITCHES == STATE_NODE_TARGETS
 
 

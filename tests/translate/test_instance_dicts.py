@@ -46,7 +46,7 @@ def lookup_in_a_global_dict(x):
 def test_a_dict_reached_by_a_path_is_not_searched_for_an_owner(monkeypatch):
     """gc.get_referrers scans the whole heap (seconds per conversion in a large process): a method looked
     up on a dict the frame reached by a path (here a module global) must not pay it."""
-    import framejit.translate.values.instance_dicts as instance_dicts
+    import framejit.translate.values.objects.instance_dicts as instance_dicts
     scans = []
     real = instance_dicts.gc.get_referrers
     monkeypatch.setattr(instance_dicts.gc, "get_referrers", lambda *objs: scans.append(objs) or real(*objs))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from framejit.translate.guards.module_guards import CachedSource
 from framejit.translate.source import AttrSource, ItemSource, LocalSource
-from framejit.translate.values.modules import ModuleAttrSource
+from framejit.translate.values.modules.module_values import ModuleAttrSource
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -29,9 +29,9 @@ from .fake_inputs import fake_of_input
 from .shape_rules import RULES as SHAPE_RULES, rule_output
 from .overlap import check_overlap, tensors_of, versions_of
 from ..values.base import Const, DictValue, ObjectValue, SeqValue, TensorValue
-from ..values.symbolic import SYM_TYPES, SliceValue, SymValue, constant_of, unbacked_symbols_of
-from ..values.sym_free import holds_symbolic
-from ..values.identity_keys import IdentityKey, has_tensor_keys
+from ..values.numbers.sym_values import SYM_TYPES, SliceValue, SymValue, constant_of, unbacked_symbols_of
+from ..values.numbers.sym_concrete import holds_symbolic
+from ..values.dicts.identity_hashed_keys import IdentityKey, has_tensor_keys
 from ...errors import GraphBreak
 
 

@@ -14,7 +14,7 @@ import torch.fx as fx
 
 from .builder import GraphBuilder
 from ..values.base import DictValue, SeqValue, TensorValue
-from ..values.identity_keys import has_tensor_keys
+from ..values.dicts.identity_hashed_keys import has_tensor_keys
 from ...errors import GraphBreak
 
 

@@ -24,7 +24,7 @@ import torch
 
 from ..source import AttrSource, GlobalSource, ItemSource, LocalSource, Source
 from ..values.base import ObjectValue, SeqValue, SetValue, DictValue, TensorValue
-from ..values.objects import is_plain_instance
+from ..values.objects.new_objects import is_plain_instance
 
 
 @dataclass(frozen=True)

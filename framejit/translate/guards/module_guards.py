@@ -47,9 +47,9 @@ from .instance_guards import RootPins, shared_guards
 from .dict_guards import VersionPlan, is_data_descriptor
 from .identity import DistinctObjectsSource
 from ..source import DictKeySource
-from ..values.modules import HookStateSource, ModuleAttrSource
+from ..values.modules.module_values import HookStateSource, ModuleAttrSource
 from .module_watch import EPOCH, watch
-from ..values.object_attrs import InstanceHasSource, PresenceSource
+from ..values.objects.attribute_model import InstanceHasSource, PresenceSource
 from ..source import FIXED_OBJECTS, AttrSource, BuiltinSource, DefaultSource, FixedObjectSource, ItemSource, \
     LocalSource, Source, TypeSource
 

@@ -10,7 +10,7 @@ import torch
 
 from ..source import fixed_source
 from ..values.base import ObjectValue
-from ..values.ndarrays import TORCH_OF_NUMPY, NdarrayValue
+from ..values.tensors.ndarrays import TORCH_OF_NUMPY, NdarrayValue
 from .guard_set import TensorMeta
 from .identity import FactSource
 

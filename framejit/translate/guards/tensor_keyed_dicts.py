@@ -14,7 +14,7 @@ import torch
 
 from ..source import ItemSource, Source
 from ..values.base import DictValue
-from ..values.identity_keys import IdentityKey
+from ..values.dicts.identity_hashed_keys import IdentityKey
 
 _CONSTANT_KEYS = (str, int, bool, type(None), float)
 

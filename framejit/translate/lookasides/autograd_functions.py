@@ -22,7 +22,7 @@ import torch
 
 from ...errors import GraphBreak
 from ..values.base import Const, SeqValue, TensorValue
-from ..values.objects import NewObject
+from ..values.objects.new_objects import NewObject
 from . import frame_state
 
 _set_grad_enabled = torch._C._set_grad_enabled

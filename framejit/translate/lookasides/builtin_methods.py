@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from ..source import DictKeySource, Source, fixed_source
 from ..values.base import Const, DictValue, ObjectValue, TensorValue
-from ..values.containers import DICT_METHODS
-from ..values.dict_kinds import builtin_getitem
+from ..values.containers.subscripts import DICT_METHODS
+from ..values.dicts.dict_kinds import builtin_getitem
 
 
 def _real_dict(args, what):

@@ -13,12 +13,12 @@ from ..dispatch import LOOKASIDES, lookaside
 from ..source import TypeSource
 from ..values.attrs import get_attribute, store_attr
 from ..values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
-from ..values.identity_keys import key_value
+from ..values.dicts.identity_hashed_keys import key_value
 from ..values.protocol import dict_key
 from ..values.protocol import as_python, python_type_of, truth, unpack_iterable
-from ..values import tensor_subclasses
-from ..values.user_protocol import is_user_object, user_length
-from ..values.symbolic import symbolic_metadata
+from ..values.tensors import tensor_subclasses
+from ..values.objects.user_dunders import is_user_object, user_length
+from ..values.numbers.sym_values import symbolic_metadata
 
 def all_const(values):
     return all(isinstance(v, Const) for v in values)
@@ -312,7 +312,7 @@ LOOKASIDES[all] = _make_anyall(all)
 
 @lookaside(sum)
 def _sum(tx, args, kwargs):
-    from ..values.operators import binary_op
+    from ..values.operator_rules import binary_op
     items = unpack_iterable(tx, args[0])
     acc = args[1] if len(args) > 1 else kwargs.get("start", Const(0))
     for i in items:
@@ -359,7 +359,7 @@ for _f in (str.maketrans, bytes.maketrans, bytearray.maketrans):    # static met
 
 @lookaside(getattr)
 def _getattr(tx, args, kwargs):
-    from ..values.object_attrs import is_attribute_error
+    from ..values.objects.attribute_model import is_attribute_error
     obj, name = args[0], as_python(args[1])
     if type(name) is not str:
         raise GraphBreak("bad call", "TypeError: attribute name must be string")
@@ -375,7 +375,7 @@ def _getattr(tx, args, kwargs):
 def _hasattr(tx, args, kwargs):
     """hasattr(obj, name): the answer with a guard on it, or, where only reading can tell (a property,
     __getattr__), the read itself, an AttributeError meaning False."""
-    from ..values.object_attrs import is_attribute_error
+    from ..values.objects.attribute_model import is_attribute_error
     obj, name = args[0], as_python(args[1])
     if type(name) is not str:
         raise GraphBreak("bad call", "TypeError: attribute name must be string")
@@ -393,8 +393,8 @@ def _hasattr(tx, args, kwargs):
 
 def _presence(tx, obj, name):
     from ..values.attrs import has_plain_lookup, is_plain_class
-    from ..values.objects import is_plain_instance
-    from ..values.object_attrs import has_python_lookup, instance_has, read_class_attr, real_has
+    from ..values.objects.new_objects import is_plain_instance
+    from ..values.objects.attribute_model import has_python_lookup, instance_has, read_class_attr, real_has
     if isinstance(obj, ObjectValue) and not hasattr(obj, "has_attr"):
         real = obj.obj
         if has_plain_lookup(real) and not isinstance(real, torch.nn.Module):
@@ -406,7 +406,7 @@ def _presence(tx, obj, name):
                 read_class_attr(tx, obj, name)
                 return True
             except GraphBreak as gb:
-                from ..values.object_attrs import is_attribute_error
+                from ..values.objects.attribute_model import is_attribute_error
                 if is_attribute_error(gb):
                     return False
                 raise
@@ -414,7 +414,7 @@ def _presence(tx, obj, name):
     if isinstance(obj, Const):
         return hasattr(obj.value, name)
     if isinstance(obj, TensorValue):
-        from ..values.tensor_instance_attrs import has_tensor_attr, is_instance_name
+        from ..values.tensors.tensor_instance_attrs import has_tensor_attr, is_instance_name
         if obj.cls is not None:               # a tensor subclass: its class may define the name; read to tell
             import inspect
             try:
@@ -432,7 +432,7 @@ def _presence(tx, obj, name):
     if hasattr(obj, "has_attr"):
         return obj.has_attr(tx, name)
     if isinstance(obj, DictValue):          # a dict-kind argument the frame stored attributes into
-        from ..values.dict_kind_attrs import has_instance_attr
+        from ..values.dicts.dict_kind_attrs import has_instance_attr
         own = has_instance_attr(tx, obj, name)
         if own is not None:
             return own
@@ -450,7 +450,7 @@ def _delattr(tx, args, kwargs):
 
 @lookaside(vars)
 def _vars(tx, args, kwargs):
-    from ..values.object_attrs import is_attribute_error
+    from ..values.objects.attribute_model import is_attribute_error
     if len(args) != 1 or kwargs:
         raise GraphBreak("call", "vars() without an argument")
     try:

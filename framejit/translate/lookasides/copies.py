@@ -20,7 +20,7 @@ import types
 from ...errors import GraphBreak
 from ..source import fixed_source
 from ..values.base import Const, DictValue, ObjectValue, SeqValue, SetValue
-from ..values.identity_keys import has_identity_keys
+from ..values.dicts.identity_hashed_keys import has_identity_keys
 from .builtins_table import LOOKASIDES
 
 _PROTOCOL = ("__copy__", "__deepcopy__", "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__")
@@ -37,8 +37,8 @@ def _copyable_class(cls):
 def _instance_dict(tx, v):
     """The attributes of user object `v`, name -> Value, as the frame sees them now (the real object
     and the frame's own writes; read through its Source, so guarded: values/object_attrs.py)."""
-    from ..values.object_attrs import instance_dict_value
-    from ..values.objects import NewObject, is_plain_instance
+    from ..values.objects.attribute_model import instance_dict_value
+    from ..values.objects.new_objects import NewObject, is_plain_instance
     if isinstance(v, NewObject):
         return dict(v.attrs)
     if v.source is None or not is_plain_instance(v.obj) or type(v.obj) is types.SimpleNamespace:
@@ -51,7 +51,7 @@ def _view_items(view):
 
 
 def _user_class(v):
-    from ..values.objects import NewObject
+    from ..values.objects.new_objects import NewObject
     if isinstance(v, NewObject):
         return v.cls
     if isinstance(v, ObjectValue):
@@ -61,8 +61,8 @@ def _user_class(v):
 
 def copy_value(tx, v, deep, memo):
     """A new Value for `copy.deepcopy(v)` (deep) or `copy.copy(v)`; GraphBreak where not modelled."""
-    from ..values.objects import NewObject
-    from ..values.object_attrs import InstanceDictValue
+    from ..values.objects.new_objects import NewObject
+    from ..values.objects.attribute_model import InstanceDictValue
     if isinstance(v, Const):
         value = v.value
         if isinstance(value, (list, dict, set, bytearray)):      # a mutable constant: a new one

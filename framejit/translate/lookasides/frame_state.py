@@ -9,10 +9,10 @@ side effects (side_effects.py, checked by the callers); the frame's own containe
 not recorded anywhere, so their contents are snapshotted before and compared after (by identity).
 """
 from ..values.base import DictValue, IteratorValue, SeqValue, SetValue, Value
-from ..values.identity_keys import IdentityKey
-from ..values.cells import CellValue
-from ..values.functions import FunctionValue
-from ..values.objects import NewObject
+from ..values.dicts.identity_hashed_keys import IdentityKey
+from ..values.functions.cells import CellValue
+from ..values.functions.function_values import FunctionValue
+from ..values.objects.new_objects import NewObject
 
 
 def _contents(v):

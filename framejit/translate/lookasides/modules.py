@@ -26,12 +26,12 @@ from torch.nn.modules import module as _torch_module
 
 from ...errors import GraphBreak
 from .builtins_table import LOOKASIDES, as_python
-from ..values.modules import (GlobalHooksSource, HookStateSource, ModuleAttrSource, ModuleValue, global_hook_state,
-                            hook_state)
+from ..values.modules.module_values import (GlobalHooksSource, HookStateSource, ModuleAttrSource, ModuleValue,
+    global_hook_state, hook_state)
 from ..source import fixed_source
 from .lazy_modules import check_lazy_module
 from ..values.attrs import get_attribute
-from ..values.object_attrs import InstanceHasSource
+from ..values.objects.attribute_model import InstanceHasSource
 from ..values.base import Const, DictValue, IteratorValue, ObjectValue, SeqValue
 
 Module = torch.nn.Module

@@ -29,10 +29,10 @@ from torch._numpy import _dtypes_impl
 
 from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
-from ..values import ndarrays
+from ..values.tensors import ndarrays
 from ..values.base import Const, MethodValue, ObjectValue, SeqValue, TensorValue
-from ..values.ndarrays import TORCH_OF_NUMPY, NdarrayValue, is_numpy_constant, numpy_dtype
-from ..values.operators import BINARY, COMPARE, INPLACE, UNARY
+from ..values.tensors.ndarrays import TORCH_OF_NUMPY, NdarrayValue, is_numpy_constant, numpy_dtype
+from ..values.operator_rules import BINARY, COMPARE, INPLACE, UNARY
 from ..values.protocol import as_python
 from .numpy_results import FULL_CHECK_LIMIT, Standin, ask_numpy, dtype_name, expected_result, is_dtype_like, \
     plain_constant
@@ -400,7 +400,7 @@ def _with_tensor(tx, sym, a, b):
             return v.tensor                # then a 0-d tensor leaves the dtype alone, as a Python number does
         raise GraphBreak("numpy", f"operator {sym} between a torch tensor and a numpy array or a numpy scalar the "
                          "graph computes (torch reads it as a Python number, whose dtype a graph value lacks)")
-    from ..values.operators import binary_op, compare_op
+    from ..values.operator_rules import binary_op, compare_op
     x, y = as_torch_operand(a, b if isinstance(b, TensorValue) else a), \
         as_torch_operand(b, a if isinstance(a, TensorValue) else b)
     return compare_op(tx, sym, x, y) if sym in COMPARE else binary_op(tx, sym, x, y)

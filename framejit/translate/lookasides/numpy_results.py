@@ -15,7 +15,7 @@ import torch
 
 from ...errors import GraphBreak
 from ..values.base import Const, SeqValue, TensorValue
-from ..values.ndarrays import TORCH_OF_NUMPY
+from ..values.tensors.ndarrays import TORCH_OF_NUMPY
 
 FULL_STANDIN_LIMIT = 1 << 16       # elements: above that, full-shape stand-ins are zero-strided views of one 1
 FULL_CHECK_LIMIT = 1 << 22         # elements: above that, numpy is not asked at the real shape (a break)

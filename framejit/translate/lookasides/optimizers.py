@@ -30,7 +30,7 @@ from ...errors import GraphBreak
 from ..dispatch import CODE_LOOKASIDES, LOOKASIDES, lookaside
 from ..source import AttrSource, ItemSource, Source, fixed_source
 from ..values.base import Const, ObjectValue, SeqValue, TensorValue, Value
-from .ctx_managers import GradModeManager
+from ..values.managers.state_managers import GradModeManager
 from .profiler_blocks import RecordFunctionManager
 
 STEP_WRAPPER_CODE = torch.optim.Optimizer.profile_hook_step(lambda *args, **kwargs: None).__code__

@@ -21,7 +21,7 @@ import torch
 
 from ...errors import GraphBreak
 from ..values.base import Const, Value
-from .ctx_managers import MANAGER_FACTORIES, ManagerValue, NullManager
+from ..values.managers.state_managers import MANAGER_FACTORIES, ManagerValue, NullManager
 
 _ENTER = torch.ops.profiler._record_function_enter_new
 _EXIT = torch.ops.profiler._record_function_exit._RecordFunction

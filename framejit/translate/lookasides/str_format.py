@@ -13,7 +13,7 @@ import _string
 
 from ...errors import GraphBreak
 from ..values.base import Const
-from ..values.containers import getitem
+from ..values.containers.subscripts import getitem
 from ..values.protocol import as_python
 
 

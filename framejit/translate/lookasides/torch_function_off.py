@@ -6,7 +6,7 @@ import torch
 
 from ...errors import GraphBreak
 from ..values.base import Const
-from .ctx_managers import MANAGER_FACTORIES, ManagerValue
+from ..values.managers.state_managers import MANAGER_FACTORIES, ManagerValue
 
 
 class TorchFunctionOff(ManagerValue):

@@ -3,7 +3,7 @@ from ...errors import GraphBreak
 from ..lookasides.builtins_table import as_python, unpack_iterable
 from ..calls import call_value
 from ..dispatch import handler
-from ..values.functions import FunctionValue
+from ..values.functions.function_values import FunctionValue
 from ..values.base import Const, DictValue, NULL, SeqValue
 
 

@@ -1,12 +1,12 @@
 """Handlers: building and unpacking tuples/lists/dicts/sets/slices/strings, subscripts."""
 from ...errors import GraphBreak
 from ..lookasides.builtins_table import as_python, unpack_iterable
-from ..values.containers import delitem, getitem, setitem
+from ..values.containers.subscripts import delitem, getitem, setitem
 from ..dispatch import handler
 from ..values.base import Const, DictValue, SeqValue, SetValue, TensorValue
-from ..values.identity_keys import key_value
+from ..values.dicts.identity_hashed_keys import key_value
 from ..values.protocol import dict_key
-from ..values.symbolic import SliceValue, SymValue
+from ..values.numbers.sym_values import SliceValue, SymValue
 
 
 @handler("BUILD_TUPLE")

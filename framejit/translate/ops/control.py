@@ -6,7 +6,7 @@ containers, ranges and iterators of known length are unrolled: FOR_ITER walks an
 """
 from ...errors import GraphBreak
 from ..lookasides.builtins_table import truth, unpack_iterable
-from ..values.user_protocol import is_user_object, user_iterate
+from ..values.objects.user_dunders import is_user_object, user_iterate
 from ..dispatch import RETURN, handler
 from ..values.base import Const, IteratorValue, TensorValue
 

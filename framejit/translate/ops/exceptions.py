@@ -30,9 +30,9 @@ import torch.fx
 from ...errors import GraphBreak
 from ..lookasides.builtins_table import LOOKASIDES, as_python, python_type_of
 from ..calls import call_method, call_value
-from ..values.exceptions import ExceptionValue, RaisedException, instantiate
-from ..lookasides.ctx_managers import STATE_NODE_TARGETS, ExitValue, GlobalStateManager, ManagerValue, NullManager, \
-    manager_for_object
+from ..values.objects.exception_values import ExceptionValue, RaisedException, instantiate
+from ..values.managers.state_managers import (STATE_NODE_TARGETS, ExitValue, GlobalStateManager, ManagerValue,
+    NullManager, manager_for_object)
 from ..dispatch import handler
 from ..values.base import Const, MethodValue, ObjectValue
 

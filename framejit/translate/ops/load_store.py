@@ -1,12 +1,12 @@
 """Handlers: loads and stores of locals, globals, cells, attributes; stack shuffling; no-ops."""
 from ...errors import GraphBreak
 from ..values.attrs import delete_attribute, get_attribute, store_attr
-from ..values.cells import CellValue, EMPTY
+from ..values.functions.cells import CellValue, EMPTY
 from ..dispatch import handler
 from ..source import GlobalSource
 from ..values.base import Const, DictValue, MethodValue, NULL, ObjectValue, SeqValue, TensorValue
-from ..values import classes, objects  # noqa: F401  (install the super / object.* / tuple.__new__ lookasides)
-from ..values.objects import is_plain_instance
+from ..values.objects import class_calls as classes, new_objects as objects  # noqa: F401  (install the super / object.* / tuple.__new__ lookasides)
+from ..values.objects.new_objects import is_plain_instance
 
 
 @handler("NOP", "RESUME", "PRECALL", "EXTENDED_ARG", "CACHE")

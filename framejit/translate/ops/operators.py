@@ -1,6 +1,6 @@
 """Handlers: BINARY_OP, COMPARE_OP, IS_OP, CONTAINS_OP, UNARY_*."""
 from ..dispatch import handler
-from ..values.operators import NB_SYMBOLS, binary_op, compare_op, unary_op
+from ..values.operator_rules import NB_SYMBOLS, binary_op, compare_op, unary_op
 
 
 @handler("BINARY_OP")

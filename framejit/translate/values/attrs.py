@@ -16,16 +16,16 @@ import torch
 from ...errors import GraphBreak
 from ..dispatch import lookaside
 from ..source import AttrSource
-from .object_attrs import PropertyCall, delete_class_attr, delete_instance_attr, has_python_lookup, is_generic, \
-    read_class_attr, read_instance_attr, read_real_attr, read_through_override
+from .objects.attribute_model import (PropertyCall, delete_class_attr, delete_instance_attr, has_python_lookup,
+    is_generic, read_class_attr, read_instance_attr, read_real_attr, read_through_override)
 from .base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
-from .namedtuples import namedtuple_attr
-from .tensor_type import tensor_class
-from .tensor_subclasses import NOT_DISPATCHED
-from .tensor_subclass_members import subclass_attr
-from .tensor_instance_attrs import is_instance_name, read_tensor_attr, store_tensor_attr
-from .objects import NewObject, is_plain_instance, store_input_attr
-from .symbolic import SymValue, symbolic_metadata
+from .containers.namedtuples import namedtuple_attr
+from .tensors.tensor_type import tensor_class
+from .tensors.tensor_subclasses import NOT_DISPATCHED
+from .tensors.tensor_subclass_members import subclass_attr
+from .tensors.tensor_instance_attrs import is_instance_name, read_tensor_attr, store_tensor_attr
+from .objects.new_objects import NewObject, is_plain_instance, store_input_attr
+from .numbers.sym_values import SymValue, symbolic_metadata
 from .protocol import as_python, is_namedtuple_class, is_structseq_class, wrap_unsourced
 
 TENSOR_CONST_ATTRS = {
@@ -78,8 +78,8 @@ def load_attr(tx, obj, name):
             raise GraphBreak("attribute error", f"AttributeError: '{obj.kind.__name__}' object has no attribute '{name}'")
         return MethodValue(obj, name)
     if isinstance(obj, DictValue) and obj.kind is not dict and not hasattr(obj, "load_attr"):
-        from .dict_kind_attrs import instance_attr
-        from .dict_kinds import load_attr as dict_kind_attr
+        from .dicts.dict_kind_attrs import instance_attr
+        from .dicts.dict_kinds import load_attr as dict_kind_attr
         own = instance_attr(tx, obj, name)          # its own attributes (values/dict_kind_attrs.py)
         if own is not None:
             return own
@@ -243,7 +243,7 @@ def store_attr(tx, obj, name, value):
         obj.store_attr(tx, name, value)
         return
     if isinstance(obj, DictValue):
-        from .dict_kind_attrs import store_instance_attr
+        from .dicts.dict_kind_attrs import store_instance_attr
         if store_instance_attr(tx, obj, name, value):
             return
     if isinstance(obj, TensorValue):
@@ -258,7 +258,7 @@ def store_attr(tx, obj, name, value):
 def new_object_lookup(tx, obj):
     """The Python __getattribute__ of a NewObject's class (transformers' configs rename through their
     attribute_map there), or None when lookup is object's own."""
-    from .object_attrs import class_lookup, mro_lookup
+    from .objects.attribute_model import class_lookup, mro_lookup
     found = mro_lookup(obj.cls, "__getattribute__")
     if is_generic(found, "__getattribute__") or not isinstance(found, types.FunctionType):
         return None
@@ -268,8 +268,8 @@ def new_object_lookup(tx, obj):
 def read_new_object_through(tx, obj, fn, name):
     """`obj.name` through `fn` (its object.__getattribute__ is the plain lookup), then the class's
     __getattr__ when that raises AttributeError, as the type slot does."""
-    from .object_attrs import class_lookup, is_attribute_error
-    from .objects import inline
+    from .objects.attribute_model import class_lookup, is_attribute_error
+    from .objects.new_objects import inline
     try:
         return inline(tx, fn, [obj, Const(name)])
     except GraphBreak as gb:

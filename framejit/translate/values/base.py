@@ -13,7 +13,7 @@ Every value may carry a Source (where it came from in the frame); values built i
 """
 import torch
 
-from .sym_free import SUSPECT_TYPES, concrete
+from .numbers.sym_concrete import SUSPECT_TYPES, concrete
 
 
 class Value:

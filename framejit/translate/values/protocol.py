@@ -11,8 +11,8 @@ import torch
 
 from ...errors import GraphBreak
 from .base import Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
-from .identity_keys import IdentityKey, hashes_by_identity, identity_key, key_value
-from .sym_free import SYM_TYPES
+from .dicts.identity_hashed_keys import IdentityKey, hashes_by_identity, identity_key, key_value
+from .numbers.sym_concrete import SYM_TYPES
 
 CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis), type(NotImplemented),
                torch.dtype, torch.device, torch.layout, torch.memory_format)

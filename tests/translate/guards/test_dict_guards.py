@@ -12,7 +12,7 @@ import torch
 
 import framejit
 from framejit.translate.guards import dict_guards, dict_versions
-from framejit.translate.values import object_attrs
+from framejit.translate.values.objects import attribute_model as object_attrs
 
 pytestmark = pytest.mark.skipif(not dict_versions.ENABLED, reason="no dict version tags on this Python")
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from framejit.translate.values.base import Const
-from framejit.translate.values.sym_free import holds_symbolic
+from framejit.translate.values.numbers.sym_concrete import holds_symbolic
 from tests.differential import check_calls, randn
 
 SIZES = (2, 4, 3, 5, 4)      # a size change on call 1 makes dim 0 symbolic

@@ -1,0 +1,664 @@
+"""Context managers inside the translated region: with-blocks whose enter and exit are performed symbolically.
+
+Why this exists: `with torch.no_grad():`, `torch.autocast(...)` and friends are everywhere in model
+code, and a graph break at every with-block would split most forward passes. Managers of torch's
+thread-local state become pairs of graph nodes (enter, exit) so the compiled graph switches the state
+exactly where the eager code does. While the translator walks the block it also switches the real
+state, so fake-tensor propagation sees the same grad mode / autocast as the eager run (requires_grad
+and dtypes of the fake outputs come out right). Every state change made during translation is listed
+on the root translator (`active_managers`) and undone by `unwind` when translation ends, also when
+it ends with a GraphBreak in the middle of a block.
+
+Managers written in Python (a class with __enter__/__exit__, or a @contextlib.contextmanager generator)
+are inlined like any other Python code; the exception path of a with-block is never translated: an
+exception inside the block is always a graph break, and a break inside a with-block makes the
+converter run the whole frame as plain Python.
+"""
+import contextlib
+import inspect
+import types
+
+import torch
+
+from ....errors import GraphBreak
+from ...dispatch import CODE_LOOKASIDES
+from ..base import Const, ObjectValue, Value
+
+_set_grad_enabled = torch._C._set_grad_enabled
+_enter_inference_mode = torch.autograd.grad_mode._enter_inference_mode
+_exit_inference_mode = torch.autograd.grad_mode._exit_inference_mode
+_enter_autocast = torch.amp.autocast_mode._enter_autocast
+_exit_autocast = torch.amp.autocast_mode._exit_autocast
+STATE_NODE_TARGETS = frozenset({_set_grad_enabled, _enter_inference_mode, _exit_inference_mode, _enter_autocast,
+                                _exit_autocast})
+
+
+@contextlib.contextmanager
+def _sample_contextmanager():
+    yield
+
+
+# contextlib.contextmanager(f) returns a `helper` closure; all of them share this code object.
+CONTEXTMANAGER_HELPER_CODE = _sample_contextmanager.__code__
+
+
+def _sample_decorated():
+    pass
+
+
+# @torch.no_grad() / @torch.enable_grad() / @torch.inference_mode() wrap functions in a closure
+# `decorate_context(*args, **kwargs)` (torch.utils._contextlib) that shares this code object.
+TORCH_DECORATOR_CODE = torch.no_grad()(_sample_decorated).__code__
+
+
+def _state_node(tx, target, args):
+    """An fx node changing torch global state (no fake propagation: the caller changes the real state)."""
+    builder = tx.ctx.graph
+    node = builder.graph.create_node("call_function", target, args, {})
+    builder.created.append(node)
+    _restore_state_on_error(builder.graph)
+    return node
+
+
+# Python expressions (over the `torch` global of fx's generated code) closing each kind of handle
+_HANDLE_EXITS = {_enter_inference_mode: "torch.autograd.grad_mode._exit_inference_mode",
+                 _enter_autocast: "torch.amp.autocast_mode._exit_autocast"}
+
+
+def _restore_state_on_error(graph):
+    """Make the graph's generated Python code exception-safe: if an op raises (on values fake tensors
+    could not judge), close the autocast / inference-mode handles still open and put grad mode back as
+    it was when the graph started, as the eager with-blocks would. (Backends that retrace the graph,
+    such as aot_eager and inductor, take the state changes out of the runtime code themselves.)"""
+    if getattr(graph, "framejit_restores_state", False):
+        return
+    graph.framejit_restores_state = True
+    graph.on_generate_code(lambda previous: _restoring_transformer(graph, previous))
+
+
+def _restoring_transformer(graph, previous):
+    def transform(body):
+        if previous is not None:
+            body = previous(body)
+        handles = [(n.name, _HANDLE_EXITS[n.target]) for n in graph.nodes
+                   if n.op == "call_function" and n.target in _HANDLE_EXITS]
+        head = ["__fj_grad_mode = torch.is_grad_enabled()\n"] + [f"{name} = None\n" for name, _ in handles]
+        inner = "".join(body).split("\n")
+        if inner and inner[-1] == "":
+            inner.pop()
+        tail = ["except BaseException:\n"]
+        tail += [f"    if {name} is not None: {close}({name})\n" for name, close in reversed(handles)]
+        tail += ["    torch._C._set_grad_enabled(__fj_grad_mode)\n", "    raise\n"]
+        return head + ["try:\n"] + ["    " + line + "\n" for line in inner] + tail
+    return transform
+
+
+class ManagerValue(Value):
+    """A context manager the translator enters and exits itself."""
+    __slots__ = ("entered",)
+
+    def __init__(self):
+        super().__init__(None)
+        self.entered = False
+
+    def enter(self, tx):
+        """Perform __enter__; return the Value bound by `as`."""
+        raise NotImplementedError
+
+    def exit(self, tx, exc_type=None):
+        """Perform __exit__ (exc_type: the class of the exception leaving the block, or None); return
+        its result (truthy: the exception is suppressed)."""
+        raise NotImplementedError
+
+    def _check_fresh(self):
+        if self.entered:
+            raise GraphBreak("with", "a context manager object entered twice")
+        self.entered = True
+
+
+class GlobalStateManager(ManagerValue):
+    """A manager of torch thread-local state: graph nodes plus the same change to the real state."""
+    __slots__ = ()
+
+    def enter(self, tx):
+        self._check_fresh()
+        self.apply_enter(tx)
+        tx.active_managers.append(self)
+        return self.enter_result()
+
+    def exit(self, tx, exc_type=None):
+        if not tx.active_managers or tx.active_managers[-1] is not self:
+            raise GraphBreak("with", "context managers exited out of order")
+        tx.active_managers.pop()
+        self.apply_exit(tx)
+        return Const(None)
+
+    def enter_result(self):
+        return Const(None)
+
+    def apply_enter(self, tx):
+        raise NotImplementedError
+
+    def apply_exit(self, tx):
+        raise NotImplementedError
+
+    def undo(self):
+        """Restore the real state without emitting nodes (translation ended inside the block)."""
+        raise NotImplementedError
+
+
+class GradModeManager(GlobalStateManager):
+    """torch.no_grad() / torch.enable_grad() / torch.set_grad_enabled(mode): one grad mode inside the block.
+
+    Nodes are emitted only when the mode actually changes: the grad mode at frame entry is guarded
+    (GRAD_MODE), so the mode at every point of the translation is known.
+    """
+    __slots__ = ("mode", "prev", "factory")
+
+    def __init__(self, mode, factory):
+        super().__init__()
+        self.mode = bool(mode)
+        self.prev = None
+        self.factory = factory            # the torch class, for rebuilding an un-entered manager
+
+    def python_type(self):
+        return self.factory
+
+    def apply_enter(self, tx):
+        tx.ctx.guard_state(torch.is_grad_enabled)     # which nodes are emitted depends on the entry mode
+        self.prev = torch.is_grad_enabled()
+        _switch_grad(tx, self.mode)
+
+    def apply_exit(self, tx):
+        _switch_grad(tx, self.prev)
+
+    def undo(self):
+        _set_grad_enabled(self.prev)
+
+    def call(self, tx, args, kwargs):
+        """torch.no_grad()(fn): the manager used as a decorator (manager_decorators.py)."""
+        from .decorated_managers import decorate
+        return decorate(tx, self, args, kwargs)
+
+    def rebuild(self, rb):
+        if self.entered or self.factory is torch.set_grad_enabled:
+            raise GraphBreak("reconstruct", "an entered context manager cannot be rebuilt")
+        return f"{rb.ns.bind(self.factory)}()"
+
+    def children(self):
+        return []
+
+    def __repr__(self):
+        return f"GradModeManager({self.factory.__name__}, mode={self.mode})"
+
+
+def _switch_grad(tx, mode):
+    if torch.is_grad_enabled() != mode:
+        _state_node(tx, _set_grad_enabled, (mode,))
+        _set_grad_enabled(mode)
+
+
+class InferenceModeManager(GlobalStateManager):
+    """torch.inference_mode(mode): an enter node returning a handle, and an exit node taking it."""
+    __slots__ = ("mode", "handle", "node")
+
+    def __init__(self, mode):
+        super().__init__()
+        self.mode = bool(mode)
+        self.handle = None
+        self.node = None
+
+    def python_type(self):
+        return torch.inference_mode
+
+    def apply_enter(self, tx):
+        self.node = _state_node(tx, _enter_inference_mode, (self.mode,))
+        self.handle = _enter_inference_mode(self.mode)
+
+    def apply_exit(self, tx):
+        _state_node(tx, _exit_inference_mode, (self.node,))
+        self.undo()
+
+    def undo(self):
+        _exit_inference_mode(self.handle)
+
+
+class AutocastManager(GlobalStateManager):
+    """torch.autocast(...): torch.amp's own _enter_autocast/_exit_autocast pair as graph nodes."""
+    __slots__ = ("args", "handle", "node")
+
+    def __init__(self, args):
+        super().__init__()
+        self.args = args                  # (device_type, fast_dtype, enabled, cache_enabled), constants
+        self.handle = None
+        self.node = None
+
+    def python_type(self):
+        return torch.autocast
+
+    def enter_result(self):
+        return self
+
+    def apply_enter(self, tx):
+        self.node = _state_node(tx, _enter_autocast, self.args)
+        self.handle = _enter_autocast(*self.args)
+
+    def apply_exit(self, tx):
+        _state_node(tx, _exit_autocast, (self.node,))
+        self.undo()
+
+    def undo(self):
+        _exit_autocast(self.handle)
+
+
+class NullManager(ManagerValue):
+    """contextlib.nullcontext(x) and contextlib.suppress(...): nothing happens on the normal path.
+
+    (suppress only acts when the block raises, and a raise inside the block is a graph break that
+    makes the whole frame run as plain Python.)"""
+    __slots__ = ("result", "kind", "suppressed")
+
+    def __init__(self, result, kind, suppressed=()):
+        super().__init__()
+        self.result = result
+        self.kind = kind
+        self.suppressed = suppressed      # exception classes contextlib.suppress swallows
+
+    def python_type(self):
+        return self.kind
+
+    def enter(self, tx):
+        self._check_fresh()
+        return self.result
+
+    def exit(self, tx, exc_type=None):
+        if self.kind is contextlib.nullcontext:
+            return Const(None)
+        return Const(exc_type is not None and issubclass(exc_type, self.suppressed))
+
+
+class GeneratorManager(ManagerValue):
+    """A @contextlib.contextmanager call: its generator runs to the yield on enter, to the end on exit."""
+    __slots__ = ("gen",)
+
+    def __init__(self, gen):
+        super().__init__()
+        self.gen = gen
+        gen.owned = True                  # always resumed to its end, so a yield inside try is fine
+
+    def python_type(self):
+        return contextlib._GeneratorContextManager
+
+    def enter(self, tx):
+        self._check_fresh()
+        value = self.gen.next_value(tx)
+        if value is None:
+            raise GraphBreak("raise", "RuntimeError: generator didn't yield (in a @contextmanager)")
+        return value
+
+    def exit(self, tx, exc_type=None):
+        if exc_type is not None:
+            raise GraphBreak("with", "an exception leaving a @contextmanager block (thrown into its generator)")
+        if self.gen.next_value(tx) is not None:
+            raise GraphBreak("raise", "RuntimeError: generator didn't stop (in a @contextmanager)")
+        return Const(False)
+
+
+class ExitValue(Value):
+    """The bound __exit__ BEFORE_WITH leaves on the stack; the with-block's normal end calls it."""
+    __slots__ = ("manager",)
+
+    def __init__(self, manager, source=None):
+        super().__init__(source)
+        self.manager = manager
+
+    def _reentry(self):
+        """How a break function gets this block's __exit__: "given" (a block a resume function started
+        inside: the __exit__ it was given), "autocast", "grad" (entered for real again), or None."""
+        m = self.manager
+        if isinstance(m, ResumedAutocast):
+            return "given" if self.source is not None else None
+        if isinstance(m, AutocastManager):
+            return "autocast" if m.entered and m.node is not None else None
+        if isinstance(m, GradModeManager):
+            return "grad" if m.entered and m.prev is not None else None
+        return None
+
+    def splittable(self):
+        """Can a graph break happen with this __exit__ on the stack (a grad-mode block always can: one
+        not entered yet rebuilds as its manager)?"""
+        return isinstance(self.manager, GradModeManager) or self._reentry() is not None
+
+    def rebuild(self, rb):
+        """At a graph break inside a grad-mode or autocast block: enter the block for real (the graph
+        part ran it symbolically; an autocast graph closes its own block at its end, see
+        close_open_autocast) and hand the break function an __exit__ that leaves it as the manager's own
+        would. A block a resume function started inside is the __exit__ it was given."""
+        how, m = self._reentry(), self.manager
+        if how == "given":
+            return rb.reload(self.source)
+        if how == "autocast":
+            return f"{rb.ns.bind(reenter_autocast)}({rb.ns.bind(tuple(m.args))})"
+        if how == "grad":
+            return f"{rb.ns.bind(reenter_grad_mode)}({m.mode}, {m.prev})"
+        raise GraphBreak("reconstruct", f"the __exit__ of {m!r} cannot be rebuilt")
+
+    def children(self):
+        return []
+
+    def python_type(self):
+        return types.MethodType
+
+    def call(self, tx, args, kwargs):
+        if kwargs or len(args) != 3:
+            raise GraphBreak("bad call", f"TypeError: __exit__ takes 3 arguments ({len(args)} given)")
+        if isinstance(self.manager, ResumedAutocast):
+            raise GraphBreak("with", "the end of an autocast block entered before this graph: its __exit__ runs "
+                             "as Python between two graphs")
+        exc_type = args[0]
+        if isinstance(exc_type, Const) and exc_type.value is None:
+            return self.manager.exit(tx)
+        if isinstance(exc_type, ObjectValue) and isinstance(exc_type.obj, type):
+            return self.manager.exit(tx, exc_type.obj)
+        raise GraphBreak("with", f"__exit__ called with {exc_type!r}")
+
+    def __repr__(self):
+        return f"ExitValue({self.manager!r})"
+
+
+def unwind(active_managers, grad_mode_at_entry):
+    """Undo real state changes of blocks still open when translation ended (innermost first), and put
+    the grad mode back as it was at frame entry."""
+    while active_managers:
+        active_managers.pop().undo()
+    _set_grad_enabled(grad_mode_at_entry)
+
+
+# ---- constructing managers --------------------------------------------------------------------------
+
+def _const_args(name, args, kwargs):
+    if not all(isinstance(a, Const) for a in list(args) + list(kwargs.values())):
+        raise GraphBreak("with", f"{name}() with arguments that are not constants")
+    return [a.value for a in args], {k: v.value for k, v in kwargs.items()}
+
+
+def _no_grad(tx, args, kwargs):
+    _const_args("torch.no_grad", args, kwargs)
+    if args or kwargs:
+        raise GraphBreak("with", "torch.no_grad(fn) used as a decorator inside the frame")
+    return GradModeManager(False, torch.no_grad)
+
+
+def _enable_grad(tx, args, kwargs):
+    _const_args("torch.enable_grad", args, kwargs)
+    if args or kwargs:
+        raise GraphBreak("with", "torch.enable_grad(fn) used as a decorator inside the frame")
+    return GradModeManager(True, torch.enable_grad)
+
+
+def _set_grad_enabled_ctor(tx, args, kwargs):
+    (mode,), _ = _const_args("torch.set_grad_enabled", args, kwargs) if len(args) == 1 and not kwargs \
+        else _raise(GraphBreak("with", "torch.set_grad_enabled() with unusual arguments"))
+    if type(mode) is not bool:
+        raise GraphBreak("with", "torch.set_grad_enabled() of a non-bool")
+    # Constructing it already switches grad mode for the caller. Entered by a with-statement right away
+    # (BEFORE_WITH follows), the block restores the mode at its end; called as a function, the mode
+    # stays switched for the rest of the program: a state node in the graph (values/grad_setter.py).
+    if _next_opname(tx) != "BEFORE_WITH":
+        return set_grad_mode_for_good(tx, mode, torch.set_grad_enabled)
+    return GradModeManager(mode, torch.set_grad_enabled)
+
+
+def _inference_mode(tx, args, kwargs):
+    pos, kw = _const_args("torch.inference_mode", args, kwargs)
+    mode = pos[0] if pos else kw.get("mode", True)
+    if type(mode) is not bool or len(pos) + len(kw) > 1:
+        raise GraphBreak("with", "torch.inference_mode(fn) used as a decorator inside the frame")
+    return InferenceModeManager(mode)
+
+
+def _autocast(tx, args, kwargs):
+    pos, kw = _const_args("torch.autocast", args, kwargs)
+    try:
+        real = torch.autocast(*pos, **kw)
+    except Exception as e:
+        raise GraphBreak("constant call raised", f"torch.autocast(...) raised {type(e).__name__}: {e}")
+    return AutocastManager((real.device, real.fast_dtype, real._enabled, real._cache_enabled))
+
+
+def _grad_mode_setter(tx, args, kwargs):
+    (mode,), _ = _const_args("torch._C._set_grad_enabled", args, kwargs) if len(args) == 1 and not kwargs \
+        else _raise(GraphBreak("grad mode", "torch._C._set_grad_enabled() with unusual arguments"))
+    if type(mode) is not bool:
+        raise GraphBreak("grad mode", "torch._C._set_grad_enabled() of a non-bool")
+    set_grad_mode_for_good(tx, mode, None)
+    return Const(None)
+
+
+class GradModeSet(Value):
+    """What `torch.set_grad_enabled(mode)` called as a function returned: the mode is already switched;
+    the object itself (entered later, or escaping) is not modelled."""
+    __slots__ = ()
+
+    def python_type(self):
+        return torch.set_grad_enabled
+
+    def __repr__(self):
+        return "GradModeSet"
+
+
+def set_grad_mode_for_good(tx, mode, factory):
+    """Grad mode switched outside a with-statement: a state node in the graph switches it for real at
+    run time (and it stays switched after the call, as eagerly); the rest is translated under it."""
+    tx.ctx.guard_state(torch.is_grad_enabled)
+    _switch_grad(tx, mode)
+    return GradModeSet(None) if factory is not None else Const(None)
+
+
+def _nullcontext(tx, args, kwargs):
+    if kwargs and set(kwargs) != {"enter_result"} or len(args) + len(kwargs) > 1:
+        raise GraphBreak("bad call", "TypeError: nullcontext() takes at most one argument")
+    result = args[0] if args else kwargs.get("enter_result", Const(None))
+    return NullManager(result, contextlib.nullcontext)
+
+
+def _suppress(tx, args, kwargs):
+    classes = []
+    for a in args:
+        cls = a.obj if isinstance(a, ObjectValue) else None
+        if kwargs or not (isinstance(cls, type) and issubclass(cls, BaseException)):
+            raise GraphBreak("with", "contextlib.suppress() of something other than exception classes")
+        classes.append(cls)
+    return NullManager(Const(None), contextlib.suppress, tuple(classes))
+
+
+MANAGER_FACTORIES = {
+    torch.no_grad: _no_grad,
+    torch.enable_grad: _enable_grad,
+    torch.set_grad_enabled: _set_grad_enabled_ctor,
+    torch.inference_mode: _inference_mode,
+    torch.autocast: _autocast,
+    _set_grad_enabled: _grad_mode_setter,
+    contextlib.nullcontext: _nullcontext,
+    contextlib.suppress: _suppress,
+}
+
+
+def _next_opname(tx):
+    i = tx.index.get(tx.inst)
+    if i is None or i + 1 >= len(tx.instructions):
+        return None
+    return tx.instructions[i + 1].opname
+
+
+def _raise(e):
+    raise e
+
+
+def manager_for_object(tx, value):
+    """A ManagerValue for a real torch manager object reached from a Source (e.g. a global no_grad()),
+    None for other objects (Python managers are inlined), GraphBreak for torch managers we do not model."""
+    obj = value.obj
+    t = type(obj)
+    if t is torch.no_grad:
+        return GradModeManager(False, t)
+    if t is torch.enable_grad:
+        return GradModeManager(True, t)
+    module = getattr(t, "__module__", "") or ""
+    if module == "torch" or module.startswith("torch."):
+        raise GraphBreak("with", f"with-block over a {t.__qualname__} object is not supported")
+    return None
+
+
+def _manager_clone(tx, fn, fn_source, args, kwargs):
+    """`owner.clone()` of a torch grad-mode manager object: the `ctx_factory` that @torch.no_grad() & co
+    call in their wrapper, reached when that wrapper is a frame of its own (the function it decorates
+    broke). It is the manager the owner's constructor makes, with the owner's mode (guarded)."""
+    owner_value = args[0] if len(args) == 1 and not kwargs else None
+    owner = getattr(owner_value, "obj", None)
+    kind = type(owner)
+    if kind not in _CLONED_KINDS or getattr(owner_value, "edited", False) or \
+            getattr(kind.clone, "__code__", None) is not fn.__code__:
+        raise GraphBreak("call", f"call to {fn.__qualname__} (module {fn.__module__}) is not inlined")
+    if kind in (torch.no_grad, torch.enable_grad):
+        return MANAGER_FACTORIES[kind](tx, [], {})
+    if owner_value.source is not None:
+        from ...source import AttrSource
+        tx.ctx.wrap(owner.mode, AttrSource(owner_value.source, "mode"))
+    return MANAGER_FACTORIES[kind](tx, [Const(owner.mode)], {})
+
+
+_CLONED_KINDS = (torch.no_grad, torch.enable_grad, torch.set_grad_enabled, torch.inference_mode)
+for _kind in _CLONED_KINDS:
+    CODE_LOOKASIDES[_kind.clone.__code__] = _manager_clone
+
+
+def contextmanager_call(tx, fn, fn_source, args, kwargs):
+    """Call of a @contextlib.contextmanager function: its generator, wrapped as a manager."""
+    from ...source import AttrSource
+    wrapped = fn.__wrapped__
+    source = AttrSource(fn_source, "__wrapped__") if fn_source is not None else None
+    if source is not None:
+        tx.ctx.wrap(wrapped, source)      # guards the wrapped function's identity
+    if not wrapped.__code__.co_flags & inspect.CO_GENERATOR:
+        raise GraphBreak("call", f"{wrapped.__qualname__} is not a generator function")
+    gen = tx.inline(wrapped, source, args, kwargs)
+    return GeneratorManager(gen)
+
+
+def torch_decorated_call(tx, fn, fn_source, args, kwargs):
+    """Call of a function decorated with @torch.no_grad() & co: enter, inline the function, exit."""
+    from ...source import AttrSource, ItemSource
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+    factory, func = cells["ctx_factory"].cell_contents, cells["func"].cell_contents
+    owner = getattr(factory, "__self__", None)
+    if not (isinstance(factory, types.MethodType) and factory.__name__ == "clone") or \
+            type(owner) not in (torch.no_grad, torch.enable_grad, torch.set_grad_enabled, torch.inference_mode):
+        raise GraphBreak("call", f"call to {fn.__qualname__} decorated with an unsupported context manager")
+    if isinstance(func, types.FunctionType) and func.__code__.co_flags & 0x20:
+        raise GraphBreak("generator", f"{func.__qualname__} is a generator decorated with a context manager")
+    if type(owner) is torch.inference_mode:
+        manager = InferenceModeManager(owner.mode)
+    else:
+        manager = GradModeManager(owner.mode if type(owner) is torch.set_grad_enabled else
+                                  type(owner) is torch.enable_grad, type(owner))
+    func_source = None
+    if fn_source is not None:
+        i = fn.__code__.co_freevars.index("func")
+        func_source = AttrSource(ItemSource(AttrSource(fn_source, "__closure__"), i), "cell_contents")
+        tx.ctx.wrap(func, func_source)
+        if type(owner) is torch.set_grad_enabled or type(owner) is torch.inference_mode:
+            mode_source = AttrSource(AttrSource(ItemSource(AttrSource(fn_source, "__closure__"),
+                                                           fn.__code__.co_freevars.index("ctx_factory")),
+                                                "cell_contents"), "__self__")
+            tx.ctx.wrap(owner.mode, AttrSource(mode_source, "mode"))
+    manager.enter(tx)
+    func_value = tx.ctx.wrap(func, func_source) if func_source is not None else ObjectValue(func)
+    result = tx.call(func_value, args, kwargs)
+    manager.exit(tx)
+    return result
+
+
+# ---- a grad-mode block that a graph break splits -------------------------------------------------
+
+class GradModeExit:
+    """The __exit__ on the stack of a break or resume function that starts inside a `with
+    torch.no_grad()` (enable_grad, set_grad_enabled) block: restores the grad mode from before the
+    block, as the torch manager's own __exit__ would, and lets exceptions through."""
+    __slots__ = ("prev",)
+
+    def __init__(self, prev):
+        self.prev = prev
+
+    def __call__(self, exc_type, exc, tb):
+        _set_grad_enabled(self.prev)
+        return None
+
+
+def reenter_grad_mode(mode, prev):
+    _set_grad_enabled(mode)
+    return GradModeExit(prev)
+
+
+def resumed_grad_block(ctx, obj, source):
+    """Wrap a GradModeExit argument: guard its type and the mode it restores, and enter its block (its
+    exit moves the real grad mode away from the frame's entry mode: the translator restores that)."""
+    from ...source import AttrSource
+    ctx.guards.add("TYPE_MATCH", source, GradModeExit)
+    ctx.guards.add("CONST_MATCH", AttrSource(source, "prev"), obj.prev)
+    ctx.guard_state(torch.is_grad_enabled)
+    manager = GradModeManager(torch.is_grad_enabled(), torch.set_grad_enabled)
+    manager.entered = True
+    manager.prev = obj.prev
+    ctx.active_managers.append(manager)
+    return ExitValue(manager, source)
+
+
+# ---- an autocast block that a graph break splits -----------------------------------------------
+
+class AutocastExit:
+    """The __exit__ on the stack of a break or resume function that starts inside a `with
+    torch.autocast(...)` block: the real autocast object entered for it (torch.amp's own
+    _enter_autocast), left through torch.amp's _exit_autocast; exceptions go through. `args` are the
+    block's constant arguments, which a resume function guards."""
+    __slots__ = ("args", "mode")
+
+    def __init__(self, args, mode):
+        self.args = args
+        self.mode = mode
+
+    def __call__(self, exc_type, exc, tb):
+        _exit_autocast(self.mode)
+        return None
+
+
+def reenter_autocast(args):
+    return AutocastExit(args, _enter_autocast(*args))
+
+
+class ResumedAutocast(ManagerValue):
+    """An autocast block a resume function starts inside: entered for real before its graph, so its
+    ops are traced and run under it; its end is a graph break (the AutocastExit runs as Python)."""
+    __slots__ = ()
+
+    def python_type(self):
+        return torch.autocast
+
+
+def resumed_autocast_block(ctx, obj, source):
+    """Wrap an AutocastExit argument: guard its type and the block's arguments."""
+    from ...source import AttrSource
+    ctx.guards.add("TYPE_MATCH", source, AutocastExit)
+    ctx.guards.add("CONST_MATCH", AttrSource(source, "args"), obj.args)
+    manager = ResumedAutocast()
+    manager.entered = True
+    return ExitValue(manager, source)
+
+
+def close_open_autocast(tx, stack):
+    """At a graph break inside autocast blocks the frame entered (their ExitValues are on `stack`):
+    close each in the graph, innermost first, so the graph leaves global state as it found it; the
+    break function re-enters them for real (ExitValue.rebuild)."""
+    for v in reversed(stack):
+        if isinstance(v, ExitValue) and isinstance(v.manager, AutocastManager) and v.manager.node is not None:
+            _state_node(tx, _exit_autocast, (v.manager.node,))

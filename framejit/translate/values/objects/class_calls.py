@@ -1,0 +1,115 @@
+"""Calling a class: constructing a value.
+
+  namedtuples, torch.return_types   a SeqValue of that kind (their _replace, _asdict, _fields, _make and
+                                    user methods: namedtuples.py)
+  user classes written in Python    a NewObject (objects.py): __new__ when it is object.__new__ or a
+                                    Python __new__ (inlined), then a Python __init__ inlined on it;
+                                    dataclasses are the same thing (their __init__ is generated Python)
+  anything else                     a graph break naming the class (builtin bases, metaclasses with
+                                    their own __call__, abstract classes)
+  torch.nn modules                  a FreshModuleValue (modules.fresh_module) when parameterless
+                                    and made from constants (losses, activations); other nn.Modules break
+"""
+import types
+
+import torch
+
+from ....errors import GraphBreak
+from ...dispatch import lookaside
+from ..dicts.dict_kinds import construct as construct_dict_kind, is_dict_kind
+from ..modules.module_values import fresh_module
+from .new_objects import NewObject, inline, lookup, why_not_constructible
+from ..base import Const, SeqValue
+from ..protocol import as_python, is_namedtuple_class, is_structseq_class, unpack_iterable
+
+_Module = torch.nn.Module
+
+
+def construct(tx, cls_value, cls, args, kwargs):
+    if is_namedtuple_class(cls):
+        return SeqValue(cls, _namedtuple_items(cls, args, kwargs))
+    if is_structseq_class(cls):
+        return SeqValue(cls, unpack_iterable(tx, args[0]))
+    if isinstance(cls, type) and issubclass(cls, _Module):
+        fresh = fresh_module(tx, cls, args, kwargs)
+        if fresh is not None:
+            return fresh
+    if is_dict_kind(cls):                     # OrderedDict, defaultdict, Counter, a dict subclass
+        return construct_dict_kind(tx, cls, args, kwargs)
+    if cls is types.SimpleNamespace:          # its C __init__ only stores the keyword arguments
+        return _simple_namespace(tx, cls_value, args, kwargs)
+    why = why_not_constructible(cls)
+    if why is not None:
+        raise GraphBreak("construct", why)
+    return construct_object(tx, cls_value, cls, args, kwargs)
+
+
+def _simple_namespace(tx, cls_value, args, kwargs):
+    """types.SimpleNamespace(**kwargs): a NewObject whose __dict__ holds the keywords in their order
+    (Python 3.11 takes no positional argument)."""
+    if args:
+        raise GraphBreak("bad call", "TypeError: no positional arguments expected")
+    obj = NewObject(types.SimpleNamespace, cls_value)
+    for name, value in kwargs.items():
+        obj.attrs[name] = value
+    return obj
+
+
+def _namedtuple_items(cls, args, kwargs):
+    fields = cls._fields
+    if len(args) > len(fields):
+        raise GraphBreak("bad call", f"TypeError: {cls.__name__}() takes {len(fields)} arguments")
+    values = list(args)
+    defaults = getattr(cls, "_field_defaults", {})
+    for f in fields[len(values):]:
+        if f in kwargs:
+            values.append(kwargs[f])
+        elif f in defaults:
+            values.append(Const(defaults[f]))
+        else:
+            raise GraphBreak("bad call", f"TypeError: {cls.__name__}() missing argument {f!r}")
+    unknown = set(kwargs) - set(fields[len(args):])
+    if unknown:
+        raise GraphBreak("bad call", f"TypeError: {cls.__name__}() got an unexpected keyword argument")
+    return values
+
+
+def construct_object(tx, cls_value, cls, args, kwargs):
+    """cls(*args, **kwargs) for a Python class: __new__ then __init__, as type.__call__ does."""
+    new = lookup(tx, cls, "__new__")
+    if new is object.__new__:
+        obj = NewObject(cls, cls_value)
+    elif isinstance(new, staticmethod) and isinstance(new.__func__, types.FunctionType):
+        obj = inline(tx, new.__func__, [cls_value, *args], kwargs)
+        if not (isinstance(obj, NewObject) and issubclass(obj.cls, cls)):
+            return obj                       # __new__ returned something else: __init__ is not called
+    else:
+        raise GraphBreak("construct", f"{cls.__qualname__}.__new__ is not Python code")
+    init = lookup(tx, cls, "__init__")
+    if init is object.__init__:
+        if (args or kwargs) and new is object.__new__:
+            raise GraphBreak("bad call", f"TypeError: {cls.__name__}() takes no arguments")
+        return obj
+    if not isinstance(init, types.FunctionType):
+        raise GraphBreak("construct", f"{cls.__qualname__}.__init__ is not Python code")
+    out = inline(tx, init, [obj, *args], kwargs)
+    if not (isinstance(out, Const) and out.value is None):
+        raise GraphBreak("bad call", "TypeError: __init__() should return None")
+    return obj
+
+
+# ---- namedtuples ----------------------------------------------------------------------------------
+
+@lookaside(tuple.__new__)
+def _tuple_new(tx, args, kwargs):
+    """tuple.__new__(cls, iterable): how namedtuple's _make builds its result."""
+    cls = as_python(args[0])
+    if not (isinstance(cls, type) and issubclass(cls, tuple)):
+        raise GraphBreak("bad call", "TypeError: tuple.__new__(X): X is not a subtype of tuple")
+    items = unpack_iterable(tx, args[1]) if len(args) > 1 else []
+    if cls is tuple:
+        return SeqValue(tuple, items)
+    if not is_namedtuple_class(cls):
+        raise GraphBreak("construct", f"tuple.__new__ of {cls.__qualname__}")
+    return SeqValue(cls, items)
+
