@@ -37,6 +37,7 @@ from .lookasides.stdlib import method_lookaside
 from .lookasides import profiler_blocks  # noqa: F401  (installs record_function blocks)
 from .lookasides import higher_order  # noqa: F401  (installs torch.cond and checkpoint)
 from .lookasides import torch_checks  # noqa: F401  (installs torch._check & siblings)
+from .lookasides import torch_queries  # noqa: F401  (installs has_torch_function* & torch.nn fast-path queries)
 from .lookasides.optimizers import tensor_value_rewrite  # (also installs Optimizer.step)
 from .lookasides import disabled_wrappers  # noqa: F401  (installs torch._disable_dynamo wrappers: zero_grad)
 from .dispatch import CODE_LOOKASIDES
