@@ -37,6 +37,7 @@ from .lookasides.stdlib import method_lookaside
 from .lookasides import profiler_blocks  # noqa: F401  (installs record_function blocks)
 from .lookasides import higher_order  # noqa: F401  (installs torch.cond and checkpoint)
 from .lookasides import torch_checks  # noqa: F401  (installs torch._check & siblings)
+from .lookasides.lru_cached_calls import cached_call
 from .lookasides import torch_queries  # noqa: F401  (installs has_torch_function* & torch.nn fast-path queries)
 from .lookasides.optimizers import tensor_value_rewrite  # (also installs Optimizer.step)
 from .lookasides import disabled_wrappers  # noqa: F401  (installs torch._disable_dynamo wrappers: zero_grad)
@@ -192,11 +193,9 @@ def call_object(tx, fn_value, obj, args, kwargs):
         return inline_function(tx, call_method_fn, None, [fn_value, *args], kwargs)
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
     if isinstance(obj, _LRU_WRAPPER):
-        # its cache is real state: a hit returns what an earlier call computed (perhaps from globals that
-        # changed since), a miss runs the function, and cache_info() counts both; inlining __wrapped__
-        # would get none of that right
-        raise GraphBreak("call", f"call to {name}, a functools.lru_cache/cache function: its cache is state "
-                         "the call reads and changes, so it runs as plain Python")
+        # its cache is real state (inlining __wrapped__ would not get it right): answered now when the
+        # arguments are known, else a break (lookasides/lru_cached_calls.py)
+        return cached_call(tx, obj, name, args, kwargs)
     raise GraphBreak("call", f"call to {name} cannot be put in a graph (not a torch op and not Python code "
                      "framejit can inline)")
 
