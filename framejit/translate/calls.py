@@ -421,6 +421,8 @@ def _inline_frame(tx, fn, fn_source, args, kwargs, closure_values, defaults, kwd
         raise GraphBreak("recursion", f"inlining deeper than {tx.ctx.config.inline_depth} calls")
     if getattr(fn, "_framejit_disabled", False):
         raise GraphBreak("disabled", f"{fn.__qualname__} is marked framejit.disable; it runs as plain Python")
+    if disabled_wrappers.is_compiler_disabled(fn):
+        raise GraphBreak("disabled", f"{fn.__qualname__} is marked torch.compiler.disable; it runs as plain Python")
     defaults = fn.__defaults__ if defaults is None else defaults
     kwdefaults = fn.__kwdefaults__ if kwdefaults is None else kwdefaults
     bound = bind_arguments(code, fn.__qualname__, args, kwargs, _wrap_defaults(tx, fn, fn_source, defaults, kwdefaults))
