@@ -38,6 +38,7 @@ from .lookasides import profiler_blocks  # noqa: F401  (installs record_function
 from .lookasides import higher_order  # noqa: F401  (installs torch.cond and checkpoint)
 from .lookasides import torch_checks  # noqa: F401  (installs torch._check & siblings)
 from .lookasides.lru_cached_calls import cached_call
+from .lookasides import symbolic_factories
 from .lookasides import torch_queries  # noqa: F401  (installs has_torch_function* & torch.nn fast-path queries)
 from .lookasides.optimizers import tensor_value_rewrite  # (also installs Optimizer.step)
 from .lookasides import disabled_wrappers  # noqa: F401  (installs torch._disable_dynamo wrappers: zero_grad)
@@ -143,6 +144,8 @@ def call_object(tx, fn_value, obj, args, kwargs):
                 obj in FACTORY_FUNCTIONS:
             if obj in FACTORY_FUNCTIONS and "device" not in kwargs and obj not in LIKE_FACTORIES:
                 tx.ctx.guard_state(default_device)            # the result's device may be the default
+            if obj in symbolic_factories.FACTORIES and symbolic_factories.symbolic_data(args, kwargs):
+                return symbolic_factories.tensor_of_numbers(tx, args, kwargs)    # a symbolic int stays symbolic
             return tx.ctx.graph.call_function(graph_target(obj), tuple(args), kwargs)
         return _const_call(tx, obj, args, kwargs, watch_state=True)
     inner = getattr(obj, "_framejit_fn", None) if isinstance(obj, types.FunctionType) else None
