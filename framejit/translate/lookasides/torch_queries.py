@@ -11,6 +11,7 @@ guards already pin:
   constants, and for containers of those; a tensor subclass or an object whose type defines
   `__torch_function__` keeps the old path (a graph break), and so does a TorchFunctionMode active
   while translating.
+* `_log_api_usage_once(name)`: made at translation (torch logs each name once per process).
 * `_get_current_dispatch_mode_stack()`: the empty list when no TorchDispatchMode is active while
   translating (the usual case; a graph run under a mode is torch's business), else a break.
 """
@@ -75,3 +76,14 @@ def _dispatch_mode_stack(tx, args, kwargs):
     return SeqValue(list, [])
 
 
+
+
+@lookaside(torch._C._log_api_usage_once)
+def _log_api_usage_once(tx, args, kwargs):
+    """torchvision's models and ops log their use (`_log_api_usage_once(self)` in forward and in
+    stochastic_depth): torch logs each key once per process, so making the call now, at translation,
+    is the eager program's first call's effect and later calls have none."""
+    if len(args) != 1 or kwargs or not isinstance(args[0], Const) or not isinstance(args[0].value, str):
+        raise GraphBreak("call", "_log_api_usage_once with an argument not known at translation")
+    torch._C._log_api_usage_once(args[0].value)
+    return Const(None)

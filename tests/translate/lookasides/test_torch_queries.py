@@ -55,3 +55,31 @@ def test_subclass_with_torch_function_still_answers_true():
     def asks(t):
         return has_torch_function_unary(t.as_subclass(WithTorchFunction)), has_torch_function((t, 1))
     check(asks, randn(3, 4))
+
+
+def log_usage(obj):
+    """torchvision.utils._log_api_usage_once's shape."""
+    module = obj.__module__
+    if not module.startswith("torchvision"):
+        module = f"torchvision.internal.{module}"
+    name = obj.__name__ if isinstance(obj, type(log_usage)) else obj.__class__.__name__
+    torch._C._log_api_usage_once(f"{module}.{name}")
+
+
+def stochastic_depth(x, p, training):
+    """torchvision.ops.stochastic_depth's shape: logs its use, then drops rows at random."""
+    if not torch.jit.is_scripting() and not torch.jit.is_tracing():
+        log_usage(stochastic_depth)
+    if not training or p == 0.0:
+        return x
+    noise = torch.empty([x.shape[0]] + [1] * (x.ndim - 1)).bernoulli_(1 - p)
+    return x * noise.div_(1 - p)
+
+
+@pytest.mark.parametrize("training", [False, True])
+def test_api_usage_logging_and_stochastic_depth_are_one_graph(training):
+    def blocks(x):
+        for i in range(3):
+            x = x + stochastic_depth(x.relu(), 0.1 * i, training)
+        return x
+    check(blocks, randn(4, 5), graphs=1, breaks=0)
