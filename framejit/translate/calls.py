@@ -139,6 +139,11 @@ def call_object(tx, fn_value, obj, args, kwargs):
         return call_method(tx, args[0], obj.__name__, args[1:], kwargs)
     if hashable and is_autograd_function_apply(obj):
         check_forward(tx, obj.__self__, args, kwargs)      # a forward with side effects is a break
+    if hashable and is_graph_op(obj) and isinstance(obj, types.FunctionType) and \
+            any(_is_callable_argument(a) for a in [*args, *kwargs.values()]):
+        # a torch Python function given a callable (F.triplet_margin_with_distance_loss's distance
+        # function, a module): no graph node can hold it, so the function's code is inlined
+        return inline_function(tx, obj, fn_value.source, args, kwargs)
     if hashable and is_graph_op(obj):
         if any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values()) or \
                 obj in FACTORY_FUNCTIONS:
@@ -204,6 +209,18 @@ def call_object(tx, fn_value, obj, args, kwargs):
 
 
 _LRU_WRAPPER = type(functools.lru_cache(None)(lambda: None))
+_CALLABLE_KINDS = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, functools.partial)
+
+
+def _is_callable_argument(v):
+    """Is this argument a function, method or module (something a graph node cannot take)?"""
+    if isinstance(v, (Const, TensorValue, SeqValue, DictValue)):
+        return False
+    try:
+        kind = v.python_type()
+    except Exception:
+        return False
+    return isinstance(kind, type) and (issubclass(kind, _CALLABLE_KINDS) or issubclass(kind, torch.nn.Module))
 
 
 _CONSTANT_CLASSES = (int, float, complex, str, bytes)
