@@ -18,7 +18,10 @@ finds its converter that way). The rule, lowest first:
     api                                  everything above
     __init__, __main__, cli, demo, examples   the entry points: anything
 
-Inside translate/ the rooms are ranked too, and a module imports only rooms of its rank or lower:
+Inside translate/ the rooms are ranked too, and a module imports only rooms of its rank or lower
+(values/ holds its kinds by family: tensors/, numbers/, containers/, dicts/, objects/, modules/,
+functions/, iterators/, managers/, all of rank 1; lookasides/ alone registers lookasides, and importing
+it installs them all):
 
     0  dispatch (the opcode and lookaside tables), source
     1  values/        2  graph/, lookasides/        3  guards/
@@ -210,3 +213,51 @@ def test_imports_inside_functions_and_by_name_are_imports():
               "    return importlib.import_module('framejit.runtime.cache')\n")
     found = {target for _, target in _imports_in(source, "framejit.translate.values.functions", False)}
     assert found == {"framejit.translate.calls", "framejit.translate.values.objects", "framejit.runtime.cache"}
+
+
+TRANSLATE = ROOT / "translate"
+REGISTRIES = {"LOOKASIDES", "CODE_LOOKASIDES"}
+
+
+def _registrations(path):
+    """(line, text) of every write into a lookaside table, and every @lookaside(...) use, in path."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AugAssign) else []
+        for t in targets:
+            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in REGISTRIES:
+                out.append((node.lineno, ast.unparse(t)))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                isinstance(node.func.value, ast.Name) and node.func.value.id in REGISTRIES and \
+                node.func.attr in ("update", "setdefault"):
+            out.append((node.lineno, ast.unparse(node.func)))
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            out.extend((d.lineno, "@lookaside(...)") for d in node.decorator_list
+                       if isinstance(d, ast.Call) and isinstance(d.func, ast.Name) and d.func.id == "lookaside")
+    return out
+
+
+def test_lookasides_register_in_lookasides_only():
+    """translate/lookasides/ installs every lookaside (its __init__ imports its modules): a value kind's
+    module holds the implementation, never the registration, so no import has a hidden effect."""
+    wrong = [f"{p.relative_to(ROOT)}:{line}: {text}" for p in sorted(ROOT.rglob("*.py"))
+             if TRANSLATE / "lookasides" not in p.parents and p.name != "dispatch.py"
+             for line, text in _registrations(p)]
+    assert not wrong, "register these in a module of translate/lookasides/:\n" + "\n".join(wrong)
+
+
+def test_every_lookaside_module_is_installed():
+    installed = {target.rsplit(".", 1)[1] for _, target in GRAPH["framejit.translate.lookasides"]}
+    modules = {p.stem for p in (TRANSLATE / "lookasides").glob("*.py") if p.stem != "__init__"}
+    assert modules <= installed, f"import these in translate/lookasides/__init__.py: {sorted(modules - installed)}"
+
+
+def test_value_module_names_do_not_repeat_inside_translate():
+    """A name means one thing: values/dicts/identity_hashed_keys.py, not a second identity_keys.py."""
+    seen = {}
+    for p in sorted(TRANSLATE.rglob("*.py")):
+        if p.stem != "__init__":
+            seen.setdefault(p.stem, []).append(str(p.relative_to(TRANSLATE)))
+    repeated = {name: paths for name, paths in seen.items()
+                if len(paths) > 1 and any(path.startswith("values/") for path in paths)}
+    assert not repeated, f"module names used twice in translate/: {repeated}"

@@ -17,7 +17,7 @@ from .identity_keys import WeakIdentityMap
 from ..translate.calls import NEVER_INLINE_PREFIXES
 from ..translate.lookasides.modules import is_fsdp_managed
 from ..translate.lookasides.disabled_wrappers import is_compiler_disabled
-from ..translate.values.base import Value
+from ..translate.values.functions.compiled_callees import CompiledCallee  # noqa: F401  (convert/frame.py imports it from here)
 
 
 class CalleeWrappers:
@@ -93,22 +93,6 @@ def _has_hooks(m):
     return bool(m._forward_hooks or m._forward_pre_hooks or m._backward_hooks or m._backward_pre_hooks
                 or _module_impl._global_forward_hooks or _module_impl._global_forward_pre_hooks
                 or _module_impl._global_backward_hooks or _module_impl._global_backward_pre_hooks)
-
-
-class CompiledCallee(Value):
-    """Stack value standing for `wrappers(callee)` in the code run at a graph break."""
-    __slots__ = ("callee", "wrappers")
-
-    def __init__(self, callee, wrappers):
-        super().__init__(None)
-        self.callee = callee
-        self.wrappers = wrappers
-
-    def children(self):
-        return [self.callee]
-
-    def rebuild(self, rb):
-        return f"{rb.ns.bind(self.wrappers)}({rb.expr(self.callee)})"
 
 
 def callee_position(inst, stack):

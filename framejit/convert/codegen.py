@@ -20,13 +20,11 @@ import re
 
 import torch
 
-from ..errors import GraphBreak
 from .hooks import apply_bytecode_hooks
 from ..translate.source import FIXED_OBJECTS
 from ..translate.values.containers.deques import write_back_lines as deque_write_back
-from ..translate.values.dicts.dict_kinds import rebuild_dict, write_back_dict
-from ..translate.values.containers.input_lists import visible_items
-from ..translate.values.base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+from ..translate.values.dicts.dict_kinds import DefaultDictValue, rebuild_dict, write_back_dict
+from ..translate.values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from ..translate.values.tensors.tensor_subclasses import as_subclass_after_graph, plain_tensor
 from ..translate.values.dicts.identity_hashed_keys import IdentityKey
 from ..translate.values.numbers.sym_values import SymValue
@@ -65,7 +63,7 @@ class Namespace:
         key = id(obj)
         name = self._ids.get(key)
         if name is None:
-            if holds_symbolic(obj):     # a SymInt as a constant would reach real code (values/sym_free.py)
+            if holds_symbolic(obj):     # a SymInt as a constant would reach real code (values/numbers/sym_concrete.py)
                 raise RuntimeError(f"framejit bug: a symbolic number reached generated code as a constant ({obj!r})")
             name = self._ids[key] = f"__fj_c{len(self._ids)}"
             self.env[name] = obj
@@ -131,7 +129,7 @@ class Rebuilder:
         return e
 
     def key(self, k):
-        """A dict key: a constant, or the object an identity key stands for (values/identity_keys.py)."""
+        """A dict key: a constant, or the object an identity key stands for (values/dicts/identity_hashed_keys.py)."""
         return self.expr(k.value) if type(k) is IdentityKey else self.ns.bind(k)
 
     def _expr(self, v):
@@ -140,7 +138,7 @@ class Rebuilder:
         if isinstance(v, (TensorValue, SymValue)):     # a SymValue: a size the graph computes (or reads)
             if v.node.op == "placeholder" and v.source is not None:
                 return self.reload(v.source)
-            if getattr(v, "cls", None) is not None:        # a tensor subclass instance (values/tensor_subclasses.py):
+            if isinstance(v, TensorValue) and v.cls is not None:   # a tensor subclass instance (values/tensors/tensor_subclasses.py):
                 name = f"__fj_v{len(self.prelude)}"        # made once, however often the value is reached
                 self.prelude.append(f"{name} = {self.ns.bind(as_subclass_after_graph)}"
                                     f"(__fj_o{self.output_index[v.node]}, {self.ns.bind(v.cls)})")
@@ -162,31 +160,19 @@ class Rebuilder:
             d = "{" + body + "}"
             if v.kind is dict:
                 return d
-            factory = self.expr(v.factory) if hasattr(v, "factory") else "None"
+            factory = self.expr(v.factory) if isinstance(v, DefaultDictValue) else "None"
             return f"{self.ns.bind(rebuild_dict)}({self.ns.bind(v.kind)}, {d}, {factory})"
         if isinstance(v, SetValue):
             return ("{" + ", ".join(self.expr(i) for i in v.items) + "}") if v.items else "set()"
-        if isinstance(v, ObjectValue) and not hasattr(v, "rebuild"):
-            return self.ns.bind(v.obj)
-        if isinstance(v, MethodValue):
-            return f"getattr({self.expr(v.receiver)}, {v.name!r})"
-        if hasattr(v, "rebuild"):            # value kinds that know how to rebuild themselves
-            return v.rebuild(self)
-        raise GraphBreak("reconstruct", f"{type(v).__name__} cannot be rebuilt as a real object after the graph")
+        return v.rebuild(self)           # every other kind rebuilds itself (values/base.py: Value.rebuild)
 
 
 def _children(v):
-    if isinstance(v, SeqValue):
-        return visible_items(v)
-    if isinstance(v, SetValue):
-        return v.items
-    if isinstance(v, DictValue):
-        return [k.value for k in v.items if type(k) is IdentityKey] + list(v.items.values())
-    if isinstance(v, MethodValue):
-        return [v.receiver]
-    if hasattr(v, "children"):
-        return v.children()
-    return []
+    """The values rebuilding v reaches: the kind's own answer (Value.rebuild_parts), also the break
+    decision's (convert/frame.py)."""
+    if not isinstance(v, Value):        # a slot with no value (None) among the live values
+        return []
+    return v.rebuild_parts() or []
 
 
 def tensors_in(values):
@@ -245,7 +231,7 @@ def side_effect_lines(effects, rb):
                          f"setattr({target}, {e.key!r}, {value})")
         elif e.kind == "attr":
             lines.append(f"setattr({rb.reload(e.target)}, {e.key!r}, {rb.expr(e.value)})")
-        elif e.kind == "value_attr":      # a tensor the graph made: its output (values/tensor_instance_attrs.py)
+        elif e.kind == "value_attr":      # a tensor the graph made: its output (values/tensors/tensor_instance_attrs.py)
             lines.append(f"setattr({rb.expr(e.target)}, {e.key!r}, {rb.expr(e.value)})")
         elif e.kind == "raw_attr":        # the store itself (a Python __setattr__/property already ran)
             lines.append(f"{rb.ns.bind(object.__setattr__)}({rb.reload(e.target)}, {e.key!r}, {rb.expr(e.value)})")
@@ -258,7 +244,7 @@ def side_effect_lines(effects, rb):
         elif e.kind == "list":
             items = ", ".join(rb.expr(i) for i in e.value.items)
             lines.append(f"{rb.reload(e.target)}[:] = [{items}]")
-        elif e.kind == "list_extend":     # an input list the frame only appended to (values/input_lists.py)
+        elif e.kind == "list_extend":     # an input list the frame only appended to (values/containers/input_lists.py)
             items = "".join(f"{rb.expr(i)}, " for i in e.value.appended)
             lines.append(f"{rb.reload(e.target)}.extend(({items}))")
         elif e.kind == "dict":

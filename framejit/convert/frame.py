@@ -603,24 +603,16 @@ def _is_with_exit(v):
 
 def _rebuildable(v, visiting=None):
     """Can codegen rebuild v (and everything it contains) as a real object? Cycles are fine."""
-    if isinstance(v, (Const, TensorValue, ObjectValue, SymValue)):
-        return True
+    if v is None:                      # a slot with no value
+        return False
+    parts = v.rebuild_parts()          # the same answer codegen walks (values/base.py: Value.rebuild_parts)
+    if not parts:
+        return parts is not None
     visiting = set() if visiting is None else visiting
     if id(v) in visiting:
         return True
     visiting.add(id(v))
-    if isinstance(v, SeqValue):
-        return all(_rebuildable(i, visiting) for i in visible_items(v))
-    if isinstance(v, SetValue):
-        return all(_rebuildable(i, visiting) for i in v.items)
-    if isinstance(v, DictValue):
-        return all(_rebuildable(i, visiting) for i in v.items.values()) and \
-            all(_rebuildable(k.value, visiting) for k in v.items if type(k) is IdentityKey)
-    if isinstance(v, MethodValue):
-        return _rebuildable(v.receiver, visiting)
-    if hasattr(v, "rebuild"):
-        return all(_rebuildable(c, visiting) for c in (v.children() if hasattr(v, "children") else ()))
-    return False
+    return all(_rebuildable(p, visiting) for p in parts)
 
 
 def _live_locals(code, tx, snap):

@@ -27,24 +27,14 @@ from .values.tensors.ndarrays import NdarrayValue
 from .lookasides.autograd_functions import check_forward
 from .values.objects.descriptor_calls import call_descriptor_get, is_descriptor_get
 from .values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
-from .values import operator_rules as operators
-from .values.functions import operator_callables as operator_values  # noqa: F401  (install operator lookasides)
-from .lookasides import modules  # noqa: F401  (installs nn.Module lookasides: __call__, parameters()...)
-from .lookasides import builtin_methods  # noqa: F401  (installs dict.get & co. on real dicts)
-from .lookasides import numpy_calls  # (installs numpy's functions, traced through torch._numpy)
-from .lookasides import stdlib as stdlib_lookasides  # noqa: F401  (installs inspect.signature & co.)
+from .lookasides import numpy_calls
 from .lookasides.stdlib import method_lookaside
-from .lookasides import profiler_blocks  # noqa: F401  (installs record_function blocks)
-from .lookasides import higher_order  # noqa: F401  (installs torch.cond and checkpoint)
-from .lookasides import torch_checks  # noqa: F401  (installs torch._check & siblings)
 from .lookasides.lru_cached_calls import cached_call
 from .lookasides import symbolic_factories
-from .lookasides import torch_queries  # noqa: F401  (installs has_torch_function* & torch.nn fast-path queries)
-from .lookasides.optimizers import tensor_value_rewrite  # (also installs Optimizer.step)
-from .lookasides import disabled_wrappers  # noqa: F401  (installs torch._disable_dynamo wrappers: zero_grad)
+from .lookasides import disabled_wrappers
+from .lookasides.optimizers import tensor_value_rewrite
 from .dispatch import CODE_LOOKASIDES
-from .lookasides.process_state import process_lookaside  # (also installs os.environ reads & co.)
-from .lookasides import copies  # noqa: F401  (installs copy.copy, copy.deepcopy)
+from .lookasides.process_state import process_lookaside
 from .lookasides.str_format import format_values
 from .values.managers.state_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
     contextmanager_call, torch_decorated_call)
@@ -53,16 +43,12 @@ from .guards.identity import is_bound_builtin
 from .values.objects.instance_dicts import is_instance_dict
 from .values.functions.function_values import FunctionValue, bind_arguments
 from .values.tensors.tensor_type import tensor_type_method
-from .values.containers import deques  # noqa: F401  (installs the collections.deque lookaside)
-from .values.tensors import tensor_subclasses  # (also installs torch.Tensor.__torch_function__)
-from .values.tensors import tensor_subclass_members  # (also installs _make_subclass and iteration)
-from .lookasides import torch_function_off  # noqa: F401  (installs DisableTorchFunctionSubclass blocks)
-from .values.iterators import itertools_kinds as itertools_values  # noqa: F401  (installs the itertools lookasides)
-from .lookasides import class_factories  # noqa: F401  (installs namedtuple(...) made in the frame)
+from .values.tensors import tensor_subclasses
+from .values.tensors import tensor_subclass_members
 from .values.dicts.dict_kinds import fromkeys as dict_fromkeys, fromkeys_callable
 from .values.numbers.sym_values import symbolic_metadata
 from .values.dicts.identity_hashed_keys import has_tensor_keys
-from .values.iterators.generators import make_generator  # (also installs lazy any/all/next/zip/... over generators)
+from .values.iterators.generators import make_generator
 from .lookasides.state_calls import call_watching_state, is_state_setter, setter_break
 
 # Python modules whose functions are never inlined: calling them is a graph break (an opaque call).
@@ -79,9 +65,7 @@ def call_value(tx, fn, args, kwargs):
         return call_object(tx, fn, obj, args, kwargs)
     if isinstance(fn, FunctionValue) and fn.code.co_flags & inspect.CO_GENERATOR:
         return generator_of_function_value(tx, fn, args, kwargs)
-    if hasattr(fn, "call"):
-        return fn.call(tx, args, kwargs)
-    raise GraphBreak("call", f"calling {fn!r} is not supported")
+    return fn.call(tx, args, kwargs)
 
 
 def _hashable(obj):
@@ -194,7 +178,7 @@ def call_object(tx, fn_value, obj, args, kwargs):
     fromkeys_owner = fromkeys_callable(obj)
     if fromkeys_owner is not None:                # MyDict.fromkeys(...): a builtin classmethod of a dict kind
         return dict_fromkeys(tx, fromkeys_owner, args, kwargs)
-    if is_descriptor_get(obj):                  # torch.Tensor.shape.__get__(x): values/descriptor_calls.py
+    if is_descriptor_get(obj):                  # torch.Tensor.shape.__get__(x): values/objects/descriptor_calls.py
         return call_descriptor_get(tx, obj, args, kwargs)
     call_method_fn = _python_call_method(obj)
     if call_method_fn is not None:              # an instance of a Python class with __call__
@@ -329,19 +313,17 @@ def call_method(tx, recv, name, args, kwargs):
         return wrap_unsourced(out)
     if isinstance(recv, ObjectValue):
         return call_object_method(tx, recv, name, args, kwargs)
-    if hasattr(recv, "call_method"):
-        return recv.call_method(tx, name, args, kwargs)
-    raise GraphBreak("method", f"method {name} of {recv!r}")
+    return recv.call_method(tx, name, args, kwargs)
 
 
 def call_tensor_method(tx, t, name, args, kwargs):
-    if t.cls is not None:                   # a tensor subclass instance (values/tensor_subclasses.py)
+    if t.cls is not None:                   # a tensor subclass instance (values/tensors/tensor_subclasses.py)
         out = tensor_subclass_members.subclass_method(tx, t, name, args, kwargs)
         if out is not tensor_subclasses.NOT_DISPATCHED:
             return out
     if name == "as_subclass":
         return tensor_subclass_members.as_subclass(tx, t, args, kwargs)
-    if name == "type":                      # x.type() / x.type(torch.float64): values/tensor_type.py
+    if name == "type":                      # x.type() / x.type(torch.float64): values/tensors/tensor_type.py
         return tensor_type_method(tx, t, args, kwargs)
     if name in TENSOR_CONST_METHODS:
         if name in ("size", "numel", "nelement", "stride") and not kwargs:

@@ -30,7 +30,7 @@ from .values.containers import deques
 from .values.dicts import dict_kinds
 from .values.tensors import tensor_subclass_members, tensor_subclasses
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
-from .values.objects.attribute_model import TRUSTED_MODULES
+from .values.objects.trusted_modules import TRUSTED_MODULES
 from .values.containers.input_lists import InputList
 from .values.protocol import CONST_TYPES, is_namedtuple_class, wrap_unsourced
 from .values.dicts.model_outputs import ModelOutputValue, is_model_output_class
@@ -74,7 +74,7 @@ class ConversionContext:
         self.break_at = break_at or {}   # root call index -> the callee's own break, in words
         self.wrapped = {}            # Source -> Value (one Value per source: aliasing and mutation)
         # torch state managers entered and not yet exited (translation order), including a grad-mode
-        # block a resume function starts inside (ctx_managers.GradModeExit among its arguments)
+        # block a resume function starts inside (state_managers.GradModeExit among its arguments)
         self.active_managers = []
         self.certain_types = {}      # Source -> the type CPython guarantees it (the frame's *args, **kwargs)
         self.frame_params = ()       # the frame's parameter names (and __fj_cl): what guard blocks may read
@@ -92,10 +92,10 @@ class ConversionContext:
         self._local_objects = set()
         self._real_cells = {}        # id(real cell) -> CellValue (every inlined call sees the same cell)
         self.identity = IdentityTracker(self.guards)   # aliasing between mutable inputs (guards/identity.py)
-        self.instance_dicts = {}     # id(object) -> its InstanceDictValue (values/object_attrs.py): one view each
-        # > 0 while translating with tensor subclass dispatch off (values/tensor_subclasses.py)
+        self.instance_dicts = {}     # id(object) -> its InstanceDictValue (values/objects/attribute_model.py): one view each
+        # > 0 while translating with tensor subclass dispatch off (values/tensors/tensor_subclasses.py)
         self.torch_function_disabled = 0
-        self.dict_kind_objects = {}  # id(DictValue) -> (it, the real dict-kind argument) (values/dict_kinds.py)
+        self.dict_kind_objects = {}  # id(DictValue) -> (it, the real dict-kind argument) (values/dicts/dict_kinds.py)
         # graph ops that may raise on tensor values inside a region whose handler could catch it
         # (ops/exceptions.py): their graph call reruns the frame as Python if it raises (convert/raising_graphs.py)
         self.handled_region_ops = []
@@ -157,7 +157,7 @@ class ConversionContext:
 
     def construct(self, tx, cls_value, cls, args, kwargs):
         from .values.dicts.model_outputs import ModelOutputValue, is_model_output_class
-        if is_model_output_class(cls):          # transformers' ModelOutput dataclasses (values/model_outputs.py)
+        if is_model_output_class(cls):          # transformers' ModelOutput dataclasses (values/dicts/model_outputs.py)
             return ModelOutputValue.construct(tx, cls, args, kwargs)
         if tensor_subclass_members.constructible(cls):       # `Sub(t)` with Sub's own __new__ in Python
             return tensor_subclass_members.construct(tx, cls, args, kwargs)
@@ -256,7 +256,7 @@ class ConversionContext:
             value = wrap_numpy_input(self, obj, source)
             if value is not None:
                 return value
-        if guard and is_model_output_class(t):       # by class and keys, not identity (values/model_outputs.py)
+        if guard and is_model_output_class(t):       # by class and keys, not identity (values/dicts/model_outputs.py)
             return ModelOutputValue.of_input(self, obj, source)
         if guard:
             guard_object(self, obj, source)
@@ -267,7 +267,7 @@ class ConversionContext:
 
     def _wrap_subclass_input(self, obj, source):
         """A tensor subclass input: the graph gets a plain alias of it, guarded as a tensor, and the
-        frame a Value tagged with its class (values/tensor_subclasses.py)."""
+        frame a Value tagged with its class (values/tensors/tensor_subclasses.py)."""
         self.guards.add("TYPE_MATCH", source, type(obj))
         plain, plain_source = tensor_subclasses.plain_tensor(obj), PlainTensorSource(source)
         dims = self._dynamic_dims(plain, plain_source)

@@ -17,7 +17,7 @@ Kinds of Effect:
   delattr   delattr(obj, name): classes and other objects whose own __delattr__ is part of the delete
   raw_delattr  object.__delattr__(obj, name): plain Python objects (a Python __delattr__ / property
             deleter was already inlined)
-  value_attr  setattr(<graph output>, name, value): a tensor the graph made (values/tensor_instance_attrs.py);
+  value_attr  setattr(<graph output>, name, value): a tensor the graph made (values/tensors/tensor_instance_attrs.py);
             its target is the TensorValue, not a Source
   list      obj[:] = [final items]       dict, set   obj.clear(); obj.update(final items)
 Lists, dicts and sets are written back whole, once, at the position of their first mutation: the items are
@@ -27,14 +27,14 @@ Attributes of real objects have one model, whatever spelling wrote them (`o.k = 
 object.__setattr__, `o.__dict__[k] = v`, `vars(o).update(...)`, delattr, `del o.__dict__[k]`):
 `attrs[(id(obj), name)]` is the Value the frame last stored, or DELETED, and `attr_log` lists
 the names whose presence in an object's instance __dict__ the frame changed, in order (a key deleted and
-stored again moves to the end of the dict, as in CPython). values/object_attrs.py reads through both.
+stored again moves to the end of the dict, as in CPython). values/objects/attribute_model.py reads through both.
 """
 
 
 import types
 
 from .values.base import SetValue
-from .values.objects.attribute_model import DELETED
+from .values.objects.lookup_steps import DELETED
 
 
 class Effect:

@@ -128,7 +128,7 @@ class FloatTensorSource(Source):
 
 @dataclass(frozen=True)
 class PlainTensorSource(Source):
-    """A tensor subclass input handed to the graph as a plain alias (values/tensor_subclasses.py): the
+    """A tensor subclass input handed to the graph as a plain alias (values/tensors/tensor_subclasses.py): the
     entry passes `__fj_plain_tensor(x)`, and its tensor guard reads the alias, not x (whose attribute
     reads would run x's __torch_function__)."""
     base: Source

@@ -21,7 +21,7 @@ from .dispatch import HANDLERS, RETURN
 from .source import DictKeySource
 from .source import GlobalSource, ItemSource, LocalSource, NamespaceSource
 from .values.base import Value
-from .values.objects.attribute_model import DELETED
+from .values.objects.lookup_steps import DELETED
 # the handler families register their handlers when imported
 from .ops import (calls as ops_calls, containers as ops_containers, control as ops_control,  # noqa: F401
                   exceptions as ops_exceptions, imports as ops_imports, load_store as ops_load_store,
@@ -102,7 +102,7 @@ class Translator:
             return self._run(start)
         finally:
             # real grad mode / autocast back to how they were at entry (a grad-mode block the frame started
-            # inside may have ended in it: ctx_managers.resumed_grad_block)
+            # inside may have ended in it: state_managers.resumed_grad_block)
             unwind(self.active_managers, self.ctx.entry_state[torch.is_grad_enabled])
 
     def _run(self, start):

@@ -1,4 +1,4 @@
-"""The last line of defence against a SymInt leaking into run-time code (translate/values/sym_free.py):
+"""The last line of defence against a SymInt leaking into run-time code (translate/values/numbers/sym_concrete.py):
 generated code never binds a Sym object as a constant (convert/codegen.py's Namespace.bind), and a graph
 never holds one as a literal argument (graph/builder.py finish). Either is a framejit failure, which the
 runtime turns into a warning, a record and plain Python: never a crash in a real kernel at run time."""

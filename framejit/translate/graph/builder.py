@@ -359,7 +359,7 @@ def _drop_unused_sizes(graph):
 def _refuse_symbolic_literals(graph):
     """A SymInt written into the graph as a literal argument (not read by a node) would reach a real
     kernel at run time ("SymIntArrayRef expected to contain only concrete integers"): a framejit bug
-    (values/sym_free.py), failed here so the frame falls back with a record instead of crashing."""
+    (values/numbers/sym_concrete.py), failed here so the frame falls back with a record instead of crashing."""
     for node in graph.nodes:
         if node.op in ("call_function", "call_method") and any(
                 holds_symbolic(a) for a in (*node.args, *node.kwargs.values())):

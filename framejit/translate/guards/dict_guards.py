@@ -49,8 +49,8 @@ from .dict_versions import ENABLED, as_ints, cell_contents, dict_pointer, dict_v
     type_pointer, type_version
 from ..values.modules.module_values import HookStateSource, ModuleAttrSource
 from .tensor_words import stamp_allowed, tensor_words
-from ..values.objects.attribute_model import (DICT_DETERMINED_LOOKUPS, ClassLookupSource, InstanceHasSource,
-    PresenceSource, mro_lookup)
+from ..values.objects.attribute_model import DICT_DETERMINED_LOOKUPS
+from ..values.objects.attribute_sources import ClassLookupSource, InstanceHasSource, PresenceSource, mro_lookup
 from ..source import AttrSource, FixedObjectSource, FIXED_OBJECTS, GlobalSource, ItemSource, NamespaceSource, Source
 
 HEAPTYPE = 1 << 9

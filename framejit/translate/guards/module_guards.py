@@ -49,7 +49,7 @@ from .identity import DistinctObjectsSource
 from ..source import DictKeySource
 from ..values.modules.module_values import HookStateSource, ModuleAttrSource
 from .module_watch import EPOCH, watch
-from ..values.objects.attribute_model import InstanceHasSource, PresenceSource
+from ..values.objects.attribute_sources import InstanceHasSource, PresenceSource
 from ..source import FIXED_OBJECTS, AttrSource, BuiltinSource, DefaultSource, FixedObjectSource, ItemSource, \
     LocalSource, Source, TypeSource
 

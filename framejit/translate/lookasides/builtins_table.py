@@ -12,7 +12,7 @@ from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES, lookaside
 from ..source import TypeSource
 from ..values.attrs import get_attribute, store_attr
-from ..values.base import Const, DictValue, IteratorValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue
+from ..values.base import GENERIC, Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
 from ..values.dicts.identity_hashed_keys import key_value
 from ..values.protocol import dict_key
 from ..values.protocol import as_python, python_type_of, truth, unpack_iterable
@@ -47,8 +47,9 @@ def _len(tx, args, kwargs):
         return Const(len(v.items))
     if isinstance(v, Const):
         return _call_real(len, args, kwargs)
-    if hasattr(v, "length"):
-        return Const(v.length(tx))
+    own = v.length(tx)
+    if own is not GENERIC:
+        return Const(own)
     if is_user_object(v):
         return Const(user_length(tx, v))
     if isinstance(v, ObjectValue) and type(v.obj) is tuple:     # a real tuple (cls.__mro__): immutable
@@ -97,7 +98,7 @@ def _callable(tx, args, kwargs):
     (v,) = args
     if isinstance(v, (ObjectValue, Const)):
         return Const(callable(as_python(v)))
-    return Const(isinstance(v, MethodValue) or hasattr(v, "call"))
+    return Const(v.is_callable())
 
 
 @lookaside(type)
@@ -121,8 +122,12 @@ def _make_converter(fn):
             raise GraphBreak("data-dependent", f"{fn.__name__}() of a tensor needs its value")
         if fn is bool and len(args) == 1 and isinstance(args[0], (SeqValue, DictValue, SetValue)):
             return Const(bool(args[0].items))
-        if fn is bool and len(args) == 1 and not kwargs and (is_user_object(args[0]) or hasattr(args[0], "truth")):
+        if fn is bool and len(args) == 1 and not kwargs and is_user_object(args[0]):
             return Const(truth(tx, args[0]))            # a Python __bool__/__len__, inlined
+        if fn is bool and len(args) == 1 and not kwargs:
+            own = args[0].truth(tx)                     # kinds with a truth of their own
+            if own is not GENERIC:
+                return Const(own)
         if fn is str and len(args) == 1 and isinstance(args[0], ObjectValue) and isinstance(args[0].obj, type):
             return Const(str(args[0].obj))       # a class: its name (the class is guarded by identity)
         if fn is str and len(args) == 1 and not isinstance(args[0], Const):
@@ -395,7 +400,10 @@ def _presence(tx, obj, name):
     from ..values.attrs import has_plain_lookup, is_plain_class
     from ..values.objects.new_objects import is_plain_instance
     from ..values.objects.attribute_model import has_python_lookup, instance_has, read_class_attr, real_has
-    if isinstance(obj, ObjectValue) and not hasattr(obj, "has_attr"):
+    own = obj.has_attr(tx, name)              # kinds with attribute rules of their own (NewObject...)
+    if own is not GENERIC:
+        return own
+    if isinstance(obj, ObjectValue):
         real = obj.obj
         if has_plain_lookup(real) and not isinstance(real, torch.nn.Module):
             return instance_has(tx, obj, name)
@@ -429,8 +437,6 @@ def _presence(tx, obj, name):
         if is_instance_name(name):            # only the tensor's own __dict__ can hold it: guarded
             return has_tensor_attr(tx, obj, name)
         return True
-    if hasattr(obj, "has_attr"):
-        return obj.has_attr(tx, name)
     if isinstance(obj, DictValue):          # a dict-kind argument the frame stored attributes into
         from ..values.dicts.dict_kind_attrs import has_instance_attr
         own = has_instance_attr(tx, obj, name)

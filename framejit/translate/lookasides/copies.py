@@ -36,8 +36,8 @@ def _copyable_class(cls):
 
 def _instance_dict(tx, v):
     """The attributes of user object `v`, name -> Value, as the frame sees them now (the real object
-    and the frame's own writes; read through its Source, so guarded: values/object_attrs.py)."""
-    from ..values.objects.attribute_model import instance_dict_value
+    and the frame's own writes; read through its Source, so guarded: values/objects/attribute_model.py)."""
+    from ..values.objects.instance_dict_views import instance_dict_value
     from ..values.objects.new_objects import NewObject, is_plain_instance
     if isinstance(v, NewObject):
         return dict(v.attrs)
@@ -62,7 +62,7 @@ def _user_class(v):
 def copy_value(tx, v, deep, memo):
     """A new Value for `copy.deepcopy(v)` (deep) or `copy.copy(v)`; GraphBreak where not modelled."""
     from ..values.objects.new_objects import NewObject
-    from ..values.objects.attribute_model import InstanceDictValue
+    from ..values.objects.instance_dict_views import InstanceDictValue
     if isinstance(v, Const):
         value = v.value
         if isinstance(value, (list, dict, set, bytearray)):      # a mutable constant: a new one

@@ -31,7 +31,7 @@ from ..values.modules.module_values import (GlobalHooksSource, HookStateSource, 
 from ..source import fixed_source
 from .lazy_modules import check_lazy_module
 from ..values.attrs import get_attribute
-from ..values.objects.attribute_model import InstanceHasSource
+from ..values.objects.attribute_sources import InstanceHasSource
 from ..values.base import Const, DictValue, IteratorValue, ObjectValue, SeqValue
 
 Module = torch.nn.Module

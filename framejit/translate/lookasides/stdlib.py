@@ -7,6 +7,8 @@ constant (its `.parameters` a dict of constants). `warnings.warn(...)` and trans
 `logger.warning_once(...)` on the hot path show their message on the first call only, so they are issued
 at translation time (where the filters make that exact) instead of breaking the graph.
 """
+import collections
+import functools
 import inspect
 import logging
 import types
@@ -15,6 +17,8 @@ import warnings
 from ...errors import GraphBreak
 from .builtins_table import LOOKASIDES
 from ..values.base import Const, DictValue, MethodValue, ObjectValue, Value
+from ..values.containers import deques
+from ..values.functions import function_values
 from ..values.protocol import wrap_unsourced
 from ..values.objects.attribute_model import BoundMethod
 
@@ -56,6 +60,9 @@ class SignatureValue(Value):
 
     def python_type(self):
         return inspect.Signature
+
+    def rebuild_parts(self):
+        return []
 
     def rebuild(self, rb):
         return rb.ns.bind(self.value)
@@ -162,3 +169,9 @@ def method_lookaside(method):
         impl = LOOKASIDES[fn] = _call_once_logger(fn)
         return impl
     return None
+
+
+# the standard library's constructors of value kinds: a deque, a partial, a wrapper's metadata copied
+LOOKASIDES[collections.deque] = deques.deque_lookaside
+LOOKASIDES[functools.partial] = function_values.partial_lookaside
+LOOKASIDES[functools.update_wrapper] = function_values.update_wrapper_lookaside

@@ -1,6 +1,6 @@
 """`with torch._C.DisableTorchFunctionSubclass():` in the frame (a subclass's __torch_function__ often
 runs its func that way instead of calling super()): tensor subclass dispatch is off for the block while
-translating (values/tensor_subclasses.py), which changes nothing in the graph: its ops are plain already.
+translating (values/tensors/tensor_subclasses.py), which changes nothing in the graph: its ops are plain already.
 """
 import torch
 

@@ -26,7 +26,7 @@ def build_list(tx, inst):
 def _set_items(existing, added):
     """The items of a set holding `existing`, then the Values `added` in order: equal keys (1, 1.0 and
     True) are one item and the first one stays, as in a real set (a dict keys them the same way);
-    tensors are members by identity (values/identity_keys.py)."""
+    tensors are members by identity (values/dicts/identity_hashed_keys.py)."""
     kept = {}
     for item in list(existing) + list(added):
         kept.setdefault(dict_key(item), item)

@@ -8,7 +8,7 @@ from ...errors import GraphBreak
 from ..lookasides.builtins_table import truth, unpack_iterable
 from ..values.objects.user_dunders import is_user_object, user_iterate
 from ..dispatch import RETURN, handler
-from ..values.base import Const, IteratorValue, TensorValue
+from ..values.base import GENERIC, Const, IteratorValue, TensorValue
 
 MAX_INSTRUCTIONS = 200_000
 
@@ -81,11 +81,12 @@ def jump_if_false_or_pop(tx, inst):
 @handler("GET_ITER")
 def get_iter(tx, inst):
     v = tx.pop()
-    if isinstance(v, IteratorValue) or hasattr(v, "next_value"):    # lazy iterators (generators) stay lazy
+    if isinstance(v, IteratorValue) or v.is_lazy_iterator():       # lazy iterators (generators) stay lazy
         tx.push(v)
         return
-    if hasattr(v, "iterate"):                                       # an object with a Python __iter__
-        tx.push(v.iterate(tx))
+    it = v.iterate(tx)                                              # an object with a Python __iter__
+    if it is not GENERIC:
+        tx.push(it)
         return
     if is_user_object(v):                                           # ... from outside the frame
         tx.push(user_iterate(tx, v))
@@ -97,8 +98,6 @@ def get_iter(tx, inst):
 def for_iter(tx, inst):
     it = tx.peek()
     if not isinstance(it, IteratorValue):
-        if not hasattr(it, "next_value"):
-            raise GraphBreak("iterate", f"iteration over {it!r}")
         v = it.next_value(tx)          # a generator: run it to its next yield
         if v is None:
             tx.pop()

@@ -3,13 +3,13 @@
 CPython 3.11 has no setup instructions for try blocks: the normal path of try/except/else/finally
 just runs through (NOPs, the duplicated finally body, jumps); handlers are reached only through the
 exception table. A Python exception raised in the translated region (`raise`, a failing `assert`, a
-missing dict key...) becomes an ExceptionValue that follows the exception table (values/exceptions.py),
+missing dict key...) becomes an ExceptionValue that follows the exception table (values/objects/exception_values.py),
 so except clauses, finally bodies and with-block exits are translated like other code; the handler-only
 instructions (PUSH_EXC_INFO, CHECK_EXC_MATCH, WITH_EXCEPT_START, POP_EXCEPT, RERAISE) are handled
 here. An exception that leaves the root frame is a graph break: the call runs as plain Python and
 raises for real. Graph breaks that are not Python exceptions never reach a user's except clause.
 
-BEFORE_WITH enters a context manager (see lookasides/ctx_managers.py for the torch state managers); Python
+BEFORE_WITH enters a context manager (see values/managers/state_managers.py for the torch state managers); Python
 managers have their __enter__ and __exit__ inlined.
 
 Ops that fail only on tensor *values* (an out-of-range index, a matrix that is not positive-definite)
@@ -28,7 +28,7 @@ import torch
 import torch.fx
 
 from ...errors import GraphBreak
-from ..lookasides.builtins_table import LOOKASIDES, as_python, python_type_of
+from ..lookasides.builtins_table import as_python, python_type_of
 from ..calls import call_method, call_value
 from ..values.objects.exception_values import ExceptionValue, RaisedException, instantiate
 from ..values.managers.state_managers import (STATE_NODE_TARGETS, ExitValue, GlobalStateManager, ManagerValue,
@@ -128,7 +128,7 @@ def before_with(tx, inst):
     if isinstance(mgr, ManagerValue):
         result = mgr.enter(tx)
         exit_fn = ExitValue(mgr)
-    elif isinstance(mgr, ObjectValue) or hasattr(mgr, "call_method"):      # a Python context manager
+    elif isinstance(mgr, ObjectValue) or mgr.has_methods():      # a Python context manager
         cls = python_type_of(mgr)
         for name in ("__enter__", "__exit__"):
             try:
@@ -253,19 +253,3 @@ def check_ops_in_handled_region(tx, inst, nodes):
     # kept in the graph: if one raises at run time, the entry undoes the graph's partial run and reruns
     # the frame as plain Python, so the frame's own handler sees eager's exception (convert/raising_graphs.py)
     tx.ctx.handled_region_ops.extend(node for node in nodes if can_fail_on_values(node))
-
-
-# ---- str() / repr() of exceptions raised in the frame -------------------------------------------------
-
-def _install_exception_text(builtin):
-    eager_impl = LOOKASIDES[builtin]
-
-    def impl(tx, args, kwargs):
-        if len(args) == 1 and not kwargs and isinstance(args[0], ExceptionValue):
-            return Const(builtin(args[0].real()))
-        return eager_impl(tx, args, kwargs)
-    LOOKASIDES[builtin] = impl
-
-
-_install_exception_text(str)
-_install_exception_text(repr)

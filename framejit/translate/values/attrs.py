@@ -2,7 +2,7 @@
 
 Tensor metadata (.shape, .dtype, .device, .ndim, ...) folds to constants: every input tensor is guarded
 on exactly these, and every graph tensor's metadata comes from its fake tensor. Attributes of real
-objects -- plain Python objects, classes, modules, nn.Modules -- go through values/object_attrs.py: one model of
+objects -- plain Python objects, classes, modules, nn.Modules -- go through values/objects/attribute_model.py: one model of
 the object's attributes with the frame's own writes and deletes, Python's lookup order, and a guard on
 each outcome (absence included); data descriptors written in Python (properties) are inlined by the
 caller (PropertyCall).
@@ -14,11 +14,10 @@ import types
 import torch
 
 from ...errors import GraphBreak
-from ..dispatch import lookaside
 from ..source import AttrSource
 from .objects.attribute_model import (PropertyCall, delete_class_attr, delete_instance_attr, has_python_lookup,
     is_generic, read_class_attr, read_instance_attr, read_real_attr, read_through_override)
-from .base import Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
+from .base import GENERIC, Const, DictValue, MethodValue, ObjectValue, SeqValue, SetValue, TensorValue, Value
 from .containers.namedtuples import namedtuple_attr
 from .tensors.tensor_type import tensor_class
 from .tensors.tensor_subclasses import NOT_DISPATCHED
@@ -77,10 +76,10 @@ def load_attr(tx, obj, name):
         if not hasattr(obj.kind, name):    # its instance __dict__ is empty (guarded where it came in)
             raise GraphBreak("attribute error", f"AttributeError: '{obj.kind.__name__}' object has no attribute '{name}'")
         return MethodValue(obj, name)
-    if isinstance(obj, DictValue) and obj.kind is not dict and not hasattr(obj, "load_attr"):
+    if isinstance(obj, DictValue) and obj.kind is not dict:     # (no DictValue kind has attribute rules of its own)
         from .dicts.dict_kind_attrs import instance_attr
         from .dicts.dict_kinds import load_attr as dict_kind_attr
-        own = instance_attr(tx, obj, name)          # its own attributes (values/dict_kind_attrs.py)
+        own = instance_attr(tx, obj, name)          # its own attributes (values/dicts/dict_kind_attrs.py)
         if own is not None:
             return own
         return dict_kind_attr(tx, obj, name)
@@ -90,15 +89,16 @@ def load_attr(tx, obj, name):
         override = new_object_lookup(tx, obj)
         if override is not None:           # the class's Python __getattribute__, inlined
             return read_new_object_through(tx, obj, override, name)
-    if hasattr(obj, "load_attr"):          # value kinds with their own attribute rules (ModuleValue...)
-        return obj.load_attr(tx, name)
+    own = obj.load_attr(tx, name)           # value kinds with their own attribute rules (ModuleValue...)
+    if own is not GENERIC:
+        return own
     if isinstance(obj, ObjectValue):
         return object_attr(tx, obj, name)
     raise GraphBreak("attribute", f"attribute {name!r} of {obj!r} is not supported")
 
 
 def tensor_attr(tx, t, name):
-    if t.cls is not None:                 # a tensor subclass instance (values/tensor_subclasses.py)
+    if t.cls is not None:                 # a tensor subclass instance (values/tensors/tensor_subclasses.py)
         out = subclass_attr(tx, t, name)
         if out is not NOT_DISPATCHED:
             return out
@@ -132,7 +132,7 @@ def tensor_attr(tx, t, name):
         raise GraphBreak("tensor attribute", f"reading tensor.{name} is not supported in a graph")
     if callable(getattr(torch.Tensor, name, None)):
         return MethodValue(t, name)
-    if is_instance_name(name):                 # the tensor's own __dict__ (values/tensor_instance_attrs.py)
+    if is_instance_name(name):                 # the tensor's own __dict__ (values/tensors/tensor_instance_attrs.py)
         found = read_tensor_attr(tx, t, name)
         if found is not None:
             return found
@@ -180,7 +180,7 @@ def store_input_grad(tx, t, value):
 
 
 def object_attr(tx, obj, name):
-    """`obj.name` for a real object (values/object_attrs.py: one model of the object's attributes, the frame's
+    """`obj.name` for a real object (values/objects/attribute_model.py: one model of the object's attributes, the frame's
     own writes and deletes included, with the absence of an attribute guarded like its presence)."""
     real_obj = obj.obj
     if has_plain_lookup(real_obj):
@@ -239,8 +239,7 @@ def store_attr(tx, obj, name, value):
             raise GraphBreak("store attr", f"setting .{name} on an object framejit cannot reach")
         tx.ctx.store_object_attr(tx, obj, name, value)
         return
-    if hasattr(obj, "store_attr"):
-        obj.store_attr(tx, name, value)
+    if obj.store_attr(tx, name, value) is not GENERIC:
         return
     if isinstance(obj, DictValue):
         from .dicts.dict_kind_attrs import store_instance_attr
@@ -258,7 +257,8 @@ def store_attr(tx, obj, name, value):
 def new_object_lookup(tx, obj):
     """The Python __getattribute__ of a NewObject's class (transformers' configs rename through their
     attribute_map there), or None when lookup is object's own."""
-    from .objects.attribute_model import class_lookup, mro_lookup
+    from .objects.lookup_steps import class_lookup
+    from .objects.attribute_sources import mro_lookup
     found = mro_lookup(obj.cls, "__getattribute__")
     if is_generic(found, "__getattribute__") or not isinstance(found, types.FunctionType):
         return None
@@ -268,7 +268,8 @@ def new_object_lookup(tx, obj):
 def read_new_object_through(tx, obj, fn, name):
     """`obj.name` through `fn` (its object.__getattribute__ is the plain lookup), then the class's
     __getattr__ when that raises AttributeError, as the type slot does."""
-    from .objects.attribute_model import class_lookup, is_attribute_error
+    from .objects.lookup_steps import class_lookup
+    from .objects.attribute_model import is_attribute_error
     from .objects.new_objects import inline
     try:
         return inline(tx, fn, [obj, Const(name)])
@@ -281,8 +282,7 @@ def read_new_object_through(tx, obj, fn, name):
     return inline(tx, getattr_fn, [obj, Const(name)])
 
 
-@lookaside(object.__getattribute__)
-def _object_getattribute(tx, args, kwargs):
+def object_getattribute_lookaside(tx, args, kwargs):
     if len(args) != 2 or kwargs:
         raise GraphBreak("bad call", "TypeError: object.__getattribute__ takes exactly 2 arguments")
     obj, name = args[0], as_python(args[1])
@@ -295,12 +295,10 @@ def _object_getattribute(tx, args, kwargs):
 
 
 def delete_attribute(tx, obj, name):
-    """`del obj.name` (values/object_attrs.py: the same model as reads and stores)."""
+    """`del obj.name` (values/objects/attribute_model.py: the same model as reads and stores)."""
     if isinstance(obj, ObjectValue) and is_plain_instance(obj.obj):
         delete_instance_attr(tx, obj, name)
     elif isinstance(obj, ObjectValue) and is_plain_class(obj.obj):
         delete_class_attr(tx, obj, name)
-    elif hasattr(obj, "delete_attr"):
-        obj.delete_attr(tx, name)
     else:
-        raise GraphBreak("delete attr", f"del of attribute {name!r} of {obj!r} is not supported")
+        obj.delete_attr(tx, name)

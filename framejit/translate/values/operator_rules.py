@@ -13,7 +13,7 @@ import torch
 from ...errors import GraphBreak
 from ..dispatch import LOOKASIDES
 from .tensors import ndarrays, tensor_subclasses
-from .base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .base import GENERIC, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .dicts.identity_hashed_keys import has_identity_keys, hashes_by_identity
 from .protocol import CONST_TYPES, as_python, dict_key, truth, unpack_iterable
 from .objects.user_dunders import is_user_object, user_binary_op
@@ -32,7 +32,7 @@ def _specialized(a, b):
 
 
 def _symbolic_operands(a, b):
-    """Is this an operation on a symbolic number (values/symbolic.py) and plain numbers?"""
+    """Is this an operation on a symbolic number (values/numbers/sym_values.py) and plain numbers?"""
     return (isinstance(a, SymValue) or isinstance(b, SymValue)) and all(
         isinstance(x, SymValue) or isinstance(x, Const) and type(x.value) in _NUMBER_TYPES for x in (a, b))
 
@@ -66,9 +66,9 @@ def binary_op(tx, sym, a, b):
     fn = BINARY.get(sym) or INPLACE[sym]
     if isinstance(a, Const) and isinstance(b, Const):
         return _fold(fn, a, b)
-    if ndarrays.numpy_involved(a, b):        # numpy arrays and scalars: numpy's rules (values/ndarrays.py)
+    if ndarrays.numpy_involved(a, b):        # numpy arrays and scalars: numpy's rules (values/tensors/ndarrays.py)
         return ndarrays.BRIDGE.binary(tx, sym, a, b)
-    out = user_binary_op(tx, sym, a, b)         # a user object's dunders (values/user_protocol.py)
+    out = user_binary_op(tx, sym, a, b)         # a user object's dunders (values/objects/user_dunders.py)
     if out is not None:
         return out
     if sym == "%" and isinstance(a, Const) and isinstance(a.value, str) and isinstance(b, (SeqValue, DictValue)):
@@ -105,7 +105,7 @@ def binary_op(tx, sym, a, b):
                              f"\"{b.kind.__name__}\") to {kind.__name__}")
         out_kind = torch.Size if torch.Size in (kind, b.kind) else kind
         return SeqValue(out_kind, [Const(i) for i in a.value] + b.items)
-    if isinstance(a, DictValue) and a.kind is not dict:       # Counter arithmetic (values/dict_kinds.py)
+    if isinstance(a, DictValue) and a.kind is not dict:       # Counter arithmetic (values/dicts/dict_kinds.py)
         from .dicts.dict_kinds import binary_op as dict_kind_binary
         out = dict_kind_binary(tx, sym, a, b)
         if out is not None:
@@ -118,9 +118,7 @@ def binary_op(tx, sym, a, b):
         return DictValue({**a.items, **b.items})
     if isinstance(a, SetValue) and isinstance(b, SetValue) or _is_set_operands(a, b):
         return _set_binary(fn, a, b)
-    if hasattr(a, "binary_op"):
-        return a.binary_op(tx, sym, b)
-    raise GraphBreak("operator", f"{sym} on {type(a).__name__} and {type(b).__name__} is not supported")
+    return a.binary_op(tx, sym, b)
 
 
 def _is_set_operands(a, b):
@@ -190,7 +188,12 @@ def compare_op(tx, sym, a, b):
     if sym in ("in", "not in"):
         found = _contains(tx, b, a)
         return found if isinstance(found, TensorValue) else Const(found if sym == "in" else not found)
-    if hasattr(a, "rich_compare") or hasattr(b, "rich_compare") or is_user_object(a) or is_user_object(b):
+    out = a.rich_compare(tx, sym, a, b)
+    if out is GENERIC:
+        out = b.rich_compare(tx, sym, a, b)
+    if out is not GENERIC:
+        return out
+    if is_user_object(a) or is_user_object(b):
         from .objects.new_objects import rich_compare
         return rich_compare(tx, sym, a, b)
     fn = COMPARE[sym]
@@ -283,8 +286,9 @@ def _same_object(a, b):
 
 
 def _contains(tx, container, item):
-    if hasattr(container, "contains"):
-        return container.contains(tx, item)
+    out = container.contains(tx, item)
+    if out is not GENERIC:
+        return out
     if isinstance(container, SetValue) and (hashes_by_identity(item) or
                                             any(hashes_by_identity(i) for i in container.items)):
         key = dict_key(item)          # a set looks a tensor up by its hash, id(t): never by value
@@ -310,8 +314,6 @@ def _contains(tx, container, item):
             raise
         except Exception as e:
             raise GraphBreak("constant op raised", f"`in` raised {type(e).__name__}: {e}")
-    if hasattr(container, "contains"):
-        return container.contains(tx, item)
     if isinstance(container, TensorValue):
         return tx.ctx.graph.call_method("__contains__", (container, item), {})
     if isinstance(container, ObjectValue) and type(container.obj) is dict and container.source is not None:
@@ -353,36 +355,3 @@ def unary_op(tx, sym, a):
     if isinstance(a, (TensorValue, SymValue)):
         return tx.ctx.graph.call_function(fn, (a,), {})
     raise GraphBreak("operator", f"unary {sym} on {a!r}")
-
-
-def _install_operator_lookasides():
-    for fn, sym in BINARY_SYMBOLS.items():
-        LOOKASIDES[fn] = (lambda s: lambda tx, args, kwargs: binary_op(tx, s, args[0], args[1]))(sym)
-    for fn, sym in COMPARE_SYMBOLS.items():
-        LOOKASIDES[fn] = (lambda s: lambda tx, args, kwargs: compare_op(tx, s, args[0], args[1]))(sym)
-    for fn, sym in ((operator.neg, "-"), (operator.pos, "+"), (operator.invert, "~"), (operator.not_, "not")):
-        LOOKASIDES[fn] = (lambda s: lambda tx, args, kwargs: unary_op(tx, s, args[0]))(sym)
-    LOOKASIDES[operator.truth] = lambda tx, args, kwargs: Const(truth(tx, args[0]))
-    LOOKASIDES[operator.contains] = lambda tx, args, kwargs: compare_op(tx, "in", args[1], args[0])
-    LOOKASIDES[operator.is_] = lambda tx, args, kwargs: compare_op(tx, "is", args[0], args[1])
-    LOOKASIDES[operator.is_not] = lambda tx, args, kwargs: compare_op(tx, "is not", args[0], args[1])
-    LOOKASIDES[operator.index] = _operator_index
-
-
-def _operator_index(tx, args, kwargs):
-    """operator.index(v) (torch's containers' _get_abs_string_index calls it): an int constant or a symbolic int
-    is its own answer; anything else answers from its real value or raises TypeError as Python does."""
-    if len(args) != 1 or kwargs:
-        raise GraphBreak("bad call", "TypeError: index() takes exactly one argument")
-    v = args[0]
-    if isinstance(v, SymValue) and v.python_type() is int:
-        return v
-    if isinstance(v, Const):
-        try:
-            return Const(operator.index(v.value))
-        except TypeError as e:
-            raise GraphBreak("bad call", f"TypeError: {e}")
-    raise GraphBreak("operator", f"operator.index() of {v!r}")
-
-
-_install_operator_lookasides()

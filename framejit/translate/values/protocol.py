@@ -10,7 +10,7 @@ value kinds all ask these questions.
 import torch
 
 from ...errors import GraphBreak
-from .base import Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
+from .base import GENERIC, Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .dicts.identity_hashed_keys import IdentityKey, hashes_by_identity, identity_key, key_value
 from .numbers.sym_concrete import SYM_TYPES
 
@@ -18,7 +18,7 @@ CONST_TYPES = (int, float, bool, str, bytes, complex, type(None), type(Ellipsis)
                torch.dtype, torch.device, torch.layout, torch.memory_format)
 
 
-# The protocol of user objects from outside the frame (values/user_protocol.py fills this in when it is
+# The protocol of user objects from outside the frame (values/objects/user_dunders.py fills this in when it is
 # imported: it imports this module, so this module does not import it): is_user_object, truth, iterate.
 USER_OBJECTS = {}
 
@@ -41,8 +41,9 @@ def as_python(v):
         return {_real_key(k): as_python(x) for k, x in v.items.items()}
     if isinstance(v, SetValue):
         return {as_python(i) for i in v.items}
-    if hasattr(v, "as_python"):            # a symbolic size (values/symbolic.py): its value, guarded
-        return v.as_python()
+    own = v.as_python()                    # a symbolic size (values/numbers/sym_values.py): its value, guarded
+    if own is not GENERIC:
+        return own
     if isinstance(v, ObjectValue):
         if v.edited:
             raise GraphBreak("needs real value", f"{v!r}: the frame changed its attributes, so it is not the real "
@@ -52,7 +53,7 @@ def as_python(v):
 
 
 def dict_key(v):
-    """The real key a dict or set of the frame files v under (values/identity_keys.py)."""
+    """The real key a dict or set of the frame files v under (values/dicts/identity_hashed_keys.py)."""
     if hashes_by_identity(v):
         return identity_key(v)
     return as_python(v)
@@ -111,8 +112,9 @@ def unpack_iterable(tx, v):
         # Tensor.__iter__ is iter(self.unbind(0)): its items are one op's multi-output views, which autograd
         # forbids writing in place (and using after their base was written), unlike x[i]
         return list(tx.ctx.graph.call_function(torch.unbind, (v, Const(0)), {}).items)
-    if hasattr(v, "unpack"):
-        return v.unpack(tx)
+    own = v.unpack(tx)
+    if own is not GENERIC:
+        return own
     if isinstance(v, ObjectValue) and USER_OBJECTS and USER_OBJECTS["is_user_object"](v):
         return unpack_iterable(tx, USER_OBJECTS["iterate"](tx, v))
     if isinstance(v, ObjectValue) and is_structseq_class(type(v.obj)) and \
@@ -143,7 +145,7 @@ def _in_set_order(items):
 def wrap_unsourced(obj):
     """A real object reached without a Source (e.g. attribute of a constant): only constants are safe."""
     if type(obj) in CONST_TYPES or type(obj) is torch.Size or type(obj) in SYM_TYPES:
-        return Const(obj)       # a Sym number read off fake metadata: Const makes it a number (sym_free.py)
+        return Const(obj)       # a Sym number read off fake metadata: Const makes it a number (values/numbers/sym_concrete.py)
     if isinstance(obj, tuple) and all(type(x) in CONST_TYPES for x in obj):
         return Const(obj)
     if type(obj) is range:
@@ -155,7 +157,7 @@ def wrap_unsourced(obj):
     return ObjectValue(obj)
 
 
-# values/tensor_subclasses.py's iteration of a subclass instance (it imports this module)
+# values/tensors/tensor_subclasses.py's iteration of a subclass instance (it imports this module)
 TENSOR_SUBCLASS_ITERATION = []
 
 
@@ -167,8 +169,9 @@ def truth(tx, v):
         return bool(v.items)
     if isinstance(v, TensorValue):
         raise GraphBreak("data-dependent branch", "the branch depends on a tensor's value")
-    if hasattr(v, "truth"):
-        return v.truth(tx)
+    own = v.truth(tx)
+    if own is not GENERIC:
+        return own
     if isinstance(v, ObjectValue):
         if USER_OBJECTS and USER_OBJECTS["is_user_object"](v):
             return USER_OBJECTS["truth"](tx, v)
@@ -181,8 +184,6 @@ def truth(tx, v):
         if type(v.obj) in (frozenset, tuple):    # immutable: fixed by whatever fixed the object (as iteration)
             return bool(v.obj)
         raise GraphBreak("truth", f"truth value of {type(v.obj).__name__}")
-    if hasattr(v, "truth"):
-        return v.truth(tx)
     return True
 
 

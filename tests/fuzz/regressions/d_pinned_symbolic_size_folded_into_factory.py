@@ -1,4 +1,4 @@
-# (crash, fixed: translate/values/sym_free.py) automatic dynamic shapes: iterating a tensor's rows pins its symbolic dim 0 to a number; x.shape then folded to a torch.Size of SymInts, and torch.ones(x.shape[0]) ran in a break function with a SymInt ("SymIntArrayRef expected to contain only concrete integers", seed 706369).
+# (crash, fixed: translate/values/numbers/sym_concrete.py) automatic dynamic shapes: iterating a tensor's rows pins its symbolic dim 0 to a number; x.shape then folded to a torch.Size of SymInts, and torch.ones(x.shape[0]) ran in a break function with a SymInt ("SymIntArrayRef expected to contain only concrete integers", seed 706369).
 import torch
 import framejit
 FUZZ_SEED = 706369

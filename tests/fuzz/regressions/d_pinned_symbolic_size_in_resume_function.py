@@ -1,4 +1,4 @@
-# (crash, fixed: translate/values/sym_free.py) automatic dynamic shapes: after a graph break (random.randint), the resume function pins dim 0 of x (rows iterated) and x.shape[0] of a computed tensor reached torch.zeros / torch.ones as a SymInt at run time (seeds 602196, 703102).
+# (crash, fixed: translate/values/numbers/sym_concrete.py) automatic dynamic shapes: after a graph break (random.randint), the resume function pins dim 0 of x (rows iterated) and x.shape[0] of a computed tensor reached torch.zeros / torch.ones as a SymInt at run time (seeds 602196, 703102).
 import random
 import torch
 import torch.nn.functional as F

@@ -1,5 +1,5 @@
 """Differential tests: torch.no_grad() / torch.enable_grad() used as decorators of functions made in
-the frame (translate/lookasides/manager_decorators.py): the call runs in the block, in one graph, and
+the frame (translate/values/managers/decorated_managers.py): the call runs in the block, in one graph, and
 the wrapper rebuilt where it escapes behaves as torch's own."""
 import torch
 

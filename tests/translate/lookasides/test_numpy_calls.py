@@ -1,4 +1,4 @@
-"""numpy code on tensors traced as tensor code (lookasides/numpy_calls.py, values/ndarrays.py,
+"""numpy code on tensors traced as tensor code (lookasides/numpy_calls.py, values/tensors/ndarrays.py,
 guards/numpy_inputs.py): eager numpy vs compiled, outputs compared as ndarrays / numpy scalars of the
 same type and dtype (tests/differential.py), inputs after the call, graph counts.
 

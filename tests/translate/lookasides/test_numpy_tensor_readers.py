@@ -1,5 +1,5 @@
 """Differential tests: numpy's *_like factories given a torch tensor, and the strides of an input
-tensor's x.numpy() (translate/lookasides/numpy_calls.py TENSOR_READERS, values/ndarrays.py).
+tensor's x.numpy() (translate/lookasides/numpy_calls.py TENSOR_READERS, values/tensors/ndarrays.py).
 
 np.ones_like(t) / zeros_like / full_like read a tensor through __array__ and return an ndarray (a
 tensor that requires grad makes them raise, as eagerly: a break); `x.numpy().strides` of an input

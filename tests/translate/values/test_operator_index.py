@@ -1,4 +1,4 @@
-"""operator.index (values/operators.py): ints, bools and negative ints answer as Python does; a
+"""operator.index (values/operator_rules.py): ints, bools and negative ints answer as Python does; a
 non-integer raises TypeError eagerly and in the compiled call alike."""
 import operator
 

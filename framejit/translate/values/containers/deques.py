@@ -13,7 +13,6 @@ rebuilt as `deque([...], maxlen)`. Only exact `collections.deque` objects are mo
 import collections
 
 from ....errors import GraphBreak
-from ...dispatch import lookaside
 from ..base import Const, MethodValue, SeqValue, TensorValue, Value
 from ..protocol import as_python, unpack_iterable
 
@@ -36,7 +35,7 @@ class DequeValue(Value):
         return f"DequeValue({self.items!r}, maxlen={self.maxlen})"
 
     # ---- what every value kind answers
-    def children(self):
+    def rebuild_parts(self):
         return list(self.items)
 
     def rebuild(self, rb):
@@ -217,8 +216,7 @@ _METHODS = {"append": _append, "appendleft": _appendleft, "extend": _extend, "ex
             "reverse": _reverse}
 
 
-@lookaside(collections.deque)
-def _deque(tx, args, kwargs):
+def deque_lookaside(tx, args, kwargs):
     if len(args) > 2 or set(kwargs) - {"iterable", "maxlen"}:
         raise GraphBreak("bad call", "TypeError: deque() takes at most 2 arguments")
     iterable = args[0] if args else kwargs.get("iterable", Const(()))

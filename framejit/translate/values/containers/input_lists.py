@@ -56,6 +56,9 @@ class InputList(SeqValue):
             if effect.value is self and effect.kind == "list_extend":
                 effect.kind = "list"   # the whole list is written back now: its real items are known
 
+    def rebuild_parts(self):
+        return visible_items(self)
+
     def __repr__(self):
         return f"InputList(unread, +{len(self.appended)})" if self.unread else super().__repr__()
 

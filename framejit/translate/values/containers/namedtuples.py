@@ -46,7 +46,7 @@ class NamedTupleMethod(Value):
             raise GraphBreak("bad call", f"ValueError: Got unexpected field names: {unknown!r}")
         return SeqValue(kind, [kwargs.get(f, v) for f, v in zip(kind._fields, seq.items)])
 
-    def children(self):
+    def rebuild_parts(self):
         return [self.seq]
 
     def rebuild(self, rb):

@@ -14,7 +14,7 @@ from ...source import ItemSource
 from ..dicts import dict_kinds
 from ..tensors import tensor_subclasses
 from ..objects.typing_forms import class_subscript, is_typing_form, subscript as typing_subscript
-from ..base import Value, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
+from ..base import GENERIC, Value, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from ..dicts.identity_hashed_keys import hashes_by_identity, key_value
 from ..protocol import dict_key
 from ..tensors.known_tensor_values import known_value
@@ -53,8 +53,9 @@ def getitem(tx, obj, index):
             return _wrap_const(obj.value[key])
         except Exception as e:
             raise GraphBreak("constant op raised", f"{type(e).__name__}: {e}")
-    if hasattr(obj, "getitem"):            # value kinds with their own indexing (ModuleValue...)
-        return obj.getitem(tx, index)
+    own = obj.getitem(tx, index)            # value kinds with their own indexing (ModuleValue...)
+    if own is not GENERIC:
+        return own
     if isinstance(obj, ObjectValue) and is_typing_form(obj.obj):      # List[int], Optional[Tensor]
         return typing_subscript(obj.obj, index)
     if isinstance(obj, ObjectValue) and isinstance(obj.obj, type) and obj.obj.__module__ == "builtins":
@@ -75,8 +76,6 @@ def getitem(tx, obj, index):
         if isinstance(key, slice) or obj.source is None:
             return ObjectValue(real)
         return tx.ctx.wrap(real, ItemSource(obj.source, key))
-    if hasattr(obj, "getitem"):
-        return obj.getitem(tx, index)
     if isinstance(obj, ObjectValue):       # an object whose class defines __getitem__ in Python
         import types
         method = getattr(type(obj.obj), "__getitem__", None)
@@ -90,7 +89,7 @@ def getitem(tx, obj, index):
 
 def tensor_index(index):
     """`seq[t]` calls t.__index__(), which reads t's value: known when the frame made t from constants
-    (values/known_tensor_values.py); an input's (or any computed) value is data, a graph break (as under
+    (values/tensors/known_tensor_values.py); an input's (or any computed) value is data, a graph break (as under
     torch.compile, which breaks there unless fullgraph makes it specialize on the value)."""
     real = known_value(index)
     if real is None:
@@ -122,8 +121,7 @@ def _wrap_const(x):
 
 
 def setitem(tx, obj, index, value):
-    if hasattr(obj, "setitem"):            # value kinds with their own item assignment (ModelOutputValue...)
-        obj.setitem(tx, index, value)
+    if obj.setitem(tx, index, value) is not GENERIC:      # kinds with their own (ModelOutputValue...)
         return
     if isinstance(obj, TensorValue):
         if tensor_subclasses.operator_call(tx, operator.setitem, (obj, index, value)) is \
@@ -146,8 +144,7 @@ def setitem(tx, obj, index, value):
 
 
 def delitem(tx, obj, index):
-    if hasattr(obj, "delitem"):            # value kinds with their own item deletion (an instance __dict__)
-        obj.delitem(tx, index)
+    if obj.delitem(tx, index) is not GENERIC:             # kinds with their own (an instance __dict__)
         return
     if isinstance(obj, DictValue) and obj.kind is not dict:
         dict_kinds.delitem(tx, obj, index)
@@ -288,7 +285,7 @@ class DictViewValue(Value):
         right = set(as_python(i) for i in unpack_iterable(tx, other))
         return SetValue([Const(x) for x in fn(self.dict_value.items.keys(), right)])
 
-    def children(self):
+    def rebuild_parts(self):
         return [self.dict_value]
 
     def rebuild(self, rb):
@@ -403,20 +400,3 @@ def _remove_member(tx, s, name, item):
 
 def build_dict_from_pairs(keys, values):
     return DictValue({dict_key(k): v for k, v in zip(keys, values)})
-
-
-def _setitem_call(tx, args, kwargs):
-    """operator.setitem(obj, key, value), as `obj[key] = value` (a subclass's __torch_function__ calls
-    Tensor.__setitem__ that way: values/tensor_subclasses.py)."""
-    if len(args) != 3 or kwargs:
-        raise GraphBreak("bad call", "TypeError: setitem expected 3 arguments")
-    setitem(tx, *args)
-    return Const(None)
-
-
-def _install_setitem():
-    from ...dispatch import LOOKASIDES
-    LOOKASIDES.setdefault(operator.setitem, _setitem_call)
-
-
-_install_setitem()

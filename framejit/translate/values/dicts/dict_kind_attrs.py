@@ -1,15 +1,17 @@
 """Instance attributes of a dict-kind argument (a user dict subclass, OrderedDict, Counter): `d.name`,
 `d.__dict__[...]`, hasattr, `d.name = v`, a property setter writing `self.__dict__`.
 
-Why this exists: values/dict_kinds.py models such an argument as a DictValue only while its instance
+Why this exists: values/dicts/dict_kinds.py models such an argument as a DictValue only while its instance
 __dict__ is empty (guarded at entry). What the frame then stores there goes through the attribute model
-of values/object_attrs.py on the real object (side effects replayed after the graph, later reads in the
+of values/objects/attribute_model.py on the real object (side effects replayed after the graph, later reads in the
 frame see them), and `d.__dict__` is that model's view, as for any plain object.
 """
 from ....errors import GraphBreak
 from ..base import ObjectValue
 from .dict_kinds import real_object
-from ..objects.attribute_model import ABSENT, DELETED, class_lookup, instance_dict_value, is_data_descriptor, mro_lookup
+from ..objects.attribute_sources import ABSENT, mro_lookup
+from ..objects.lookup_steps import DELETED, class_lookup, is_data_descriptor
+from ..objects.instance_dict_views import instance_dict_value
 
 
 def instance_attr(tx, d, name):

@@ -27,7 +27,6 @@ import inspect
 import types
 
 from ....errors import GraphBreak
-from ...dispatch import LOOKASIDES
 from ...source import Source
 from ..base import Const, DictValue, ObjectValue, SeqValue, TensorValue
 from .identity_hashed_keys import key_value
@@ -39,7 +38,7 @@ _BUILTIN_KINDS = (dict, collections.OrderedDict, collections.defaultdict, collec
 # what a user subclass may not define: the value reads its items directly for these protocols
 _NOT_MODELLED = ("__slots__", "__getattribute__", "__getattr__", "__new__", "__len__", "__iter__", "__contains__",
                  "__bool__", "__eq__", "__ne__", "keys", "items", "values", "__reversed__", "__or__", "__ior__")
-DICT_METHODS = {}     # the plain dict's method table, filled in by values/containers.py (which imports this)
+DICT_METHODS = {}     # the plain dict's method table, filled in by values/containers/subscripts.py (which imports this)
 
 
 class DefaultDictValue(DictValue):
@@ -50,7 +49,7 @@ class DefaultDictValue(DictValue):
         super().__init__(items, source, kind)
         self.factory = factory if factory is not None else Const(None)
 
-    def children(self):
+    def rebuild_parts(self):
         return [self.factory]
 
 
@@ -150,17 +149,17 @@ def builtin_init(tx, value, args, kwargs):
     pairs = _pairs(tx, args[0]) if args else []
     pairs += list(kwargs.items())
     for k, v in pairs:
-        _store(tx, value, k, v)
+        store_item(tx, value, k, v)
     return Const(None)
 
 
 def _callable(v):
     if isinstance(v, (ObjectValue, Const)):
         return callable(as_python(v))
-    return hasattr(v, "call") or type(v).__name__ in ("FunctionValue", "MethodValue", "BoundMethod")
+    return v.is_callable()
 
 
-def _store(tx, d, key, value):
+def store_item(tx, d, key, value):
     d.items[key] = value
     tx.ctx.side_effects.mutate_container(d)
 
@@ -337,7 +336,7 @@ def builtin_getitem(tx, d, index):
         if isinstance(d.factory, Const) and d.factory.value is None:
             raise GraphBreak("key error", f"KeyError: {key!r}")
         value = tx.call(d.factory, [], {})
-        _store(tx, d, key, value)
+        store_item(tx, d, key, value)
         return value
     raise GraphBreak("key error", f"KeyError: {key!r}")
 
@@ -347,7 +346,7 @@ def setitem(tx, d, index, value):
     if fn is not None:
         tx.inline(fn, None, [d, index, value], {})
         return
-    _store(tx, d, dict_key(index), value)
+    store_item(tx, d, dict_key(index), value)
 
 
 def delitem(tx, d, index):
@@ -501,7 +500,7 @@ def wrap_input(ctx, obj, source, guard):
     else:
         value = DictValue(items, source, kind=t)
     if hasattr(obj, "__dict__"):
-        ctx.dict_kind_objects[id(value)] = (value, obj)      # its instance attributes: values/dict_kind_attrs.py
+        ctx.dict_kind_objects[id(value)] = (value, obj)      # its instance attributes: values/dicts/dict_kind_attrs.py
     return value
 
 
@@ -509,47 +508,3 @@ def real_object(tx, d):
     """The real dict-kind argument a DictValue models, when it can hold instance attributes; else None."""
     entry = tx.ctx.dict_kind_objects.get(id(d))
     return entry[1] if entry is not None and entry[0] is d else None
-
-
-# ---- builtin dict methods called on a DictValue (super().__setitem__, dict.__init__(self)) --------------
-
-def _install_builtin_lookasides():
-    def wrap(fn, name):
-        previous = LOOKASIDES.get(fn)
-
-        def impl(tx, args, kwargs):
-            if args and isinstance(args[0], DictValue):
-                d = args[0]
-                if name == "__getitem__":
-                    return builtin_getitem(tx, d, args[1])
-                if name == "__setitem__":
-                    _store(tx, d, dict_key(args[1]), args[2])
-                    return Const(None)
-                if name == "__delitem__":
-                    key = dict_key(args[1])
-                    if key not in d.items:
-                        raise GraphBreak("key error", f"KeyError: {key!r}")
-                    del d.items[key]
-                    tx.ctx.side_effects.mutate_container(d)
-                    return Const(None)
-                if name == "__init__":
-                    return builtin_init(tx, d, args[1:], kwargs)
-                if name in DICT_METHODS:
-                    return DICT_METHODS[name](tx, d, *args[1:], **kwargs)
-            if previous is not None:
-                return previous(tx, args, kwargs)
-            raise GraphBreak("call", f"dict.{name} on {args[0] if args else 'nothing'!r}")
-        LOOKASIDES[fn] = impl
-
-    for base in (dict, collections.OrderedDict, collections.defaultdict):
-        # (dict.get, __getitem__ and __contains__ on a DictValue: lookasides/builtin_methods.py)
-        for name in ("__setitem__", "__delitem__", "__init__", "update", "setdefault", "pop", "keys", "values",
-                     "items", "clear"):
-            fn = vars(base).get(name)
-            if fn is not None:
-                wrap(fn, name)
-    for owner in (dict, collections.OrderedDict, collections.defaultdict):
-        LOOKASIDES[owner.fromkeys] = lambda tx, args, kwargs, owner=owner: fromkeys(tx, owner, args, kwargs)
-
-
-_install_builtin_lookasides()

@@ -15,27 +15,7 @@ outside the frame is keyed by its real identity, and rebuilt from its Source, ne
 """
 import torch
 
-from ..base import Const, ObjectValue, TensorValue
-
-
-class IdentityKey:
-    """A key equal only to a key of the same object: `value` is the Value it was made from (what the
-    key rebuilds as), `ident` what decides identity (the Value itself for a tensor or an object the frame
-    made; the real object for an ObjectValue, which two Sources of one object may wrap separately)."""
-    __slots__ = ("value", "ident")
-
-    def __init__(self, value, ident=None):
-        self.value = value
-        self.ident = value if ident is None else ident
-
-    def __hash__(self):
-        return id(self.ident)
-
-    def __eq__(self, other):
-        return isinstance(other, IdentityKey) and other.ident is self.ident
-
-    def __repr__(self):
-        return f"<identity key {self.value!r}>"
+from ..base import Const, IdentityKey, ObjectValue, TensorValue   # noqa: F401  (IdentityKey: its home is base.py)
 
 
 def _identity_class(cls):
@@ -46,7 +26,7 @@ def hashes_by_identity(v):
     """Does the object v stands for hash and compare by identity (so its identity decides)?"""
     if isinstance(v, TensorValue):
         return v.python_type().__hash__ is torch.Tensor.__hash__
-    if getattr(v, "made_in_frame", False) and hasattr(v, "cls"):     # a user object made in the frame
+    if v.made_in_frame:                     # a user object made in the frame (NewObject)
         return _identity_class(v.cls)
     if isinstance(v, ObjectValue):        # a module, a plain user object, a function from outside
         return _identity_class(type(v.obj))

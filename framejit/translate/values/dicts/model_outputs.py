@@ -200,7 +200,7 @@ class ModelOutputValue(Value):
         return impl(self, tx, *args, **kwargs)
 
     # ---- after the graph ----------------------------------------------------------------------
-    def children(self):
+    def rebuild_parts(self):
         return list(self.attrs.values()) if self.source is None else []
 
     def rebuild(self, rb):

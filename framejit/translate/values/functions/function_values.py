@@ -14,7 +14,6 @@ import inspect
 import types
 
 from ....errors import GraphBreak
-from ...dispatch import lookaside
 from .cells import EMPTY
 from ...source import AttrSource, ClosureSource
 from ..base import Const, DictValue, SeqValue, Value
@@ -85,7 +84,7 @@ class FunctionValue(Value):
         return f"FunctionValue({self.code.co_qualname})"
 
     # ---- codegen ----------------------------------------------------------------------------------
-    def children(self):
+    def rebuild_parts(self):
         out = list(self.defaults) + list(self.kwdefaults.values()) + list(self.attrs.values())
         for cell in self.closure:
             if cell.real is None and cell.contents is not EMPTY and cell.contents is not self:
@@ -215,7 +214,7 @@ class PartialValue(Value):
             return DictValue(self.keywords)
         raise GraphBreak("attribute", f"attribute {name!r} of a functools.partial made in the frame")
 
-    def children(self):
+    def rebuild_parts(self):
         return [self.func, *self.args, *self.keywords.values()]
 
     def rebuild(self, rb):
@@ -225,8 +224,7 @@ class PartialValue(Value):
         return f"{rb.ns.bind(functools.partial)}({', '.join(parts)})"
 
 
-@lookaside(functools.partial)
-def _partial(tx, args, kwargs):
+def partial_lookaside(tx, args, kwargs):
     if not args:
         raise GraphBreak("bad call", "TypeError: type 'partial' takes at least one argument")
     func, rest = args[0], list(args[1:])
@@ -235,8 +233,7 @@ def _partial(tx, args, kwargs):
     return PartialValue(func, rest, kwargs)
 
 
-@lookaside(functools.update_wrapper)
-def _update_wrapper(tx, args, kwargs):
+def update_wrapper_lookaside(tx, args, kwargs):
     """functools.wraps / update_wrapper on a function made in the frame: copy the assigned attributes
     and the wrapped function's __dict__, set __wrapped__ (the rebuilt function gets them all)."""
     from ..attrs import PropertyCall, load_attr

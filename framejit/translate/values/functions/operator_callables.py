@@ -4,11 +4,9 @@ The getters are small callables users pass as sort keys or map functions; they a
 (OperatorCallable) so calling them applies subscription, attribute access or a method call to symbolic
 values, and they rebuild as the real operator object when they escape the frame.
 """
-import functools
 import operator
 
 from ....errors import GraphBreak
-from ...dispatch import LOOKASIDES
 from ..attrs import get_attribute
 from ..base import SeqValue, Value
 from ..protocol import as_python, unpack_iterable
@@ -45,44 +43,9 @@ class OperatorCallable(Value):
                 values.append(v)
         return values[0] if len(values) == 1 else SeqValue(tuple, values)
 
-    def children(self):
+    def rebuild_parts(self):
         return self.args + list(self.kwargs.values())
 
     def rebuild(self, rb):
         parts = [rb.expr(a) for a in self.args] + [f"{k}={rb.expr(v)}" for k, v in self.kwargs.items()]
         return f"{rb.ns.bind(self.factory)}({', '.join(parts)})"
-
-
-def _make_getter(factory):
-    def impl(tx, args, kwargs):
-        if not args:
-            raise GraphBreak("bad call", f"TypeError: {factory.__name__} expected 1 argument, got 0")
-        return OperatorCallable(factory, args, kwargs)
-    return impl
-
-
-for _factory in (operator.itemgetter, operator.attrgetter, operator.methodcaller):
-    LOOKASIDES[_factory] = _make_getter(_factory)
-
-
-def _getitem(tx, args, kwargs):
-    from ..containers.subscripts import getitem
-    return getitem(tx, args[0], args[1])
-
-
-def _reduce(tx, args, kwargs):
-    fn, iterable = args[0], args[1]
-    items = unpack_iterable(tx, iterable)
-    if len(args) > 2:
-        acc = args[2]
-    elif items:
-        acc, items = items[0], items[1:]
-    else:
-        raise GraphBreak("constant op raised", "TypeError: reduce() of empty iterable with no initial value")
-    for item in items:
-        acc = tx.call(fn, [acc, item], {})
-    return acc
-
-
-LOOKASIDES[operator.getitem] = _getitem
-LOOKASIDES[functools.reduce] = _reduce

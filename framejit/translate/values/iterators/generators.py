@@ -21,7 +21,7 @@ are generators are never translated (the converter runs them as plain Python).
 import types
 
 from ....errors import GraphBreak
-from ...dispatch import LOOKASIDES, RETURN, handler
+from ...dispatch import RETURN, handler
 from ..objects.exception_values import ExceptionValue, RaisedException, exception_of
 from ..base import Const, IteratorValue, MethodValue, SeqValue, Value
 from ..protocol import as_python, truth, unpack_iterable
@@ -35,6 +35,9 @@ class LazyIterator(Value):
 
     def __init__(self):
         super().__init__(None)
+
+    def is_lazy_iterator(self):
+        return True
 
     def next_value(self, tx):
         raise NotImplementedError
@@ -325,7 +328,7 @@ class FilterIterator(LazyIterator):
                 return v
 
 
-def _lazy_any_all(want):
+def lazy_any_all(want):
     def impl(tx, args, kwargs):
         it = args[0]
         while True:
@@ -337,7 +340,7 @@ def _lazy_any_all(want):
     return impl
 
 
-def _lazy_next(tx, args, kwargs):
+def lazy_next(tx, args, kwargs):
     v = step(tx, args[0])
     if v is None:
         if len(args) > 1:
@@ -346,46 +349,23 @@ def _lazy_next(tx, args, kwargs):
     return v
 
 
-def _lazy_enumerate(tx, args, kwargs):
+def lazy_enumerate(tx, args, kwargs):
     start = args[1] if len(args) > 1 else kwargs.get("start", Const(0))
     return EnumerateIterator(args[0], as_python(start))
 
 
-def _lazy_zip(tx, args, kwargs):
+def lazy_zip(tx, args, kwargs):
     strict = as_python(kwargs.get("strict", Const(False)))
     return ZipIterator([as_iterator(tx, a) for a in args], strict)
 
 
-def _lazy_map(tx, args, kwargs):
+def lazy_map(tx, args, kwargs):
     return MapIterator(args[0], [as_iterator(tx, a) for a in args[1:]])
 
 
-def _lazy_filter(tx, args, kwargs):
+def lazy_filter(tx, args, kwargs):
     return FilterIterator(args[0], as_iterator(tx, args[1]))
 
 
-def _lazy_iter(tx, args, kwargs):
+def lazy_iter(tx, args, kwargs):
     return args[0]
-
-
-def _install(builtin, lazy_impl, lazy_positions):
-    """Use lazy_impl when an argument at lazy_positions is a LazyIterator, else the existing lookaside."""
-    eager_impl = LOOKASIDES[builtin]
-
-    def impl(tx, args, kwargs):
-        positions = range(len(args)) if lazy_positions is None else lazy_positions
-        if any(i < len(args) and isinstance(args[i], LazyIterator) for i in positions) and not \
-                (builtin is iter and len(args) != 1):
-            return lazy_impl(tx, args, kwargs)
-        return eager_impl(tx, args, kwargs)
-    LOOKASIDES[builtin] = impl
-
-
-_install(any, _lazy_any_all(True), (0,))
-_install(all, _lazy_any_all(False), (0,))
-_install(next, _lazy_next, (0,))
-_install(enumerate, _lazy_enumerate, (0,))
-_install(zip, _lazy_zip, None)
-_install(map, _lazy_map, range(1, 64))
-_install(filter, _lazy_filter, (1,))
-_install(iter, _lazy_iter, (0,))

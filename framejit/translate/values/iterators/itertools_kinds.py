@@ -18,7 +18,6 @@ They cannot leave the frame (no rebuild): one that escapes makes the frame run a
 import itertools
 
 from ....errors import GraphBreak
-from ...dispatch import lookaside
 from ..base import Const, IteratorValue, SeqValue
 from .generators import LazyIterator, as_iterator, step
 from ..operator_rules import binary_op, compare_op
@@ -53,27 +52,23 @@ def _tuples(rows):
 
 # ---- eager combinatorics --------------------------------------------------------------------------
 
-@lookaside(itertools.product)
-def _product(tx, args, kwargs):
+def product_lookaside(tx, args, kwargs):
     repeat = as_python(kwargs.get("repeat", Const(1)))
     pools = [unpack_iterable(tx, a) for a in args] * repeat
     return _tuples(itertools.product(*pools))
 
 
-@lookaside(itertools.combinations)
-def _combinations(tx, args, kwargs):
+def combinations_lookaside(tx, args, kwargs):
     pool = unpack_iterable(tx, _arg(args, kwargs, 0, "iterable", None))
     return _tuples(itertools.combinations(pool, as_python(_arg(args, kwargs, 1, "r", None))))
 
 
-@lookaside(itertools.combinations_with_replacement)
-def _combinations_wr(tx, args, kwargs):
+def combinations_wr_lookaside(tx, args, kwargs):
     pool = unpack_iterable(tx, _arg(args, kwargs, 0, "iterable", None))
     return _tuples(itertools.combinations_with_replacement(pool, as_python(_arg(args, kwargs, 1, "r", None))))
 
 
-@lookaside(itertools.permutations)
-def _permutations(tx, args, kwargs):
+def permutations_lookaside(tx, args, kwargs):
     pool = unpack_iterable(tx, _arg(args, kwargs, 0, "iterable", None))
     return _tuples(itertools.permutations(pool, as_python(_arg(args, kwargs, 1, "r", Const(None)))))
 
@@ -100,15 +95,13 @@ class ChainValue(_Lazy):
             s["current"] = None
 
 
-@lookaside(itertools.chain)
-def _chain(tx, args, kwargs):
+def chain_lookaside(tx, args, kwargs):
     if kwargs:
         raise GraphBreak("bad call", "TypeError: chain() takes no keyword arguments")
     return ChainValue(outer=IteratorValue(args), current=None)
 
 
-@lookaside(itertools.chain.from_iterable)
-def _chain_from_iterable(tx, args, kwargs):
+def chain_from_iterable_lookaside(tx, args, kwargs):
     return ChainValue(outer=as_iterator(tx, args[0]), current=None)
 
 
@@ -137,8 +130,7 @@ class ZipLongestValue(_Lazy):
         return SeqValue(tuple, row)
 
 
-@lookaside(itertools.zip_longest)
-def _zip_longest(tx, args, kwargs):
+def zip_longest_lookaside(tx, args, kwargs):
     its = [as_iterator(tx, a) for a in args]
     return ZipLongestValue(its=its, active=[True] * len(its), left=len(its), done=False,
                            fill=kwargs.get("fillvalue", Const(None)))
@@ -173,8 +165,7 @@ class IsliceValue(_Lazy):
         return v
 
 
-@lookaside(itertools.islice)
-def _islice(tx, args, kwargs):
+def islice_lookaside(tx, args, kwargs):
     if kwargs or not 2 <= len(args) <= 4:
         raise GraphBreak("bad call", "TypeError: islice expected 2 to 4 arguments")
     bounds = [as_python(a) for a in args[1:]]
@@ -210,8 +201,7 @@ class AccumulateValue(_Lazy):
         return s["total"]
 
 
-@lookaside(itertools.accumulate)
-def _accumulate(tx, args, kwargs):
+def accumulate_lookaside(tx, args, kwargs):
     func = _arg(args, kwargs, 1, "func", None)
     if isinstance(func, Const) and func.value is None:
         func = None
@@ -239,8 +229,7 @@ class RepeatValue(_Lazy):
         return max(self.state["times"], 0)
 
 
-@lookaside(itertools.repeat)
-def _repeat(tx, args, kwargs):
+def repeat_lookaside(tx, args, kwargs):
     times = _arg(args, kwargs, 1, "times", None)
     return RepeatValue(obj=_arg(args, kwargs, 0, "object", None),
                        times=None if times is None else as_python(times))
@@ -256,8 +245,7 @@ class CountValue(_Lazy):
         return v
 
 
-@lookaside(itertools.count)
-def _count(tx, args, kwargs):
+def count_lookaside(tx, args, kwargs):
     start = _arg(args, kwargs, 0, "start", Const(0))
     stride = _arg(args, kwargs, 1, "step", Const(1))
     if not (isinstance(start, Const) and isinstance(stride, Const)):
@@ -283,8 +271,7 @@ class CycleValue(_Lazy):
         return v
 
 
-@lookaside(itertools.cycle)
-def _cycle(tx, args, kwargs):
+def cycle_lookaside(tx, args, kwargs):
     return CycleValue(it=as_iterator(tx, args[0]), saved=[], pos=0)
 
 
@@ -298,8 +285,7 @@ class StarmapValue(_Lazy):
         return tx.call(self.state["fn"], unpack_iterable(tx, v), {})
 
 
-@lookaside(itertools.starmap)
-def _starmap(tx, args, kwargs):
+def starmap_lookaside(tx, args, kwargs):
     return StarmapValue(fn=args[0], it=as_iterator(tx, args[1]))
 
 
@@ -325,8 +311,7 @@ class PairwiseValue(_Lazy):
         return pair
 
 
-@lookaside(itertools.pairwise)
-def _pairwise(tx, args, kwargs):
+def pairwise_lookaside(tx, args, kwargs):
     return PairwiseValue(it=as_iterator(tx, args[0]), old=None)
 
 
@@ -381,18 +366,15 @@ class FilterfalseValue(_PredicateValue):
                 return v
 
 
-@lookaside(itertools.takewhile)
-def _takewhile(tx, args, kwargs):
+def takewhile_lookaside(tx, args, kwargs):
     return TakewhileValue(pred=args[0], it=as_iterator(tx, args[1]), stopped=False)
 
 
-@lookaside(itertools.dropwhile)
-def _dropwhile(tx, args, kwargs):
+def dropwhile_lookaside(tx, args, kwargs):
     return DropwhileValue(pred=args[0], it=as_iterator(tx, args[1]), started=False)
 
 
-@lookaside(itertools.filterfalse)
-def _filterfalse(tx, args, kwargs):
+def filterfalse_lookaside(tx, args, kwargs):
     return FilterfalseValue(pred=args[0], it=as_iterator(tx, args[1]))
 
 
@@ -412,8 +394,7 @@ class CompressValue(_Lazy):
                 return v
 
 
-@lookaside(itertools.compress)
-def _compress(tx, args, kwargs):
+def compress_lookaside(tx, args, kwargs):
     data = _arg(args, kwargs, 0, "data", None)
     selectors = _arg(args, kwargs, 1, "selectors", None)
     return CompressValue(data=as_iterator(tx, data), selectors=as_iterator(tx, selectors))
@@ -476,8 +457,7 @@ class GrouperValue(_Lazy):
         return v
 
 
-@lookaside(itertools.groupby)
-def _groupby(tx, args, kwargs):
+def groupby_lookaside(tx, args, kwargs):
     key = _arg(args, kwargs, 1, "key", None)
     if isinstance(key, Const) and key.value is None:
         key = None

@@ -4,7 +4,7 @@ a decorator of a nested function.
 torch's managers are decorators too: calling the manager object with a function returns a wrapper that
 runs the function inside a fresh copy of the block. A wrapper made while the frame runs is a
 GradModeDecorated value: calling it enters a new manager of the same mode, inlines the function and
-exits (the same steps as a call of a function decorated outside the frame, ctx_managers.py's
+exits (the same steps as a call of a function decorated outside the frame, state_managers.py's
 torch_decorated_call); where it escapes the frame it is rebuilt by decorating the function for real.
 Only no_grad and enable_grad (whose constructors change no state) and plain Python functions that are not
 generators; anything else stays a graph break.
@@ -39,7 +39,7 @@ class GradModeDecorated(Value):
 
     def __init__(self, manager_class, factory, mode, fn):
         super().__init__(None)
-        self.manager_class = manager_class      # ctx_managers.GradModeManager (handed in: no import back)
+        self.manager_class = manager_class      # state_managers.GradModeManager (handed in: no import back)
         self.factory = factory
         self.mode = mode
         self.fn = fn
@@ -54,7 +54,7 @@ class GradModeDecorated(Value):
         manager.exit(tx)
         return result
 
-    def children(self):
+    def rebuild_parts(self):
         return [self.fn]
 
     def rebuild(self, rb):

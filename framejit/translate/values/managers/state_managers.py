@@ -21,7 +21,6 @@ import types
 import torch
 
 from ....errors import GraphBreak
-from ...dispatch import CODE_LOOKASIDES
 from ..base import Const, ObjectValue, Value
 
 _set_grad_enabled = torch._C._set_grad_enabled
@@ -185,7 +184,7 @@ class GradModeManager(GlobalStateManager):
             raise GraphBreak("reconstruct", "an entered context manager cannot be rebuilt")
         return f"{rb.ns.bind(self.factory)}()"
 
-    def children(self):
+    def rebuild_parts(self):
         return []
 
     def __repr__(self):
@@ -343,7 +342,7 @@ class ExitValue(Value):
             return f"{rb.ns.bind(reenter_grad_mode)}({m.mode}, {m.prev})"
         raise GraphBreak("reconstruct", f"the __exit__ of {m!r} cannot be rebuilt")
 
-    def children(self):
+    def rebuild_parts(self):
         return []
 
     def python_type(self):
@@ -510,14 +509,14 @@ def manager_for_object(tx, value):
     return None
 
 
-def _manager_clone(tx, fn, fn_source, args, kwargs):
+def manager_clone(tx, fn, fn_source, args, kwargs):
     """`owner.clone()` of a torch grad-mode manager object: the `ctx_factory` that @torch.no_grad() & co
     call in their wrapper, reached when that wrapper is a frame of its own (the function it decorates
     broke). It is the manager the owner's constructor makes, with the owner's mode (guarded)."""
     owner_value = args[0] if len(args) == 1 and not kwargs else None
     owner = getattr(owner_value, "obj", None)
     kind = type(owner)
-    if kind not in _CLONED_KINDS or getattr(owner_value, "edited", False) or \
+    if kind not in CLONED_KINDS or getattr(owner_value, "edited", False) or \
             getattr(kind.clone, "__code__", None) is not fn.__code__:
         raise GraphBreak("call", f"call to {fn.__qualname__} (module {fn.__module__}) is not inlined")
     if kind in (torch.no_grad, torch.enable_grad):
@@ -528,9 +527,7 @@ def _manager_clone(tx, fn, fn_source, args, kwargs):
     return MANAGER_FACTORIES[kind](tx, [Const(owner.mode)], {})
 
 
-_CLONED_KINDS = (torch.no_grad, torch.enable_grad, torch.set_grad_enabled, torch.inference_mode)
-for _kind in _CLONED_KINDS:
-    CODE_LOOKASIDES[_kind.clone.__code__] = _manager_clone
+CLONED_KINDS = (torch.no_grad, torch.enable_grad, torch.set_grad_enabled, torch.inference_mode)
 
 
 def contextmanager_call(tx, fn, fn_source, args, kwargs):

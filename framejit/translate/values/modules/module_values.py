@@ -152,7 +152,7 @@ class ModuleValue(ObjectValue):
     def length(self, tx):
         if self.members is not None:
             return len(self.members)
-        fn = user_module_method(tx, self, "__len__")     # the user's class defines it (values/module_protocol.py)
+        fn = user_module_method(tx, self, "__len__")     # the user's class defines it (values/modules/module_dunders.py)
         if fn is not None:
             return user_module_length(tx, self, fn)
         m = self.obj
@@ -233,7 +233,7 @@ class FreshModuleValue(ModuleValue):
         parts = [rb.ns.bind(a) for a in args] + [f"{k}={rb.ns.bind(v)}" for k, v in kwargs.items()]
         return rb.declare(self, f"{rb.ns.bind(cls)}({', '.join(parts)})")      # one object per call
 
-    def children(self):
+    def rebuild_parts(self):
         return []
 
 

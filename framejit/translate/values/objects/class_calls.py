@@ -15,7 +15,6 @@ import types
 import torch
 
 from ....errors import GraphBreak
-from ...dispatch import lookaside
 from ..dicts.dict_kinds import construct as construct_dict_kind, is_dict_kind
 from ..modules.module_values import fresh_module
 from .new_objects import NewObject, inline, lookup, why_not_constructible
@@ -100,8 +99,7 @@ def construct_object(tx, cls_value, cls, args, kwargs):
 
 # ---- namedtuples ----------------------------------------------------------------------------------
 
-@lookaside(tuple.__new__)
-def _tuple_new(tx, args, kwargs):
+def tuple_new_lookaside(tx, args, kwargs):
     """tuple.__new__(cls, iterable): how namedtuple's _make builds its result."""
     cls = as_python(args[0])
     if not (isinstance(cls, type) and issubclass(cls, tuple)):

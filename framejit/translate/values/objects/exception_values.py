@@ -66,7 +66,7 @@ class ExceptionValue(Value):
         self.real()                    # only exceptions made from constants by builtin constructors
         return f"{rb.ns.bind(self.exc_type)}({''.join(rb.expr(a) + ', ' for a in self.args)})"
 
-    def children(self):
+    def rebuild_parts(self):
         return list(self.args or ())
 
     def __repr__(self):

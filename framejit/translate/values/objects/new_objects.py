@@ -13,7 +13,7 @@ instance attributes, then class attributes (functions bind, staticmethod/classme
 Python __getattr__. Property getters and setters and a Python __setattr__ are inlined; stores they make
 with object.__setattr__ (or super().__setattr__) are the raw stores.
 
-Objects that come from outside (arguments, globals) stay ObjectValues whose attributes values/object_attrs.py
+Objects that come from outside (arguments, globals) stay ObjectValues whose attributes values/objects/attribute_model.py
 models (reads, deletes, their __dict__); their stores pass through `store_instance_attr` here, so a
 property setter or a Python __setattr__ runs once, in the frame, and the raw store is replayed after the
 graph. Every class lookup that decides what the frame does (`lookup`) is guarded: a class can change
@@ -25,9 +25,11 @@ import types
 import torch
 
 from ....errors import GraphBreak
-from ...dispatch import lookaside
-from .attribute_model import (ABSENT, BUILTIN_METHOD_TYPES, BoundMethod, class_lookup, delete_instance_attr,
-    descriptor_value, instance_dict_value, is_generic, mro_lookup)
+from .attribute_sources import ABSENT, mro_lookup
+from .attribute_model import BUILTIN_METHOD_TYPES, delete_instance_attr, descriptor_value, is_generic
+from .bound_methods import BoundMethod
+from .lookup_steps import class_lookup
+from .instance_dict_views import instance_dict_value
 from ...source import AttrSource
 from ..base import Const, IteratorValue, ObjectValue, Value
 from ..protocol import as_python, python_type_of, truth, unpack_iterable, wrap_unsourced
@@ -55,7 +57,7 @@ def lookup_type(cls, name, after=None):
 
 
 def lookup(tx, cls, name, after=None):
-    """lookup_type, guarded (object_attrs.class_lookup): translation decisions depend on it."""
+    """lookup_type, guarded (attribute_model.class_lookup): translation decisions depend on it."""
     return class_lookup(tx, cls, name, after)
 
 
@@ -115,7 +117,7 @@ def call(tx, fn_value, args, kwargs=None):
 class NewObject(Value):
     """An instance of a user class created in the frame (see the module docstring)."""
     __slots__ = ("cls", "cls_value", "attrs")
-    made_in_frame = True                      # (object_attrs.is_new_object)
+    made_in_frame = True                      # (attribute_model.is_new_object)
 
     def __init__(self, cls, cls_value=None):
         super().__init__(None)
@@ -215,7 +217,7 @@ class NewObject(Value):
         if not isinstance(lookup(tx, self.cls, "__iter__"), types.FunctionType):
             raise GraphBreak("iterate", f"cannot iterate over {self!r}")
         out = call(tx, self._special(tx, "__iter__", "iter()"), [self])
-        if isinstance(out, IteratorValue) or hasattr(out, "next_value"):
+        if isinstance(out, IteratorValue) or out.is_lazy_iterator():
             return out
         raise GraphBreak("iterate", f"{self.cls.__name__}.__iter__ returned {out!r}")
 
@@ -236,8 +238,8 @@ class NewObject(Value):
             raise GraphBreak("operator", f"{self.cls.__name__}.{name} returned NotImplemented")
         return out
 
-    def rich_compare(self, tx, sym, other):         # (marker for operators.compare_op)
-        return rich_compare(tx, sym, self, other)
+    def rich_compare(self, tx, sym, left, right):
+        return rich_compare(tx, sym, left, right)
 
     def _special(self, tx, name, what):
         fn = lookup(tx, self.cls, name)
@@ -248,7 +250,7 @@ class NewObject(Value):
         raise GraphBreak("method", f"{self.cls.__name__}.{name} is not Python code")
 
     # codegen
-    def children(self):
+    def rebuild_parts(self):
         return list(self.attrs.values())
 
     def rebuild(self, rb):
@@ -364,7 +366,7 @@ def _compare_with(tx, op, left, right):
     if isinstance(left, NewObject):
         cls = left.cls
     elif isinstance(left, ObjectValue) and is_plain_instance(left.obj) and type(left.obj) is not types.SimpleNamespace:
-        cls = type(left.obj)                      # a user object from outside the frame (user_protocol.py)
+        cls = type(left.obj)                      # a user object from outside the frame (values/objects/user_dunders.py)
     else:
         if isinstance(left, Const) and type(left.value).__module__ == "builtins":
             return NotImplemented                 # builtin values do not know user objects
@@ -435,8 +437,7 @@ def _input_raw_store(obj):
 
 # ---- lookasides: object.__new__/__init__/__setattr__, super ----------------------------------------
 
-@lookaside(object.__setattr__)
-def _object_setattr(tx, args, kwargs):
+def object_setattr_lookaside(tx, args, kwargs):
     if len(args) != 3 or kwargs:
         raise GraphBreak("bad call", "TypeError: object.__setattr__ takes exactly 3 arguments")
     obj, name, value = args
@@ -450,8 +451,7 @@ def _object_setattr(tx, args, kwargs):
     return Const(None)
 
 
-@lookaside(object.__delattr__)
-def _object_delattr(tx, args, kwargs):
+def object_delattr_lookaside(tx, args, kwargs):
     if len(args) != 2 or kwargs:
         raise GraphBreak("bad call", "TypeError: object.__delattr__ takes exactly 2 arguments")
     obj, name = args[0], as_python(args[1])
@@ -462,8 +462,7 @@ def _object_delattr(tx, args, kwargs):
     return Const(None)
 
 
-@lookaside(object.__init__)
-def _object_init(tx, args, kwargs):
+def object_init_lookaside(tx, args, kwargs):
     if len(args) > 1 or kwargs:
         overrides_new = isinstance(args[0], NewObject) and lookup(tx, args[0].cls, "__new__") is not object.__new__
         if not overrides_new:
@@ -471,8 +470,7 @@ def _object_init(tx, args, kwargs):
     return Const(None)
 
 
-@lookaside(object.__new__)
-def _object_new(tx, args, kwargs):
+def object_new_lookaside(tx, args, kwargs):
     if not args:
         raise GraphBreak("bad call", "TypeError: object.__new__(): not enough arguments")
     cls_value = args[0]
@@ -485,8 +483,7 @@ def _object_new(tx, args, kwargs):
     return NewObject(cls, cls_value if isinstance(cls_value, ObjectValue) else None)
 
 
-@lookaside(super)
-def _super(tx, args, kwargs):
+def super_lookaside(tx, args, kwargs):
     if len(args) == 2:
         start = as_python(args[0])
         receiver = args[1]

@@ -15,7 +15,7 @@ import types
 from ....errors import GraphBreak
 from ..base import Const, IteratorValue, ObjectValue, TensorValue
 from .new_objects import BINARY_DUNDERS, MISSING, NewObject, is_plain_instance, lookup
-from ..protocol import USER_OBJECTS, truth
+from ..protocol import USER_OBJECTS, python_type_of, truth
 
 
 def is_user_object(v):
@@ -26,7 +26,7 @@ def is_user_object(v):
 
 
 def user_class(v):
-    return v.cls if hasattr(v, "cls") else type(v.obj)
+    return python_type_of(v)       # a NewObject: its class; an ObjectValue: its object's type
 
 
 def _method(tx, v, name, what):
@@ -60,7 +60,7 @@ def user_truth(tx, v):
 def user_iterate(tx, v):
     """iter(v) through the class's Python __iter__ (a generator method gives a lazily run generator)."""
     out = tx.inline(_method(tx, v, "__iter__", "iter()"), None, [v], {})
-    if isinstance(out, IteratorValue) or hasattr(out, "next_value"):
+    if isinstance(out, IteratorValue) or out.is_lazy_iterator():
         return out
     raise GraphBreak("iterate", f"{user_class(v).__name__}.__iter__ returned {out!r}")
 

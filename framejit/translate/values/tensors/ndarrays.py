@@ -70,7 +70,7 @@ class NdarrayValue(Value):
         return f"NdarrayValue({'scalar ' if self.scalar else ''}{self.tensor!r})"
 
     # ---- leaving the graph -----------------------------------------------------------------------
-    def children(self):
+    def rebuild_parts(self):
         return [self.tensor]
 
     def rebuild(self, rb):

@@ -17,7 +17,8 @@ import torch
 from ....errors import GraphBreak
 from ...source import AttrSource
 from ..base import Const, TensorValue, Value
-from ..objects.attribute_model import DELETED, InstanceHasSource
+from ..objects.lookup_steps import DELETED
+from ..objects.attribute_sources import InstanceHasSource
 
 PLAIN_TENSOR_TYPES = (torch.Tensor, torch.nn.Parameter)
 

@@ -1,6 +1,6 @@
 """What the frame does with tensor subclass values besides running torch operations on them.
 
-Why this exists: values/tensor_subclasses.py traces the operations that go through __torch_function__;
+Why this exists: values/tensors/tensor_subclasses.py traces the operations that go through __torch_function__;
 a subclass is also a Python class the frame uses directly: it makes instances (`x.as_subclass(Sub)`,
 `torch.Tensor._make_subclass(Sub, t)`, `Sub(t)` through Sub's own `__new__`), calls the methods and
 reads the properties and class attributes Sub defines in Python, reads an input's instance attributes,
@@ -14,7 +14,6 @@ import types
 import torch
 
 from ....errors import GraphBreak
-from ...dispatch import LOOKASIDES
 from ...source import AttrSource
 from ..base import Const, IteratorValue, MethodValue, ObjectValue, SeqValue, TensorValue
 from ..protocol import TENSOR_SUBCLASS_ITERATION, wrap_unsourced
@@ -65,8 +64,6 @@ def make_subclass(tx, args, kwargs):
             out = tx.call_method(out, "requires_grad_", [Const(True)], {})
     return tagged(out, None if cls is torch.Tensor else cls)
 
-
-LOOKASIDES[torch.Tensor._make_subclass] = make_subclass
 
 
 # Tensor's methods written in Python that do not dispatch to __torch_function__ themselves (their inner

@@ -22,7 +22,7 @@ results back into the subclass (`as_subclass`). That is Python, so it is transla
 
 What the subclass's class holds under each name used (its __torch_function__, methods, attributes) is
 guarded. The frame's other uses of a subclass (making instances, its own methods and attributes,
-iteration) are values/tensor_subclass_members.py. Beyond this, a graph break with the reason: a user
+iteration) are values/tensors/tensor_subclass_members.py. Beyond this, a graph break with the reason: a user
 subclass with __torch_dispatch__ (a wrapper subclass), a __torch_function__ that is not a classmethod in
 Python, an argument of a kind the stand-ins cannot stand for.
 """
@@ -35,7 +35,6 @@ import weakref
 import torch
 
 from ....errors import GraphBreak
-from ...dispatch import LOOKASIDES
 from ...source import Source, fixed_source
 from ..base import Const, DictValue, ObjectValue, SeqValue, TensorValue
 from ..protocol import as_python, wrap_unsourced
@@ -372,11 +371,9 @@ def convert(v, cls):
     return v
 
 
-LOOKASIDES[DEFAULT_TORCH_FUNCTION] = default_torch_function
-
 
 # `Tensor.shape.__get__(x)` & co (the func a property read on a subclass instance hands __torch_function__)
-# are calls of a C descriptor's __get__: values/descriptor_calls.py reads the attribute.
+# are calls of a C descriptor's __get__: values/objects/descriptor_calls.py reads the attribute.
 
 
 # ---- the class's own attributes, guarded -------------------------------------------------------

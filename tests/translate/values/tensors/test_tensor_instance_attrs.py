@@ -1,4 +1,4 @@
-"""A tensor's own attributes (values/tensor_instance_attrs.py): names torch.Tensor does not define, held
+"""A tensor's own attributes (values/tensors/tensor_instance_attrs.py): names torch.Tensor does not define, held
 in the tensor's instance __dict__. Reads and hasattr on an input are guarded on the attribute's presence
 (a later call with a tensor that has it must not reuse the answer); stores on inputs and on tensors the
 graph makes are replayed after the graph, and later reads in the frame see them."""

@@ -1,5 +1,5 @@
 """A dict-kind argument (a user dict subclass, OrderedDict, Counter) is modelled as a DictValue only while
-its instance __dict__ is empty (values/dict_kinds.py wrap_input): that emptiness is guarded, so a later
+its instance __dict__ is empty (values/dicts/dict_kinds.py wrap_input): that emptiness is guarded, so a later
 call with an instance that holds attributes (`d.scale = 5`) is a cache miss, not code that answered
 hasattr(d, "scale") / getattr(d, "scale", 3) from the empty one."""
 import collections

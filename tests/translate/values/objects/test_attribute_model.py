@@ -1,4 +1,4 @@
-"""Differential tests of the attribute model (framejit/translate/values/object_attrs.py).
+"""Differential tests of the attribute model (framejit/translate/values/attribute_model.py).
 
 Two families a differential fuzzer found on attributes of objects passed in:
   * answers that depend on an attribute, key or global being *absent* (hasattr false, a getattr

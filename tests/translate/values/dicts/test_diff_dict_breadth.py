@@ -1,4 +1,4 @@
-"""Differential tests: more of the dict family in one graph (values/dict_kinds.py, values/operators.py,
+"""Differential tests: more of the dict family in one graph (values/dicts/dict_kinds.py, values/operator_rules.py,
 context.py's wrap of the standard library's dict kinds).
 
 OrderedDict.fromkeys takes its arguments by keyword as well (dict.fromkeys takes none: TypeError as

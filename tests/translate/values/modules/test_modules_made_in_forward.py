@@ -1,5 +1,5 @@
 """Differential tests: modules built inside forward, and tensors stored on a module in forward
-(translate/values/module_init_purity.py, modules.fresh_module, context.store_object_attr).
+(translate/values/modules/module_init_purity.py, modules.fresh_module, context.store_object_attr).
 
 A library's or user's parameterless module class whose __init__ is pure (transformers' `ACT2FN["gelu"]`
 builds a GELUActivation on every access: DeBERTa-v2's pooler) is made once at translation: one graph,

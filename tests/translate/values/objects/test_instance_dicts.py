@@ -1,6 +1,6 @@
 """Differential tests: a bound method of an object's __dict__ that reaches a frame without its object
 (left on the stack across a graph break, so the resume function receives it) writes attributes the
-frame reads right after; the frame must see them (translate/values/instance_dicts.py)."""
+frame reads right after; the frame must see them (translate/values/objects/instance_dicts.py)."""
 import torch
 
 from tests.differential import check, randn

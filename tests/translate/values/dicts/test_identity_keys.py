@@ -1,4 +1,4 @@
-"""Differential tests: tensors and identity-hashed objects as dict keys and set members (values/identity_keys.py,
+"""Differential tests: tensors and identity-hashed objects as dict keys and set members (values/dicts/identity_hashed_keys.py,
 lookasides/builtin_methods.py's lookups of input dicts).
 
 torch.Tensor hashes by id(): a dict or set finds a tensor key exactly when it is the same object, and

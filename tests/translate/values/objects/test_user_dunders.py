@@ -1,5 +1,5 @@
 """Differential tests: the Python protocol of user objects, passed in or made in the frame
-(translate/values/user_protocol.py).
+(translate/values/objects/user_dunders.py).
 
 len(), truth (through __bool__, through __len__, neither), iteration (a generator __iter__ and one
 returning an iterator), `in`, subscripts, and the arithmetic and comparison dunders with their

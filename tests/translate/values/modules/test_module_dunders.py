@@ -1,5 +1,5 @@
 """len(), subscripts and `in` on nn.Modules whose own class defines __len__ / __getitem__ / __contains__
-in Python (values/module_protocol.py): the user's method is inlined -- on a plain nn.Module, and on a
+in Python (values/modules/module_dunders.py): the user's method is inlined -- on a plain nn.Module, and on a
 torch container subclass whose override must win over the container's own rule."""
 import torch
 import torch.nn as nn

@@ -1,4 +1,4 @@
-"""`descriptor.__get__(obj)` on C-level descriptors (values/descriptor_calls.py): the attribute read
+"""`descriptor.__get__(obj)` on C-level descriptors (values/objects/descriptor_calls.py): the attribute read
 through the object, when the object's class resolves that name to that descriptor."""
 import torch
 

@@ -1,4 +1,4 @@
-"""Differential tests: a sequence indexed by a tensor (values/known_tensor_values.py, values/containers.py).
+"""Differential tests: a sequence indexed by a tensor (values/tensors/known_tensor_values.py, values/containers/subscripts.py).
 
 `seq[t]` calls `t.__index__()`, a read of t's value. A tensor the frame made from constants has a value
 known at translation (folded, one graph, the item itself returned as eagerly); an input tensor's value is

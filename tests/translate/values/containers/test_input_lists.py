@@ -1,4 +1,4 @@
-"""Lists the frame receives and only appends to (translate/values/input_lists.py): their contents are not
+"""Lists the frame receives and only appends to (translate/values/containers/input_lists.py): their contents are not
 guarded, so a list that grows between calls does not convert again; a read of the contents (len,
 indexing, iteration, `in`, other methods) guards and rebuilds them as before.
 

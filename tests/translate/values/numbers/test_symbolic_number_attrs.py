@@ -1,4 +1,4 @@
-"""A method or attribute of a symbolic number (a size or int made dynamic, translate/values/symbolic.py)
+"""A method or attribute of a symbolic number (a size or int made dynamic, translate/values/numbers/sym_values.py)
 is its guarded value's (values/attrs.py): `n.bit_length()`, `s.is_integer()`, `x.size(0).__index__()`.
 Before the fix the read had no answer, and since LOAD_METHOD cannot split the graph, the whole function
 ran as plain Python once the number became dynamic."""

@@ -1,5 +1,5 @@
 """Differential tests: a transformers ModelOutput from outside the frame (an argument, as `generate()`
-passes `encoder_outputs`) is read like one made in the frame (translate/values/model_outputs.py).
+passes `encoder_outputs`) is read like one made in the frame (translate/values/dicts/model_outputs.py).
 
 It is matched by its class and keys, never by identity (each call brings a new one), and `.keys()`,
 `.items()`, `.values()`, `to_tuple()`, `out[k]`, `out[i]`, `len`, `in`, `.get` are answered in the graph.

@@ -1,6 +1,6 @@
 """Differential tests: tensor subclasses with __torch_function__ passed into a compiled frame: eager's
 results, returned types, the side effects of __torch_function__ and gradients (traced into graphs since
-translate/values/tensor_subclasses.py; tests/translate/values/test_tensor_subclasses.py holds the graph
+translate/values/tensors/tensor_subclasses.py; tests/translate/values/tensors/test_tensor_subclasses.py holds the graph
 counts). (tests/differential.check deep-copies its inputs, which torch cannot do for these subclasses;
 each run here builds its own inputs instead.)"""
 import pytest
