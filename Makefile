@@ -7,10 +7,11 @@ WORDS := framejit/_words.so
 
 .PHONY: demo test bench browser clean
 
-$(STAMP): pyproject.toml requirements.txt
+$(STAMP): pyproject.toml requirements.txt requirements-nodeps.txt
 	test -x $(PY) || python3.11 -m venv .venv || python3 -m venv .venv
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -r requirements-nodeps.txt
 	$(PY) -m pip install -q --no-deps -e .
 	touch $(STAMP)
 

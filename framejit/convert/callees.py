@@ -16,6 +16,7 @@ from torch.nn.modules import module as _module_impl
 from .identity_keys import WeakIdentityMap
 from ..translate.calls import NEVER_INLINE_PREFIXES
 from ..translate.lookasides.modules import is_fsdp_managed
+from ..translate.lookasides.disabled_wrappers import is_compiler_disabled
 from ..translate.values.functions.compiled_callees import CompiledCallee  # noqa: F401  (convert/frame.py imports it from here)
 
 
@@ -53,6 +54,8 @@ class CalleeWrappers:
     def __call__(self, callee):
         if _never_inlined(getattr(callee, "__func__", callee)):
             return callee            # torch's own code (autograd.Function.apply, checkpoint...): nothing to gain
+        if type(callee) is types.FunctionType and is_compiler_disabled(callee):
+            return callee            # torch.compiler.disable: the whole call runs as plain Python
         if type(callee) is types.FunctionType and not getattr(callee, "_framejit_disabled", False) \
                 and getattr(callee, "_framejit_fn", None) is None:
             return self._wrapped(callee)

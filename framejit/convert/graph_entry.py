@@ -56,7 +56,8 @@ def emit_entry(fn, ctx, values, opts, breaks, last_line):
         if compiled is not None:
             ns.env["__fj_graph"] = compiled
             call = codegen.graph_call_source(plan.input_sources, len(outputs), plan.param_tuple)
-            if raising_graphs.needs_handler(effects, len(ctx.graph.created)):
+            if raising_graphs.needs_handler(effects, len(ctx.graph.created)) or \
+                    raising_graphs.ops_in_handled_region(ctx.handled_region_ops, ctx.graph.created):
                 # effects happened before graph ops: a raising op must leave them visible (convert/raising_graphs.py)
                 lines += raising_graphs.wrap_graph_call(call, gm, [s.expr() for s in plan.input_sources], fn,
                                                         codegen.call_arguments_source(fn.__code__), ns)

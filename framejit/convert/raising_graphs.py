@@ -12,7 +12,10 @@ partial run is undone, running the call again as plain Python does exactly what 
 the effects up to the failing op, then its exception (from the op itself, with eager's message). So:
 
   * an entry needs this only when some Python side effect happened before some graph op (an effect
-    recorded after the last op would not have happened eagerly either: the exception propagates as is);
+    recorded after the last op would not have happened eagerly either: the exception propagates as is),
+    or when an op that may raise sits inside a region of the frame whose handler could catch it (a try
+    block, a Python context manager's with-block): the frame's handler must see the exception, as
+    eagerly, and rerunning the frame as Python gives it exactly that;
   * then the graph call is wrapped in `try/except Exception`, whose handler undoes the partial run and
     returns `fn(<the same arguments>)` run as plain Python (a generated resume function runs its own
     code, which is the rest of the original frame);
@@ -44,6 +47,16 @@ RUNNING_STATS_OPS = {"batch_norm", "instance_norm"}
 def needs_handler(effects, node_count):
     """Did a Python side effect happen before some graph op (so a raising op must leave it visible)?"""
     return any(e.at < node_count for e in effects)
+
+
+def ops_in_handled_region(flagged, created):
+    """Is an op that may raise on tensor values, inside a try block or a with-block whose __exit__ may
+    suppress (translate/ops/exceptions.py flagged it), still in the graph? Then a raise must rerun the
+    frame as Python too: its handler, not the caller, must see the exception."""
+    if not flagged:
+        return False
+    kept = set(created)
+    return any(node in kept for node in flagged)
 
 
 def _name(target):

@@ -30,6 +30,9 @@ from .values.base import Const, DictValue, IteratorValue, MethodValue, ObjectVal
     iterated_sequence
 from .lookasides import numpy_calls
 from .lookasides.stdlib import method_lookaside
+from .lookasides.lru_cached_calls import cached_call
+from .lookasides import symbolic_factories
+from .lookasides import disabled_wrappers
 from .lookasides.optimizers import tensor_value_rewrite
 from .dispatch import CODE_LOOKASIDES
 from .lookasides.process_state import process_lookaside
@@ -121,11 +124,18 @@ def call_object(tx, fn_value, obj, args, kwargs):
         return call_method(tx, args[0], obj.__name__, args[1:], kwargs)
     if hashable and is_autograd_function_apply(obj):
         check_forward(tx, obj.__self__, args, kwargs)      # a forward with side effects is a break
+    if hashable and is_graph_op(obj) and isinstance(obj, types.FunctionType) and \
+            any(_is_callable_argument(a) for a in [*args, *kwargs.values()]):
+        # a torch Python function given a callable (F.triplet_margin_with_distance_loss's distance
+        # function, a module): no graph node can hold it, so the function's code is inlined
+        return inline_function(tx, obj, fn_value.source, args, kwargs)
     if hashable and is_graph_op(obj):
         if any(_has_tensor(a) for a in args) or any(_has_tensor(v) for v in kwargs.values()) or \
                 obj in FACTORY_FUNCTIONS:
             if obj in FACTORY_FUNCTIONS and "device" not in kwargs and obj not in LIKE_FACTORIES:
                 tx.ctx.guard_state(default_device)            # the result's device may be the default
+            if obj in symbolic_factories.FACTORIES and symbolic_factories.symbolic_data(args, kwargs):
+                return symbolic_factories.tensor_of_numbers(tx, args, kwargs)    # a symbolic int stays symbolic
             return tx.ctx.graph.call_function(graph_target(obj), tuple(args), kwargs)
         return _const_call(tx, obj, args, kwargs, watch_state=True)
     inner = getattr(obj, "_framejit_fn", None) if isinstance(obj, types.FunctionType) else None
@@ -176,16 +186,26 @@ def call_object(tx, fn_value, obj, args, kwargs):
         return inline_function(tx, call_method_fn, None, [fn_value, *args], kwargs)
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__name__
     if isinstance(obj, _LRU_WRAPPER):
-        # its cache is real state: a hit returns what an earlier call computed (perhaps from globals that
-        # changed since), a miss runs the function, and cache_info() counts both; inlining __wrapped__
-        # would get none of that right
-        raise GraphBreak("call", f"call to {name}, a functools.lru_cache/cache function: its cache is state "
-                         "the call reads and changes, so it runs as plain Python")
+        # its cache is real state (inlining __wrapped__ would not get it right): answered now when the
+        # arguments are known, else a break (lookasides/lru_cached_calls.py)
+        return cached_call(tx, obj, name, args, kwargs)
     raise GraphBreak("call", f"call to {name} cannot be put in a graph (not a torch op and not Python code "
                      "framejit can inline)")
 
 
 _LRU_WRAPPER = type(functools.lru_cache(None)(lambda: None))
+_CALLABLE_KINDS = (types.FunctionType, types.MethodType, types.BuiltinFunctionType, functools.partial)
+
+
+def _is_callable_argument(v):
+    """Is this argument a function, method or module (something a graph node cannot take)?"""
+    if isinstance(v, (Const, TensorValue, SeqValue, DictValue)):
+        return False
+    try:
+        kind = v.python_type()
+    except Exception:
+        return False
+    return isinstance(kind, type) and (issubclass(kind, _CALLABLE_KINDS) or issubclass(kind, torch.nn.Module))
 
 
 _CONSTANT_CLASSES = (int, float, complex, str, bytes)
@@ -405,6 +425,8 @@ def _inline_frame(tx, fn, fn_source, args, kwargs, closure_values, defaults, kwd
         raise GraphBreak("recursion", f"inlining deeper than {tx.ctx.config.inline_depth} calls")
     if getattr(fn, "_framejit_disabled", False):
         raise GraphBreak("disabled", f"{fn.__qualname__} is marked framejit.disable; it runs as plain Python")
+    if disabled_wrappers.is_compiler_disabled(fn):
+        raise GraphBreak("disabled", f"{fn.__qualname__} is marked torch.compiler.disable; it runs as plain Python")
     defaults = fn.__defaults__ if defaults is None else defaults
     kwdefaults = fn.__kwdefaults__ if kwdefaults is None else kwdefaults
     bound = bind_arguments(code, fn.__qualname__, args, kwargs, _wrap_defaults(tx, fn, fn_source, defaults, kwdefaults))

@@ -97,6 +97,9 @@ class ConversionContext:
         # > 0 while translating with tensor subclass dispatch off (values/tensors/tensor_subclasses.py)
         self.torch_function_disabled = 0
         self.dict_kind_objects = {}  # id(DictValue) -> (it, the real dict-kind argument) (values/dicts/dict_kinds.py)
+        # graph ops that may raise on tensor values inside a region whose handler could catch it
+        # (ops/exceptions.py): their graph call reruns the frame as Python if it raises (convert/raising_graphs.py)
+        self.handled_region_ops = []
 
     def guard_state(self, fn):
         """The frame read global torch state through `fn` (or used it implicitly): guard its entry value

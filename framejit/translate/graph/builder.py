@@ -254,10 +254,15 @@ class GraphBuilder:
         if isinstance(out, torch.Tensor):
             node.meta["example_value"] = out
             return TensorValue(node, out)
-        if isinstance(out, (tuple, list)) and all(isinstance(o, torch.Tensor) for o in out):
+        if isinstance(out, (tuple, list)) and all(isinstance(o, torch.Tensor) or o is None for o in out):
+            # None items: an op's optional outputs that its constant arguments turned off
+            # (F.multi_head_attention_forward's weights under need_weights=False)
             node.meta["example_value"] = out
             items = []
             for i, o in enumerate(out):
+                if o is None:
+                    items.append(Const(None))
+                    continue
                 item = self.graph.create_node("call_function", operator.getitem, (node, i), {})
                 item.meta["example_value"] = o
                 self.created.append(item)

@@ -20,6 +20,9 @@ from . import stdlib  # noqa: F401
 from . import profiler_blocks  # noqa: F401
 from . import higher_order  # noqa: F401
 from . import torch_checks  # noqa: F401
+from . import torch_queries  # noqa: F401
+from . import lru_cached_calls  # noqa: F401
+from . import symbolic_factories  # noqa: F401
 from . import optimizers  # noqa: F401
 from . import disabled_wrappers  # noqa: F401
 from . import process_state  # noqa: F401

@@ -20,11 +20,19 @@ from ..values.base import Const, DictValue, MethodValue, ObjectValue, Value
 from ..values.containers import deques
 from ..values.functions import function_values
 from ..values.protocol import wrap_unsourced
+from ..values.objects.attribute_model import BoundMethod
+
+_ANY_RECEIVER = object()
 
 
 def _real_callable(v):
     if isinstance(v, ObjectValue):
         return v.obj
+    if isinstance(v, BoundMethod) and isinstance(v.func, types.FunctionType):
+        # `inspect.signature(self.processor.__call__)` (diffusers' Attention): the function is fixed by
+        # the receiver's guarded type; a method's signature is its function's without the first parameter,
+        # whatever the receiver is
+        return types.MethodType(v.func, _ANY_RECEIVER)
     if isinstance(v, MethodValue) and isinstance(v.receiver, ObjectValue):
         real = getattr(v.receiver.obj, v.name)
         if isinstance(real, types.MethodType):

@@ -250,8 +250,6 @@ def check_ops_in_handled_region(tx, inst, nodes):
         exn = exn.target.exn
     if not caught:
         return
-    for node in nodes:
-        if can_fail_on_values(node):
-            raise GraphBreak("op in try", f"{_op_name(node) or node.target} can fail on tensor values inside "
-                             "a try block or a Python with-block, where the frame's own handler must see the "
-                             "error; the frame runs as plain Python")
+    # kept in the graph: if one raises at run time, the entry undoes the graph's partial run and reruns
+    # the frame as plain Python, so the frame's own handler sees eager's exception (convert/raising_graphs.py)
+    tx.ctx.handled_region_ops.extend(node for node in nodes if can_fail_on_values(node))

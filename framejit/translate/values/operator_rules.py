@@ -15,7 +15,7 @@ from ..dispatch import LOOKASIDES
 from .tensors import ndarrays, tensor_subclasses
 from .base import GENERIC, Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .dicts.identity_hashed_keys import has_identity_keys, hashes_by_identity
-from .protocol import as_python, dict_key, truth, unpack_iterable
+from .protocol import CONST_TYPES, as_python, dict_key, truth, unpack_iterable
 from .objects.user_dunders import is_user_object, user_binary_op
 from .numbers.sym_values import SymValue
 
@@ -325,6 +325,9 @@ def _contains(tx, container, item):
         found = item.value in container.obj
         tx.ctx.guards.add("CONST_MATCH", MembershipSource(container.source, item.value), found)
         return found
+    if isinstance(container, ObjectValue) and type(container.obj) is frozenset and isinstance(item, Const) and \
+            all(type(x) in CONST_TYPES for x in container.obj):
+        return item.value in container.obj       # immutable, of constants: fixed by what fixed the object
     if isinstance(container, ObjectValue):     # an object whose class defines __contains__ in Python
         method = getattr(type(container.obj), "__contains__", None)
         if isinstance(method, types.FunctionType):

@@ -181,6 +181,8 @@ def truth(tx, v):
             return True
         if isinstance(v.obj, torch.nn.Module) and not hasattr(type(v.obj), "__len__"):
             return True
+        if type(v.obj) in (frozenset, tuple):    # immutable: fixed by whatever fixed the object (as iteration)
+            return bool(v.obj)
         raise GraphBreak("truth", f"truth value of {type(v.obj).__name__}")
     return True
 

@@ -746,5 +746,7 @@ def test_matches_eager(fn, args, kwargs, options):
     run_case(fn, args, kwargs, options)
 
 
-def test_runtime_failing_op_in_try_is_a_break():
-    run_case(runtime_index_error_caught, (x34, idx_ok), {}, dict(breaks=1))
+def test_runtime_failing_op_in_try_stays_in_the_graph():
+    """The op stays in the graph; if it raises, the frame reruns as Python and its handler sees the error
+    (the `_bad` case above; convert/raising_graphs.py)."""
+    run_case(runtime_index_error_caught, (x34, idx_ok), {}, dict(graphs=1, breaks=0))

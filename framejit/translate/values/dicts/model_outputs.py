@@ -1,4 +1,5 @@
-"""transformers' ModelOutput (a dataclass that is also an OrderedDict) built, used and returned.
+"""transformers' ModelOutput and diffusers' BaseOutput (dataclasses that are also OrderedDicts) built,
+used and returned.
 
 Why this exists: every transformers forward ends in `return SomeModelOutput(last_hidden_state=h, ...)`,
 and the caller reads it back by attribute (`out.logits`), key (`out["logits"]`), position (`out[0]`),
@@ -12,8 +13,8 @@ semantics are small and fixed, so they are modelled here directly:
   * `out[str]` reads the dict, `out[int or slice]` indexes to_tuple(), `out[k] = v` sets both the
     dict entry and the attribute; __delitem__/pop/update/setdefault raise.
 
-The class is recognised by its MRO (transformers.utils.generic.ModelOutput); framejit never imports
-transformers. After the graph, the object is rebuilt without running __init__/__post_init__ again
+The class is recognised by its MRO (transformers.utils.generic.ModelOutput, diffusers.utils.outputs.BaseOutput);
+framejit never imports either library. After the graph, the object is rebuilt without running __init__/__post_init__ again
 (they only validate): the same dict items and instance __dict__ as the eager object, several times
 cheaper than calling the constructor.
 """
@@ -25,13 +26,38 @@ from ...source import AttrSource
 from ..base import Const, IteratorValue, MethodValue, SeqValue, TensorValue, Value
 from ..protocol import as_python, wrap_unsourced
 
-_BASE = ("transformers.utils.generic", "ModelOutput")
+# The bases modelled here. diffusers' BaseOutput has the same semantics (its __setattr__ and
+# __post_init__ give the same keys, its __getitem__ the same answers) except the special first-field form:
+# transformers takes any non-tensor first field alone as a key/value iterator, diffusers only a dict.
+_TRANSFORMERS = ("transformers.utils.generic", "ModelOutput")
+_DIFFUSERS = ("diffusers.utils.outputs", "BaseOutput")
+_BASES = (_TRANSFORMERS, _DIFFUSERS)
+
+
+def _base_of(cls):
+    for k in cls.__mro__:
+        if (k.__module__, k.__qualname__) in _BASES:
+            return (k.__module__, k.__qualname__)
+    return None
 
 
 def is_model_output_class(cls):
     if not isinstance(cls, type) or not issubclass(cls, collections.OrderedDict):
         return False
-    return any((k.__module__, k.__qualname__) == _BASE for k in cls.__mro__) and dataclasses.is_dataclass(cls)
+    return _base_of(cls) is not None and dataclasses.is_dataclass(cls)
+
+
+def _first_field_form(cls, first):
+    """Does the constructor take this first field, the others being None, as the dict/iterator form?
+    True, False, or None when that depends on a value not known here."""
+    if _is_none(first) or isinstance(first, TensorValue):
+        return False
+    if _base_of(cls) == _DIFFUSERS:
+        if isinstance(first, Const):
+            return isinstance(first.value, dict)
+        kind = first.python_type()
+        return issubclass(kind, dict) if isinstance(kind, type) else None
+    return True
 
 
 _NEW = collections.OrderedDict.__new__
@@ -84,7 +110,7 @@ class ModelOutputValue(Value):
                 raise GraphBreak("bad call", f"TypeError: {cls.__name__}() missing argument {f.name!r}")
         first = attrs[names[0]]
         others_none = all(_is_none(attrs[n]) for n in names[1:])
-        if others_none and not isinstance(first, TensorValue) and not _is_none(first):
+        if others_none and _first_field_form(cls, first) is not False:
             raise GraphBreak("model output", f"{cls.__name__} built from a non-tensor first field only (the "
                              "key/value iterator form)")
         keys = [n for n in names if not _is_none(attrs[n])]
