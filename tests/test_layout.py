@@ -8,9 +8,9 @@ finds its converter that way). The rule, lowest first:
     errors, config, _words               the leaves: import nothing of framejit
     bytecode/, accuracy/, persist/       the leaves only
     backends/                            persist/ and the leaves
-    shapes/ (to come)                    bytecode/ and the leaves
+    shapes/                              bytecode/ and the leaves
     translate/                           shapes/, bytecode/ and the leaves
-    distributed/ (to come)               translate/, shapes/, backends/, bytecode/ and the leaves
+    distributed/                         translate/, shapes/, backends/, bytecode/ and the leaves
     convert/                             translate/, distributed/, backends/, shapes/, bytecode/, leaves
     runtime/                             convert/ and all it may import, and observe/ (beside)
     observe/                             beside the pipeline: backends/ and the leaves only (a conversion
@@ -49,9 +49,9 @@ ALLOWED = {
     "persist": {"leaves"},
     "backends": {"leaves", "persist"},
     "accuracy": {"leaves"},                                    # compare results, clone inputs, minify graphs
-    "shapes": {"leaves", "bytecode"},                          # (not written yet: symbolic sizes)
+    "shapes": {"leaves", "bytecode"},                          # symbolic sizes
     "translate": {"leaves", "bytecode", "shapes"},
-    "distributed": {"leaves", "bytecode", "shapes", "translate", "backends"},   # (not written yet)
+    "distributed": {"leaves", "bytecode", "shapes", "translate", "backends"},
     "convert": {"leaves", "bytecode", "shapes", "translate", "backends", "distributed", "accuracy"},
     "runtime": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "observe",
                 "accuracy"},

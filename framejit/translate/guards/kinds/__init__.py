@@ -1,7 +1,7 @@
 """Guard kinds as objects: one class per kind, owning its words, its rendering, its miss explanation
-and its answers to the plans that make checking it cheap (base.py says what each answers).
+and its answers to the plans that make checking it cheap (guard_kind.py says what each answers).
 
-base.py        GuardKind, the registry (`kind_named`), what all kinds share
+guard_kind.py  GuardKind, the registry (`kind_named`), what all kinds share
 tensors.py     TENSOR_MATCH, DYN_TENSOR_MATCH (and the metadata they expect)
 objects.py     CONST_MATCH, ID_MATCH, TYPE_MATCH, LEN_MATCH, DICT_KEYS, ATOMS_MATCH
 state.py       GRAD_MODE, STATE_MATCH, NATIVE_STATE
