@@ -5,7 +5,8 @@ Every import statement under framejit/ is read from the source (at module level 
 a lazy import is still an import), plus the modules named as strings to importlib (the replay harness
 finds its converter that way). The rule, lowest first:
 
-    errors, config, _words               the leaves: import nothing of framejit
+    errors, config, _words,              the leaves: import nothing of framejit
+    dynamo_reads, torch_versions
     bytecode/, backends/                 the leaves only
     shapes/ (to come)                    bytecode/ and the leaves
     translate/                           shapes/, bytecode/ and the leaves
@@ -33,7 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "framejit"
 
-LEAVES = {"framejit.errors", "framejit.config", "framejit._words"}
+LEAVES = {"framejit.errors", "framejit.config", "framejit._words", "framejit.dynamo_reads", "framejit.torch_versions"}
 ENTRY_POINTS = {"framejit", "framejit.__main__", "framejit.cli", "framejit.demo", "framejit.examples"}
 OBSERVE_TOP = ("framejit.observe.replay", "framejit.observe.explain", "framejit.observe.report")
 ALLOWED = {
