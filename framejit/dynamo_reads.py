@@ -34,10 +34,21 @@ def is_eval_frame_wrapper(code):
 
 # ---- the backend registry -------------------------------------------------------------------------
 
+# registry backends that need a package torch does not bring: asked for without it, a clear error now
+# instead of a failed conversion on the first call
+_NEEDS = {"tvm": "tvm", "openxla": "torch_xla", "openxla_eval": "torch_xla", "onnxrt": "onnxruntime",
+          "tensorrt": "torch_tensorrt", "torch_tensorrt": "torch_tensorrt", "ipex": "intel_extension_for_pytorch"}
+
+
 def registry_backend(name):
     """The compiler function torch.compile(backend=name) would use, or None when torch's registry has no
     such name. Importing the registry imports torch._dynamo (not its compiler: nothing is traced)."""
     import importlib
+    import importlib.util
+    package = _NEEDS.get(name)
+    if package is not None and importlib.util.find_spec(package) is None:
+        raise RuntimeError(f"backend {name!r} (torch's backend registry) needs the {package!r} package, which "
+                           "is not installed here")
     registry = importlib.import_module(_DYNAMO + ".backends.registry")
     try:
         return registry.lookup_backend(name)

@@ -16,6 +16,7 @@ finds its converter that way). The rule, lowest first:
     observe/                             beside the pipeline: backends/ and the leaves only (a conversion
                                          reports to it through the observation the runtime hands it)
     observe/replay, explain, report/     on top of runtime/: they re-run conversions or read the cache
+    torch_compile_args                   backends/ and the leaves (torch.compile's arguments as framejit's)
     api                                  everything above
     __init__, __main__, cli, demo, examples   the entry points: anything
 
@@ -49,8 +50,9 @@ ALLOWED = {
     "observe": {"leaves", "backends"},
     "observe-top": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
                     "observe"},
+    "torch_compile_args": {"leaves", "backends"},     # torch.compile's arguments as framejit's (api uses it)
     "api": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
-            "observe", "observe-top"},
+            "observe", "observe-top", "torch_compile_args"},
 }
 TRANSLATE_RANKS = {
     "dispatch": 0, "source": 0,
