@@ -5,7 +5,7 @@ STAMP := .venv/.framejit-installed
 
 WORDS := framejit/_words.so
 
-.PHONY: demo test bench browser clean
+.PHONY: demo test test-torch bench browser clean
 
 $(STAMP): pyproject.toml requirements.txt requirements-nodeps.txt
 	test -x $(PY) || python3.11 -m venv .venv || python3 -m venv .venv
@@ -26,6 +26,25 @@ demo: $(STAMP) $(WORDS)
 test: $(STAMP) $(WORDS)
 	$(PY) -m pytest -q -n 2 -p no:cacheprovider tests
 
+# The whole suite on another torch release, in its own venv (.venv-torch-X.Y.Z, gitignored):
+# `make test-torch TORCH=2.14.1`. pyproject.toml's torch range says which releases are supported.
+TORCH ?= 2.14.1
+TVENV := .venv-torch-$(TORCH)
+TSTAMP := $(TVENV)/.framejit-installed
+
+$(TSTAMP): pyproject.toml requirements.txt
+	test -x $(TVENV)/bin/python || python3.11 -m venv $(TVENV) || python3 -m venv $(TVENV)
+	$(TVENV)/bin/python -m pip install -q torch==$(TORCH)
+	grep -v '^torch==' requirements.txt > $(TVENV)/requirements-no-torch.txt
+	$(TVENV)/bin/python -m pip install -q -r $(TVENV)/requirements-no-torch.txt
+	$(TVENV)/bin/python -m pip install -q --no-deps -e .
+	touch $(TSTAMP)
+
+test-torch: $(TSTAMP)
+	test -f $(WORDS) || gcc -O2 -shared -fPIC -I"$$($(TVENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
+		framejit/_words.c -o $(WORDS) || true
+	$(TVENV)/bin/python -m pytest -q -n 2 -p no:cacheprovider tests
+
 bench: $(STAMP) $(WORDS)
 	$(PY) bench/overhead.py
 
@@ -35,4 +54,4 @@ browser:
 	test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 clean:
-	rm -rf .venv build *.egg-info $(WORDS)
+	rm -rf .venv .venv-torch-* build *.egg-info $(WORDS)

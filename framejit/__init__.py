@@ -4,6 +4,8 @@ It reads the CPython bytecode of ordinary PyTorch functions and nn.Modules, turn
 into torch.fx graphs, compiles each graph with a backend and runs it behind guards, with a cache per
 code object. What it cannot put in a graph runs as plain Python at a graph break.
 """
+from .torch_versions import check_supported as _check_supported
+_check_supported()
 from .api import compile, disable, reset
 from .backends import CompileCounter, register_backend
 from .observe.break_warnings import GraphBreakWarning

@@ -8,41 +8,57 @@ import dataclasses
 
 import torch
 
-from .backends import lookup_backend
 from .config import Config, check_settings
 from .runtime import cache
 from .runtime.compiled import _DISABLED, _compile, check_compilable
+from .torch_compile_args import resolve_backend, settings_for_torch_compile_users
 
 
-def compile(fn=None, *, backend="eager", fullgraph=False, config=None, inplace=False, **config_overrides):
-    """Compile a function or nn.Module with framejit.
+def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=None, options=None, name=None,
+            disable=False, recompile_limit=None, isolate_recompiles=False, shapes_spec=None, config=None,
+            inplace=False, **config_overrides):
+    """Compile a function or nn.Module with framejit; torch.compile's keywords with torch.compile's meaning
+    (framejit/torch_compile_args.py), plus framejit's own (config, inplace, Config settings).
 
         @framejit.compile                      # or framejit.compile(fn), framejit.compile(backend="eager")(fn)
         def f(x, y): ...
-        model = framejit.compile(model)         # an nn.Module that behaves like the original
-        framejit.compile(block, inplace=True)  # the same object, its forward compiled (FSDP: fully_shard)
+        model = framejit.compile(model)         # an nn.Module that behaves like the original (and is it as a key)
+        framejit.compile(block, inplace=True)  # the same object, its forward compiled
         model = framejit.compile(ddp_model)    # DDP: the wrapped forward, split at DDP's gradient buckets
+        framejit.compile(fn, mode="max-autotune")   # inductor with that mode, as torch.compile
     """
-    check_settings("framejit.compile", config_overrides, also=("backend", "fullgraph", "config", "inplace"))
-    backend_fn = lookup_backend(backend)
+    if model is None and "fn" in config_overrides:        # framejit's older name for the first argument
+        model = config_overrides.pop("fn")
+    check_settings("framejit.compile", config_overrides,
+                   also=("model", "fullgraph", "dynamic", "backend", "mode", "options", "name", "disable",
+                         "recompile_limit", "isolate_recompiles", "shapes_spec", "config", "inplace"))
+    if not isinstance(disable, bool):
+        raise TypeError(f"disable must be a bool, got {type(disable).__name__}")
     if not isinstance(fullgraph, bool):
         raise TypeError(f"fullgraph must be a bool, got {type(fullgraph).__name__}")
     if not isinstance(inplace, bool):
         raise TypeError(f"inplace must be a bool, got {type(inplace).__name__}")
-    if fn is not None:
-        check_compilable(fn, "framejit.compile")
-        if inplace and not isinstance(fn, torch.nn.Module):
+    backend_fn = resolve_backend(backend, mode, options, dynamic)
+    if model is not None:
+        check_compilable(model, "framejit.compile")
+        if inplace and not isinstance(model, torch.nn.Module):
             raise TypeError(f"framejit.compile(..., inplace=True) compiles an nn.Module in place, keeping the object; "
-                            f"got {type(fn).__name__} (compile functions without inplace)")
+                            f"got {type(model).__name__} (compile functions without inplace)")
+    if recompile_limit is not None:
+        config_overrides["recompile_limit"] = recompile_limit
+    config_overrides = settings_for_torch_compile_users(config_overrides, dynamic, shapes_spec)
     if config is None:
         config = Config.from_env(**config_overrides)
     elif not isinstance(config, Config):
         raise TypeError(f"config must be a framejit.Config, got {type(config).__name__}")
     elif config_overrides:
         config = dataclasses.replace(config, **config_overrides)
-    if fn is None:
-        return lambda f: compile(f, backend=backend, fullgraph=fullgraph, config=config, inplace=inplace)
-    return _compile(fn, backend_fn, fullgraph, config, observer=None, inplace=inplace)
+    if model is None:
+        return lambda f: compile(f, backend=backend_fn, fullgraph=fullgraph, config=config, inplace=inplace,
+                                 disable=disable)
+    if disable:                       # torch.compile(disable=True): a no-op
+        return model
+    return _compile(model, backend_fn, fullgraph, config, observer=None, inplace=inplace)
 
 
 def disable(fn=None):

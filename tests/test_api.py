@@ -350,7 +350,7 @@ def test_framejit_own_backend_names_cannot_be_replaced():
 
 def test_unknown_names_suggest_the_close_one():
     with pytest.raises(TypeError, match=r"framejit.compile\(\) got an unexpected keyword argument 'fullgrph' "
-                                        r"\(did you mean 'fullgraph'\?\); it takes backend, fullgraph, config"):
+                                        r"\(did you mean 'fullgraph'\?\); it takes model, fullgraph, dynamic, backend, mode, options"):
         framejit.compile(add_relu, fullgrph=True)
     with pytest.raises(TypeError, match=r"unexpected keyword argument 'recompile_limt' \(did you mean "
                                         r"'recompile_limit'\?\)"):

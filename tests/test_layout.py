@@ -5,7 +5,8 @@ Every import statement under framejit/ is read from the source (at module level 
 a lazy import is still an import), plus the modules named as strings to importlib (the replay harness
 finds its converter that way). The rule, lowest first:
 
-    errors, config, _words               the leaves: import nothing of framejit
+    errors, config, _words,              the leaves: import nothing of framejit
+    dynamo_reads, torch_versions
     bytecode/, accuracy/, persist/       the leaves only
     backends/                            persist/ and the leaves
     shapes/                              bytecode/ and the leaves
@@ -16,6 +17,7 @@ finds its converter that way). The rule, lowest first:
     observe/                             beside the pipeline: backends/ and the leaves only (a conversion
                                          reports to it through the observation the runtime hands it)
     tools/ (replay, explain, report/)    on top of runtime/: they re-run conversions or read the cache
+    torch_compile_args                   backends/ and the leaves (torch.compile's arguments as framejit's)
     api                                  everything above
     __init__, __main__, cli, demo, examples, testing   the entry points: anything
 
@@ -40,7 +42,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "framejit"
 
-LEAVES = {"framejit.errors", "framejit.config", "framejit._words"}
+LEAVES = {"framejit.errors", "framejit.config", "framejit._words", "framejit.dynamo_reads", "framejit.torch_versions"}
 ENTRY_POINTS = {"framejit", "framejit.__main__", "framejit.cli", "framejit.demo", "framejit.examples",
                 "framejit.testing"}
 ALLOWED = {
@@ -58,8 +60,9 @@ ALLOWED = {
     "observe": {"leaves", "backends"},
     "tools": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
               "observe", "accuracy", "persist"},
+    "torch_compile_args": {"leaves", "backends"},     # torch.compile's arguments as framejit's (api uses it)
     "api": {"leaves", "persist", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
-            "observe", "tools", "accuracy"},
+            "observe", "tools", "accuracy", "torch_compile_args"},
 }
 TRANSLATE_RANKS = {
     "dispatch": 0, "source": 0,

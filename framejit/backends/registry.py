@@ -36,6 +36,8 @@ def check_backend(fn, what="backend", by_name=True):
     try:
         signature.bind(None, [])
     except TypeError:
+        if any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values()):
+            return                            # (a static __call__ reads one argument short; torch passes keywords)
         raise TypeError(f"{what} must be callable as {BACKEND_SIGNATURE}; {_describe(fn)}{signature} "
                         "cannot take those two arguments") from None
 
@@ -59,6 +61,10 @@ def lookup_backend(backend):
     if isinstance(backend, str):
         fn = BACKENDS.get(backend)
         if fn is None:
+            from ..dynamo_reads import registry_backend
+            fn = registry_backend(backend)    # a name in torch's registry (torch._dynamo.list_backends(None))
+            if fn is not None:
+                return fn
             close = difflib.get_close_matches(backend, BACKENDS, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(f"unknown backend {backend!r}{hint}; known backends: {', '.join(sorted(BACKENDS))}")
@@ -83,10 +89,11 @@ def aot_eager(gm, example_inputs):
 
 
 @register_backend("inductor")
-def inductor(gm, example_inputs):
-    """torch._inductor's compile_fx behind the shared pipeline (backends/inductor.py)."""
+def inductor(gm, example_inputs, config_patches=None):
+    """torch._inductor's compile_fx behind the shared pipeline (backends/inductor.py); `config_patches`:
+    torch.compile's mode/options (framejit/torch_compile_args.py)."""
     from .inductor import compile_inductor
-    return compile_inductor(gm, example_inputs)
+    return compile_inductor(gm, example_inputs, config_patches)
 
 
 def runs_graph_as_is(backend):

@@ -12,6 +12,7 @@ import copyreg
 import dataclasses
 import functools
 import inspect
+import logging
 import types
 import warnings
 import weakref
@@ -22,6 +23,7 @@ from . import cache
 from ..backends import lookup_backend
 from ..config import Config
 from ..convert.codegen import MISS
+from ..dynamo_reads import stance as read_stance, torch_logs
 from ..convert.frame import convert_frame
 from ..convert.results import Options, Unobserved
 from ..translate.dispatch import CODE_LOOKASIDES
@@ -177,6 +179,9 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs, closure=None):
     recompile limit then counts per closure, as it does per compiled function."""
     if local.eager_reason is not None:       # settled: plain Python (or its routed copy), no lock needed
         return _eager(local, closure)(*args, **kwargs)
+    stance = read_stance()
+    if stance != "default" and _stance_runs_eagerly(stance, fn, state):
+        return fn(*args, **kwargs)
     limit = opts.config.recompile_limit
     with cache.LOCK:
         for entry in state.entries:          # another thread may have converted meanwhile
@@ -195,6 +200,8 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs, closure=None):
             if state.entries:
                 reason = _recompile_reason(fn, state, signature, args, kwargs, opts.config.dynamic)
                 state.recompile_reasons.append(reason)
+                if "recompiles" in torch_logs() or "recompiles_verbose" in torch_logs():
+                    _LOG.warning("%s", reason)          # TORCH_LOGS=recompiles, as torch.compile logs them
             while len(state.entries) >= max(SHARED_CODE_LIMIT * limit, 1):
                 state.evict_oldest()
             result = _convert(fn, signature, state, opts, args, kwargs)
@@ -210,6 +217,30 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs, closure=None):
     if local.eager_reason is not None:
         return _eager(local, closure)(*args, **kwargs)
     return fn(*args, **kwargs)
+
+
+def _stance_runs_eagerly(stance, fn, state):
+    """torch.compiler.set_stance(...) at a cache miss: "force_eager" runs the call as plain Python,
+    "eager_on_recompile" does so once something was compiled, "fail_on_recompile" raises then. Other
+    stances are warned about once and the call converts as by default."""
+    if stance == "force_eager":
+        return True
+    if stance == "eager_on_recompile":
+        return bool(state.entries)
+    if stance == "fail_on_recompile":
+        if state.entries:
+            raise RuntimeError(f"framejit: {fn.__qualname__} would recompile, and torch.compiler.set_stance"
+                               f"(\"fail_on_recompile\") is in effect")
+        return False
+    if stance not in _STANCES_WARNED:
+        _STANCES_WARNED.add(stance)
+        warnings.warn(f"framejit: torch.compiler.set_stance({stance!r}) is not honoured; calls convert as by "
+                      "default", UserWarning, stacklevel=4)
+    return False
+
+
+_STANCES_WARNED = set()
+_LOG = logging.getLogger("framejit.recompiles")
 
 
 def _eager(local, closure):
@@ -347,7 +378,7 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
         **members,
         "forward": compiled_forward, "__module__": cls.__module__, "__qualname__": cls.__qualname__,
         "_framejit_compiled": True, "_framejit_original": mod, "__doc__": cls.__doc__,
-        "__reduce_ex__": _reduce_as_original,
+        "__reduce_ex__": _reduce_as_original, "__eq__": _equals_original, "__hash__": _hash_of_original,
     })
     new = object.__new__(sub)
     object.__setattr__(new, "__dict__", mod.__dict__)
@@ -399,6 +430,24 @@ def _release_compiled_class(sub, names):
 
 
 _MODULE_CALL = torch.nn.Module.__call__
+
+
+def _original_of(module):
+    cls = type(module)
+    return cls._framejit_original if getattr(cls, "_framejit_compiled", False) else module
+
+
+def _equals_original(self, other):
+    """A compiled module is its original wherever module objects are keys: FSDP's state mapping (a
+    WeakKeyDictionary), `m in modules`, dicts keyed by module. Found there as the original, whatever
+    the compiled copy replaced in its parent (`blocks[i] = framejit.compile(blocks[i])`)."""
+    original = type(self)._framejit_original
+    other = _original_of(other)
+    return original is other or original.__eq__(other) is True
+
+
+def _hash_of_original(self):
+    return hash(type(self)._framejit_original)
 
 
 def _reduce_as_original(self, protocol):

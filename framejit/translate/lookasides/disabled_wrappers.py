@@ -15,14 +15,8 @@ import torch
 
 from ..dispatch import CODE_LOOKASIDES
 from ..values.base import Const
+from ...dynamo_reads import DISABLE_WRAPPER_CODE
 from ...errors import GraphBreak
-
-
-def _probe():
-    return None
-
-
-DISABLE_WRAPPER_CODE = torch._disable_dynamo(_probe).__code__      # (makes the wrapper; imports nothing)
 
 
 def _wrapped_function(wrapper):

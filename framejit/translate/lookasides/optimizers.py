@@ -26,6 +26,7 @@ import torch
 import torch.optim.optimizer as optimizer_module
 import torch.utils._foreach_utils
 
+from ...dynamo_reads import is_eval_frame_wrapper
 from ...errors import GraphBreak
 from ..dispatch import CODE_LOOKASIDES, LOOKASIDES, lookaside
 from ..source import AttrSource, ItemSource, Source, fixed_source
@@ -127,7 +128,7 @@ def _see_through_compiler_wrapper(opt_cls):
     inner = getattr(init, "__wrapped__", None)
     code = getattr(init, "__code__", None)
     if inner is None or code is None or init in LOOKASIDES or \
-            not code.co_filename.replace("\\", "/").endswith("/_dynamo/eval_frame.py"):
+            not is_eval_frame_wrapper(code):
         return
     LOOKASIDES[init] = lambda tx, args, kwargs: tx.inline(inner, None, list(args), dict(kwargs))
 

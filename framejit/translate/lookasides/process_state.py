@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import torch
 
 from ...errors import GraphBreak
+from ...torch_versions import fx_tracing_flag_reader
 from ..source import Source, fixed_source
 from ..values.base import Const, ObjectValue
 from .builtins_table import LOOKASIDES, as_python
@@ -91,11 +92,6 @@ LOOKASIDES[os.getenv] = _getenv
 
 # ---- queries: answered now; guarded by value where the answer can change --------------------------
 
-def _is_fx_tracing_flag():
-    import torch.fx._symbolic_trace as symbolic_trace
-    return symbolic_trace._is_fx_tracing_flag
-
-
 def _changing_queries():
     """query -> the zero-argument function whose value guards its answer (itself, unless calling it per
     call would do more than read: is_fx_tracing also logs a warning, so its flag is read instead)."""
@@ -107,8 +103,9 @@ def _changing_queries():
         out[dist.is_initialized] = dist.is_initialized
     try:
         import torch.fx._symbolic_trace as symbolic_trace
-        if hasattr(symbolic_trace, "_is_fx_tracing_flag"):
-            out[symbolic_trace.is_fx_tracing] = _is_fx_tracing_flag
+        read_flag = fx_tracing_flag_reader()        # where the flag lives differs by torch release
+        if read_flag is not None:
+            out[symbolic_trace.is_fx_tracing] = read_flag
     except ImportError:
         pass
     return out

@@ -19,6 +19,8 @@ import torch
 import torch._utils
 import torch.nn.functional as F
 
+from ...dynamo_reads import DYNAMO_MODULE
+
 GRAPH_OP_MODULES = ("torch", "torch.functional", "torch.nn.functional", "torch.linalg", "torch.fft",
                     "torch.special", "torch._C._nn", "torch._C._linalg", "torch._C._fft",
                     "torch._C._special", "torch._C._VariableFunctions", "torch.nn.modules.utils")
@@ -63,7 +65,7 @@ NOT_EXPORTING_PREDICATES = {f for f in (getattr(torch.compiler, "is_exporting", 
 # Modules that user code may have imported (framejit never imports them) whose `is_compiling` is the
 # same question; looked up in sys.modules when a call is translated, and matched by identity.
 # (The name is only a sys.modules key: framejit never imports or calls into that package.)
-_INCUMBENT = "torch." + "_dynamo"
+_INCUMBENT = DYNAMO_MODULE
 LATE_COMPILING_PREDICATES = ((_INCUMBENT, "is_compiling"), (_INCUMBENT + ".external_utils", "is_compiling"))
 # Helpers of libraries that only wrap torch.compiler.is_compiling()/is_exporting() in a try/import
 # (matched by module and qualified name, since framejit does not import those libraries).
