@@ -108,3 +108,11 @@ def torch_logs():
     """The components named in $TORCH_LOGS (`+dynamo,graph_breaks,recompiles`), without +/- prefixes."""
     raw = os.environ.get("TORCH_LOGS", "")
     return [part.strip().lstrip("+-") for part in raw.split(",") if part.strip().lstrip("+-")]
+
+
+def is_compiler_disabled(fn) -> bool:
+    """Did torch.compiler.disable (or torch._dynamo.disable) make `fn`?"""
+    try:
+        return getattr(fn, "_torchdynamo_disable", False) is True
+    except Exception:          # an object whose attribute lookup raises is no such wrapper
+        return False

@@ -16,7 +16,7 @@ from torch.nn.modules import module as _module_impl
 from .identity_keys import WeakIdentityMap
 from ..translate.calls import NEVER_INLINE_PREFIXES
 from ..translate.lookasides.modules import is_fsdp_managed
-from ..translate.lookasides.disabled_wrappers import is_compiler_disabled
+from ..dynamo_reads import is_compiler_disabled
 from ..translate.values.functions.compiled_callees import CompiledCallee  # noqa: F401  (convert/frame.py imports it from here)
 
 

@@ -32,7 +32,7 @@ from .lookasides import numpy_calls
 from .lookasides.stdlib import method_lookaside
 from .lookasides.lru_cached_calls import cached_call
 from .lookasides import symbolic_factories
-from .lookasides import disabled_wrappers
+from ..dynamo_reads import is_compiler_disabled
 from .lookasides.optimizers import tensor_value_rewrite
 from .dispatch import CODE_LOOKASIDES
 from .lookasides.process_state import process_lookaside
@@ -425,7 +425,7 @@ def _inline_frame(tx, fn, fn_source, args, kwargs, closure_values, defaults, kwd
         raise GraphBreak("recursion", f"inlining deeper than {tx.ctx.config.inline_depth} calls")
     if getattr(fn, "_framejit_disabled", False):
         raise GraphBreak("disabled", f"{fn.__qualname__} is marked framejit.disable; it runs as plain Python")
-    if disabled_wrappers.is_compiler_disabled(fn):
+    if is_compiler_disabled(fn):
         raise GraphBreak("disabled", f"{fn.__qualname__} is marked torch.compiler.disable; it runs as plain Python")
     defaults = fn.__defaults__ if defaults is None else defaults
     kwdefaults = fn.__kwdefaults__ if kwdefaults is None else kwdefaults

@@ -62,13 +62,7 @@ CODE_LOOKASIDES[DISABLE_WRAPPER_CODE] = disabled_wrapper_call
 # Unlike torch._disable_dynamo above (torch's own bookkeeping, inlined), this is the user's or a library's
 # request that the function run as plain Python: torch.compile breaks the graph at the call and runs the
 # callee uncompiled. Its wrapper (eval_frame's `_fn`) carries `_torchdynamo_disable = True`; that marker
-# is read here, nothing of torch._dynamo is imported or called. The wrapper used to be inlined (its
+# is read by dynamo_reads.is_compiler_disabled, nothing of torch._dynamo is imported or called. The wrapper used to be inlined (its
 # eval-frame switching calls were breaks: 3 graphs / 8 breaks around one disabled helper, torch.compile
 # 2 graphs / 1 break).
 
-def is_compiler_disabled(fn) -> bool:
-    """Did torch.compiler.disable (or torch._dynamo.disable) make `fn`?"""
-    try:
-        return getattr(fn, "_torchdynamo_disable", False) is True
-    except Exception:          # an object whose attribute lookup raises is no such wrapper
-        return False
