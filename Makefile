@@ -32,11 +32,12 @@ TORCH ?= 2.14.1
 TVENV := .venv-torch-$(TORCH)
 TSTAMP := $(TVENV)/.framejit-installed
 
-$(TSTAMP): pyproject.toml requirements.txt
+$(TSTAMP): pyproject.toml requirements.txt requirements-nodeps.txt
 	test -x $(TVENV)/bin/python || python3.11 -m venv $(TVENV) || python3 -m venv $(TVENV)
 	$(TVENV)/bin/python -m pip install -q torch==$(TORCH)
 	grep -v '^torch==' requirements.txt > $(TVENV)/requirements-no-torch.txt
 	$(TVENV)/bin/python -m pip install -q -r $(TVENV)/requirements-no-torch.txt
+	$(TVENV)/bin/python -m pip install -q --no-deps -r requirements-nodeps.txt
 	$(TVENV)/bin/python -m pip install -q --no-deps -e .
 	touch $(TSTAMP)
 
