@@ -50,7 +50,8 @@ class DefaultDictValue(DictValue):
         self.factory = factory if factory is not None else Const(None)
 
     def rebuild_parts(self):
-        return [self.factory]
+        """The dict's own parts (identity keys, values), then the factory."""
+        return super().rebuild_parts() + [self.factory]
 
 
 def base_of(cls):

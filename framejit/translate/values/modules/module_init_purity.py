@@ -37,7 +37,7 @@ _PURE_C_CALLS = {isinstance, issubclass, hasattr, getattr, len, callable, type, 
 # for the rest of the process once torch.compile runs anything: it calls the real __init__, then tags the
 # new module in its own generation table, nothing the program can see; named by its file, never imported)
 _MACHINERY_FILES = {torch.nn.modules.module.__file__, torch.nn.parameter.__file__,
-                    os.path.join(os.path.dirname(os.path.dirname(__file__)), "guards", "module_watch.py"),
+                    os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(__file__))), "guards", "module_watch.py"),
                     os.path.join(os.path.dirname(torch.__file__), "_dynamo", "mutation_guard.py")}
 
 
