@@ -56,7 +56,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend=None, mode=Non
     if model is None:
         return lambda f: compile(f, backend=backend_fn, fullgraph=fullgraph, config=config, inplace=inplace,
                                  disable=disable)
-    if disable:                       # torch.compile(disable=True): a no-op
+    if disable:                       # torch.compile's disable=True: a no-op
         return model
     return _compile(model, backend_fn, fullgraph, config, observer=None, inplace=inplace)
 

@@ -41,7 +41,7 @@ _NEEDS = {"tvm": "tvm", "openxla": "torch_xla", "openxla_eval": "torch_xla", "on
 
 
 def registry_backend(name):
-    """The compiler function torch.compile(backend=name) would use, or None when torch's registry has no
+    """The compiler function torch.compile would use for backend=name, or None when torch's registry has no
     such name. Importing the registry imports torch._dynamo (not its compiler: nothing is traced)."""
     import importlib
     import importlib.util

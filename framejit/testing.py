@@ -1,4 +1,4 @@
-"""Accuracy tools for users, as torch._dynamo.testing / utils offer them for torch.compile.
+"""Accuracy tools for users, as dynamo's testing and utils modules offer them for torch.compile.
 
     framejit.testing.same(expected, actual)          # True when equal up to the dtype's tolerance
     framejit.testing.first_difference(expected, actual)   # None, or "[1]['logits']: ... expected ..."

@@ -5,7 +5,7 @@ nothing else changed. So framejit.compile takes torch.compile's keywords (fullgr
 mode, options, name, disable, recompile_limit, isolate_recompiles, shapes_spec) and answers each:
 
 - backend: framejit's own names first (eager, aot_eager, inductor: held to eager semantics), then any
-  name in torch's backend registry (`torch._dynamo.list_backends(None)`: cudagraphs, tvm, openxla, a
+  name in torch's backend registry (dynamo's `list_backends(None)`: cudagraphs, tvm, openxla, a
   library's registered backend), or any callable torch.compile accepts.
 - mode and options go where torch.compile sends them: for inductor, into compile_fx's config patches
   (mode through torch._inductor's own table of modes, options checked against inductor's config, as
@@ -14,7 +14,7 @@ mode, options, name, disable, recompile_limit, isolate_recompiles, shapes_spec) 
 - the default backend: framejit's "eager" (the graphs run as captured: torch.compile's semantics and
   framejit's low overhead, no code generation), or "inductor" when mode or options are given (they only
   mean something to inductor), or the backend the program set as torch.compile's default.
-- settings set for torch.compile: torch._dynamo.config.recompile_limit (read here, when the program
+- settings set for torch.compile: dynamo's config.recompile_limit (read here, when the program
   changed it); TORCH_LOGS components framejit has an equivalent for; anything else that cannot be
   honoured gets one warning (`not_honoured`).
 """

@@ -55,7 +55,7 @@ def why_not_splittable(code, tx, inst, snap):
         t = other.target
         if t is not None and j > i and "BACKWARD" in other.opname and tx.index[t] <= i:
             # a for loop over a known sequence resumes in a graph: its iterator goes to the resume
-            # function as the items left (_loop_iterators); a while loop, or a for loop inside a try
+            # function as the items left (break_split.py's _loop_iterators); a while loop, or a for loop inside a try
             # block (whose handler would iterate the passed items in the break function), does not
             # (the loop's iterator is on the stack: any other kind than IteratorValue cannot be rebuilt).
             # A callee that breaks (a model's layer) keeps the loop plain Python with the call routed to
@@ -86,15 +86,6 @@ def _iterates_a_tensor(it):
                 getattr(node.args[0], "target", None) is torch.unbind:
             return True
     return False
-
-
-def _loop_iterators(stack, popped_below):
-    """Stack positions of for-loop iterators (IteratorValues), or None when one of them is popped by the
-    breaking instruction (it would get the passed items instead of an iterator) or appears twice."""
-    slots = [i for i, v in enumerate(stack) if isinstance(v, IteratorValue)]
-    if any(i >= popped_below for i in slots) or len({id(stack[i]) for i in slots}) != len(slots):
-        return None
-    return tuple(slots)
 
 
 def _is_with_exit(v):
