@@ -19,6 +19,7 @@ torch, another platform, no native module — `state_bits` returns None and the 
 """
 import ctypes
 import os
+import warnings
 
 import torch
 
@@ -67,13 +68,22 @@ def _tracer_key(addresses):
                 if state_is(TRACING, TRACING):
                     inside.append(key)
         return x
-    torch.jit.trace(probe, torch.zeros(1), check_trace=False)
+    _trace_quietly(probe)
     found = []
     for key in inside:
         _set_functions(*addresses, key)
         if state_is(TRACING, 0):
             found.append(key)
     return found[0] if len(found) == 1 else None
+
+
+def _trace_quietly(fn):
+    """torch.jit.trace(fn) on a one-element tensor, as a probe: torch 2.14 deprecates jit.trace with a
+    FutureWarning that would reach the user's stderr from framejit's own probe, so it is silenced here."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.jit.trace(fn, torch.zeros(1), check_trace=False)
 
 
 def _agrees():
@@ -89,7 +99,7 @@ def _agrees():
     if not state_is(AUTOCAST, 0) or not state_is(TRACING, 0):
         return False
     seen = []
-    torch.jit.trace(lambda x: seen.append(state_is(TRACING, TRACING)) or x, torch.zeros(1), check_trace=False)
+    _trace_quietly(lambda x: seen.append(state_is(TRACING, TRACING)) or x)
     return seen == [True] and state_is(TRACING, 0)
 
 
