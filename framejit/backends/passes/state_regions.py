@@ -41,8 +41,11 @@ _enter_inference_mode = torch.autograd.grad_mode._enter_inference_mode
 _exit_inference_mode = torch.autograd.grad_mode._exit_inference_mode
 _enter_autocast = torch.amp.autocast_mode._enter_autocast
 _exit_autocast = torch.amp.autocast_mode._exit_autocast
+# a graph closing an autocast block at a graph break first holds one count of autocast's nesting, so the
+# close keeps the cast cache (translate/values/managers/state_managers.py close_open_autocast)
+_hold_autocast_cache = torch.autocast_increment_nesting
 SWITCHES = frozenset({_set_grad_enabled, _enter_inference_mode, _exit_inference_mode, _enter_autocast,
-                      _exit_autocast})
+                      _exit_autocast, _hold_autocast_cache})
 # the switches that open a block, and the one that closes each (their handles are closed on an error)
 _CLOSERS = {_enter_inference_mode: _exit_inference_mode, _enter_autocast: _exit_autocast}
 AUTOCAST_DEVICES = ("cpu", "cuda")
@@ -101,6 +104,8 @@ def regions(graph, grad_at_entry, autocast_at_entry=None, split_no_grad=False):
             elif node.target is _exit_inference_mode:
                 if inference:
                     inference.pop()
+            elif node.target is _hold_autocast_cache:
+                pass
             elif node.target is _enter_autocast:
                 device, enabled = _autocast_block(node)
                 autocast_blocks.append((node, device, autocast.get(device, False)))
@@ -215,7 +220,7 @@ def compile_by_regions(gm, grad_at_entry, compile_region, autocast_at_entry=None
                     env[node] = value
                     if node.target in _CLOSERS:
                         handles.append((_CLOSERS[node.target], value))
-                    elif handles and node.target is not _set_grad_enabled:
+                    elif handles and node.target in (_exit_inference_mode, _exit_autocast):
                         handles.pop()
                     continue
                 env.update(zip(outputs, run(*[env[n] for n in inputs])))

@@ -28,8 +28,11 @@ _enter_inference_mode = torch.autograd.grad_mode._enter_inference_mode
 _exit_inference_mode = torch.autograd.grad_mode._exit_inference_mode
 _enter_autocast = torch.amp.autocast_mode._enter_autocast
 _exit_autocast = torch.amp.autocast_mode._exit_autocast
+# autocast's nesting count: its cast cache (the low-precision copies of leaf tensors) is cleared when an
+# exit brings the count to 0; a graph closing a block at a break holds one count so the cache lives on
+_hold_autocast_cache = torch.autocast_increment_nesting
 STATE_NODE_TARGETS = frozenset({_set_grad_enabled, _enter_inference_mode, _exit_inference_mode, _enter_autocast,
-                                _exit_autocast})
+                                _exit_autocast, _hold_autocast_cache})
 
 
 @contextlib.contextmanager
@@ -617,7 +620,13 @@ class AutocastExit:
     """The __exit__ on the stack of a break or resume function that starts inside a `with
     torch.autocast(...)` block: the real autocast object entered for it (torch.amp's own
     _enter_autocast), left through torch.amp's _exit_autocast; exceptions go through. `args` are the
-    block's constant arguments, which a resume function guards."""
+    block's constant arguments, which a resume function guards.
+
+    The graph that closed the block at the break held one count of autocast's nesting first
+    (close_open_autocast), so the cast cache eager keeps for the whole block survived the close: the
+    weight cast before the break is the same cached copy after it, as eagerly. This exit lets that count
+    go after leaving the block, and clears the cache when nothing is nested any more, as the eager
+    block's own exit does."""
     __slots__ = ("args", "mode")
 
     def __init__(self, args, mode):
@@ -626,6 +635,8 @@ class AutocastExit:
 
     def __call__(self, exc_type, exc, tb):
         _exit_autocast(self.mode)
+        if torch.autocast_decrement_nesting() == 0:
+            torch.clear_autocast_cache()
         return None
 
 
@@ -654,8 +665,11 @@ def resumed_autocast_block(ctx, obj, source):
 
 def close_open_autocast(tx, stack):
     """At a graph break inside autocast blocks the frame entered (their ExitValues are on `stack`):
-    close each in the graph, innermost first, so the graph leaves global state as it found it; the
-    break function re-enters them for real (ExitValue.rebuild)."""
+    close each in the graph, innermost first, so the graph leaves the autocast switches as it found
+    them; the break function re-enters them for real (ExitValue.rebuild). Each close is preceded by a
+    hold on autocast's nesting count, which the block's AutocastExit lets go: the close must not clear
+    the cast cache, which eager keeps until the block really ends."""
     for v in reversed(stack):
         if isinstance(v, ExitValue) and isinstance(v.manager, AutocastManager) and v.manager.node is not None:
+            _state_node(tx, _hold_autocast_cache, ())
             _state_node(tx, _exit_autocast, (v.manager.node,))
