@@ -3,10 +3,11 @@
 Why this exists: AOT autograd (aot_eager, inductor) runs a graph as one autograd.Function, which
 computes the backward of all its outputs; autograd passes zeros for the outputs a backward did not
 reach, so an input only those outputs depend on gets a zero gradient where eager leaves None.
-`keep_none_grads` hooks the Function's node when some input does not feed every output: before the
-backward it sees which outputs received a gradient, after it turns the gradients of inputs none of
-them depends on back into None. What feeds what is read from the autograd graph fake propagation
-built at conversion time.
+`keep_none_grads` hooks the Function's node of each call: before the backward it sees which outputs
+received a gradient, after it turns the gradients of inputs none of them depends on back into None (all
+of them when no output received one: a graph feeding another whose backward gave that input None). What
+feeds what is read from the autograd graph fake propagation built at conversion time; an input the graph
+writes in place counts as one more output (AOT autograd returns its new value).
 """
 import torch
 import torch.fx as fx
@@ -65,42 +66,55 @@ def _reached_inputs(fake, anchors):
 
 
 def keep_none_grads(gm, compiled):
-    """`compiled`, or a wrapper that gives None gradients where eager does (see the module doc); the
-    wrapper only for graphs where some input requiring grad does not feed every differentiable output."""
+    """`compiled`, or a wrapper that gives None gradients where eager does (see the module doc): for
+    graphs with an input that requires grad."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if not any(isinstance(n.meta.get("example_value"), torch.Tensor) and n.meta["example_value"].requires_grad
+               for n in placeholders):
+        return compiled
     try:
-        return _keep_none_grads(gm, compiled)
+        reached = _reached_by_output(gm, placeholders)
     except RuntimeError:
         # reading a fake's grad_fn raises for a view whose base was written after it was made (autograd
-        # refuses to regenerate it): the graph's autograd history cannot be read, so nothing is changed
-        return compiled
+        # refuses to regenerate it): which output feeds which input cannot be read
+        reached = None
+
+    def run(*args):
+        edges = _expected_edges(args) if reached is not None else None
+        outs = compiled(*args)
+        node = next((t.grad_fn for t in outs if isinstance(t, torch.Tensor) and t.grad_fn is not None and
+                     hasattr(t.grad_fn, "_forward_cls")), None)
+        if node is not None:
+            inputs = _inputs_by_slot(node, edges) if edges is not None else None
+            by_slot = None if inputs is None else \
+                {outs[j].output_nr: r for j, r in reached.items() if outs[j].grad_fn is node}
+            _hook(node, by_slot, inputs)
+        return outs
+    return run
 
 
-def _keep_none_grads(gm, compiled):
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+def _reached_by_output(gm, placeholders):
+    """{output index: the graph inputs its gradient reaches}, or None when every output reaches the same
+    inputs or that cannot be told."""
     anchors = _input_anchors(placeholders)
     if anchors is None:
-        return compiled
+        return None
     output = next(n for n in gm.graph.nodes if n.op == "output")
     reached = {}
     for j, node in enumerate(output.args[0]):
         fake = node.meta.get("example_value") if isinstance(node, fx.Node) else None
         if isinstance(fake, torch.Tensor) and fake.requires_grad:
             reached[j] = _reached_inputs(fake, anchors)
-    every = set().union(*reached.values()) if reached else set()
-    if len(reached) < 2 or all(r == every for r in reached.values()):
-        return compiled
-
-    def run(*args):
-        edges = _expected_edges(args)
-        outs = compiled(*args)
-        node = next((t.grad_fn for t in outs if isinstance(t, torch.Tensor) and t.grad_fn is not None and
-                     hasattr(t.grad_fn, "_forward_cls")), None)
-        if node is not None:
-            inputs = _inputs_by_slot(node, edges)
-            if inputs is not None:
-                _hook(node, {outs[j].output_nr: r for j, r in reached.items() if outs[j].grad_fn is node}, inputs)
-        return outs
-    return run
+    # an input requiring grad that the graph writes in place is one more output of the Function (AOT
+    # autograd hands its new value back, and the input is updated from it): a backward through the other
+    # outputs alone gives it zeros, which reach the input's own history (its leaf gets a zero .grad)
+    written = [_reached_inputs(fake, anchors) for fake in (n.meta.get("example_value") for n in placeholders)
+               if isinstance(fake, torch.Tensor) and fake._version != 0 and fake.requires_grad]
+    kinds = list(reached.values()) + written
+    every = set().union(*kinds) if kinds else set()
+    if not reached or len(kinds) < 2 or all(r == every for r in kinds):
+        return None
+    return reached
 
 
 def _expected_edges(args):
@@ -131,15 +145,21 @@ def _inputs_by_slot(node, edges):
 
 
 def _hook(node, reached_by_slot, inputs):
+    """Hooks on the Function's node: a backward that brings it no gradient at all gives none (as eager's
+    ops would: a Function fills in zeros, so a graph fed by this one, whose backward gave its input None,
+    put zero gradients into the leaves behind it); with `reached_by_slot`, the inputs none of the outputs
+    that received a gradient depends on get None."""
     received = []
 
     def before(grad_outputs):
         received[:] = [slot for slot, g in enumerate(grad_outputs) if g is not None]
 
     def after(grad_inputs, _grad_outputs):
-        if any(slot not in reached_by_slot for slot in received):
+        if not received:
+            return tuple(None for _ in grad_inputs)
+        if reached_by_slot is None or any(slot not in reached_by_slot for slot in received):
             return None                          # a gradient this cannot attribute: keep them all
-        needed = set().union(*(reached_by_slot[slot] for slot in received)) if received else set()
+        needed = set().union(*(reached_by_slot[slot] for slot in received))
         return tuple(g if inputs[slot] in needed else None for slot, g in enumerate(grad_inputs))
 
     node.register_prehook(before)

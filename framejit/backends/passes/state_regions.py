@@ -33,7 +33,7 @@ first) and grad mode is put back, as the with-blocks would.
 import torch
 import torch.fx as fx
 
-from ..in_place import writes_in_place
+from ..in_place import written_values as writes_of, writes_in_place
 from .dead_tensors import is_dead_tensor
 
 _set_grad_enabled = torch._C._set_grad_enabled
@@ -167,9 +167,10 @@ def independent_parts(groups):
     return out
 
 
-def _subgraph(gm, nodes):
+def _subgraph(gm, nodes, written_before=frozenset()):
     """A GraphModule computing `nodes` from the values they read outside themselves; returns it with
-    those outside values (its inputs, in order) and the values it hands on (its outputs, in order)."""
+    those outside values (its inputs, in order) and the values it hands on (its outputs, in order).
+    `written_before`: storage keys of the values nodes before these write in place."""
     inside = set(nodes)
     inputs = []
     for node in nodes:
@@ -181,6 +182,7 @@ def _subgraph(gm, nodes):
     for used in inputs:
         env[used] = graph.placeholder(used.name)
         env[used].meta = dict(used.meta)
+        _set_grad_fn_at_entry(env[used].meta, used, written_before)
     for node in nodes:
         env[node] = graph.node_copy(node, lambda a: env[a])
     outputs = [n for n in nodes if any(user not in inside for user in n.users) or is_dead_tensor(n)]
@@ -188,16 +190,50 @@ def _subgraph(gm, nodes):
     return fx.GraphModule(gm, graph), inputs, outputs
 
 
+def _storage_key(value):
+    """Which storage a (fake) tensor is on, or None when that cannot be told."""
+    try:
+        return value.untyped_storage()._cdata
+    except (RuntimeError, NotImplementedError, AttributeError):
+        return None
+
+
+def _written_storages(nodes):
+    """Storage keys of what `nodes` write in place; None in the set when one of them cannot be told."""
+    keys = set()
+    for node in nodes:
+        for written in writes_of(node):
+            fake = written.meta.get("example_value") if isinstance(written, fx.Node) else None
+            keys.add(_storage_key(fake) if isinstance(fake, torch.Tensor) else None)
+    return keys
+
+
+def _set_grad_fn_at_entry(meta, used, written_before):
+    """A region's input keeps the autograd identity it had when the region starts ("grad_fn_at_entry",
+    read by none_grads.py to give eager's None gradients): a graph input's from the graph's entry, a value
+    an earlier region made from when it was made; unknown (the key dropped) when an earlier region wrote
+    its storage in place after that."""
+    at_entry = meta.get("grad_fn_at_entry") if used.op == "placeholder" else meta.get("grad_fn_made")
+    fake = meta.get("example_value")
+    key = _storage_key(fake) if isinstance(fake, torch.Tensor) else None
+    if at_entry is None or key is None or key in written_before or None in written_before:
+        meta.pop("grad_fn_at_entry", None)
+    else:
+        meta["grad_fn_at_entry"] = at_entry
+
+
 def compile_by_regions(gm, grad_at_entry, compile_region, autocast_at_entry=None, compile_no_grad=False):
     """A callable running `gm` region by region (see the module doc); `compile_region(sub_gm, fakes)`
     compiles a region where grad is on and autocast off, and with `compile_no_grad` one where only grad
     is off (fakes: its inputs' example values from the conversion); it is called in that state."""
     steps = []
+    written = set()                       # storages the regions so far write in place
     for kind, nodes in independent_parts(regions(gm.graph, grad_at_entry, autocast_at_entry, compile_no_grad)):
         if kind == "switch":
             steps.append((None, nodes[0], None))
             continue
-        sub, inputs, outputs = _subgraph(gm, nodes)
+        sub, inputs, outputs = _subgraph(gm, nodes, frozenset(written))
+        written |= _written_storages(nodes)
         fakes = [n.meta.get("example_value") for n in inputs]
         run = sub
         if kind in ("grad", "no_grad") and all(f is not None for f in fakes):
