@@ -291,3 +291,75 @@ def test_autocast_block_raising_after_a_break_leaves_no_nesting(backend):
         return q
     check(raises_after_break, *_args(), backend=backend, grads=True)
     assert _nesting_after() == 0
+
+
+# ---- torch's managers as decorators of functions a compiled frame calls (traced, not plain Python) ----
+
+@torch.autocast("cpu", dtype=BF16)
+def _cast_matmul(x, w):
+    return x @ w
+
+
+@torch.autocast("cpu", enabled=False)
+def _full_matmul(x, w):
+    return x.float() @ w
+
+
+@torch.inference_mode()
+def _inference_matmul(x, w):
+    return (x @ w).clone()
+
+
+@torch.set_grad_enabled(False)
+def _no_grad_matmul(x, w):
+    return x @ w
+
+
+def calls_autocast_decorated(x, w):
+    return _cast_matmul(x, w).float() + 1
+
+
+def calls_disabled_inside_block(x, w):
+    with torch.autocast("cpu", dtype=BF16):
+        return _full_matmul(x, w) + _cast_matmul(x, w)
+
+
+def calls_inference_decorated(x, w):
+    return _inference_matmul(x, w) + 1
+
+
+def calls_grad_decorated(x, w):
+    return _no_grad_matmul(x, w) + x @ w
+
+
+def decorates_in_the_frame(x, w):
+    cast = torch.autocast("cpu", dtype=BF16)(lambda a, b: a @ b)
+    frozen = torch.inference_mode()(lambda a, b: a @ b)
+    return cast(x, w), frozen(x, w.detach())
+
+
+def returns_a_decorated_function(x, w):
+    return x @ w, torch.autocast("cpu", dtype=BF16)(_plain_matmul)
+
+
+def _plain_matmul(x, w):
+    return x @ w
+
+
+DECORATED_CASES = [calls_autocast_decorated, calls_disabled_inside_block, calls_inference_decorated,
+                   calls_grad_decorated, decorates_in_the_frame, autocast_decorator]
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("fn", DECORATED_CASES, ids=lambda f: f.__name__)
+def test_manager_decorators_are_traced(fn, backend):
+    """One graph, no break, no fallback: the decorator's block is entered and left in the graph."""
+    check(fn, *_args(), backend=backend, grads=fn is not decorates_in_the_frame, graphs=1, breaks=0)
+    _no_fallback()
+
+
+def test_a_decorated_function_made_in_the_frame_escapes():
+    x, w = _args()
+    _, cast = framejit.compile(returns_a_decorated_function, backend="eager")(x, w)
+    assert cast(x, w).dtype is BF16 and type(cast) is type(_plain_matmul)
+    _no_fallback()

@@ -255,7 +255,11 @@ class GraphBuilder:
             node.meta["example_value"] = out
             # its autograd identity before later ops write it (backends/passes/state_regions.py hands it on
             # as "grad_fn_at_entry" of a region that takes this value as an input)
-            node.meta["grad_fn_made"] = (out.requires_grad, out.grad_fn)
+            # (autograd refuses to read the grad_fn of some written views: then it is not recorded)
+            try:
+                node.meta["grad_fn_made"] = (out.requires_grad, out.grad_fn)
+            except RuntimeError:
+                pass
             return TensorValue(node, out)
         if isinstance(out, (tuple, list)) and all(isinstance(o, torch.Tensor) or o is None for o in out):
             # None items: an op's optional outputs that its constant arguments turned off

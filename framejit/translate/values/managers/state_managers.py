@@ -182,6 +182,9 @@ class GradModeManager(GlobalStateManager):
         from .decorated_managers import decorate
         return decorate(tx, self, args, kwargs)
 
+    def fresh(self):
+        return GradModeManager(self.mode, self.factory)
+
     def rebuild(self, rb):
         if self.entered or self.factory is torch.set_grad_enabled:
             raise GraphBreak("reconstruct", "an entered context manager cannot be rebuilt")
@@ -224,6 +227,22 @@ class InferenceModeManager(GlobalStateManager):
     def undo(self):
         _exit_inference_mode(self.handle)
 
+    def call(self, tx, args, kwargs):
+        """torch.inference_mode(mode)(fn): the manager used as a decorator (decorated_managers.py)."""
+        from .decorated_managers import decorate
+        return decorate(tx, self, args, kwargs)
+
+    def fresh(self):
+        return InferenceModeManager(self.mode)
+
+    def rebuild(self, rb):
+        if self.entered:
+            raise GraphBreak("reconstruct", "an entered context manager cannot be rebuilt")
+        return f"{rb.ns.bind(torch.inference_mode)}({self.mode!r})"
+
+    def rebuild_parts(self):
+        return []
+
 
 class AutocastManager(GlobalStateManager):
     """torch.autocast(...): torch.amp's own _enter_autocast/_exit_autocast pair as graph nodes."""
@@ -251,6 +270,24 @@ class AutocastManager(GlobalStateManager):
 
     def undo(self):
         _exit_autocast(self.handle)
+
+    def call(self, tx, args, kwargs):
+        """torch.autocast(...)(fn): the manager used as a decorator (decorated_managers.py)."""
+        from .decorated_managers import decorate
+        return decorate(tx, self, args, kwargs)
+
+    def fresh(self):
+        return AutocastManager(self.args)
+
+    def rebuild(self, rb):
+        if self.entered:
+            raise GraphBreak("reconstruct", "an entered context manager cannot be rebuilt")
+        device, dtype, enabled, cache = self.args
+        return (f"{rb.ns.bind(torch.autocast)}({device!r}, dtype={rb.ns.bind(dtype)}, enabled={enabled!r}, "
+                f"cache_enabled={cache!r})")
+
+    def rebuild_parts(self):
+        return []
 
 
 class NullManager(ManagerValue):
@@ -506,10 +543,27 @@ def manager_for_object(tx, value):
         return GradModeManager(False, t)
     if t is torch.enable_grad:
         return GradModeManager(True, t)
+    if t is torch.autocast:               # e.g. the one @torch.autocast(...) keeps in its wrapper's closure
+        fields = [_guarded_field(tx, value, name) for name in ("device", "fast_dtype", "_enabled", "_cache_enabled")]
+        return AutocastManager(tuple(fields))
+    if t is torch.inference_mode:
+        return InferenceModeManager(_guarded_field(tx, value, "mode"))
     module = getattr(t, "__module__", "") or ""
     if module == "torch" or module.startswith("torch."):
         raise GraphBreak("with", f"with-block over a {t.__qualname__} object is not supported")
     return None
+
+
+def _guarded_field(tx, value, name):
+    """An attribute of a real manager object, guarded when the object has a source (the state it enters
+    depends on it)."""
+    field = getattr(value.obj, name)
+    if value.source is not None:
+        from ...source import AttrSource
+        tx.ctx.wrap(field, AttrSource(value.source, name))
+    if type(field) not in (bool, str, torch.dtype) and field is not None:
+        raise GraphBreak("with", f"a {type(value.obj).__qualname__} object whose {name} is a {type(field).__name__}")
+    return field
 
 
 def manager_clone(tx, fn, fn_source, args, kwargs):
