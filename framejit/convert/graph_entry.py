@@ -20,6 +20,7 @@ from .results import BreakInfo, ConvertResult
 from ..backends.registry import BACKEND_SIGNATURE
 from ..distributed.ddp_split import SPLIT_REASONS
 from ..errors import BackendError, GraphBreak
+from ..shapes.oblivious import compile_oblivious
 from ..translate.guards.guard_set import GuardSet, is_instance_guard
 from ..translate.guards import module_guards
 from ..translate.guards.identity import guard_storage_sharing
@@ -95,7 +96,7 @@ def _compile_graph(ctx, outputs, opts, name):
     reference = _reference_copy(gm) if opts.config.check_accuracy else None
     try:
         with ctx.phase("backend_compile"):
-            compiled = _call_backend(opts.backend, gm, example_inputs)
+            compiled = compile_oblivious(ctx.graph.shapes, lambda: _call_backend(opts.backend, gm, example_inputs))
         if not callable(compiled):
             got = "None" if compiled is None else f"{type(compiled).__name__} {compiled!r:.60}"
             raise BackendError(f"backend {_backend_name(opts.backend)!r} returned {got}, not a callable: a backend "

@@ -2,7 +2,8 @@
 
 A symbolic entry is valid for every call whose sizes satisfy what the conversion relied on:
 
-  * each symbol's range (at least 2 for a size, torch's 0/1 specialization; mark_dynamic's min/max),
+  * each symbol's range (at least 2 for a size, torch's 0/1 specialization, at least 0 for a size from 0
+    (oblivious.py); mark_dynamic's min/max),
   * duck typing: every other read of a symbol equals its first read (`y.size(0) == x.size(0)`),
   * the ShapeEnv's replacements (a symbol found equal to an expression of others, or to a constant),
   * the ShapeEnv's guards: every relation a branch, a view or a broadcast decided.
@@ -48,7 +49,7 @@ def _facts(shapes):
         rng = env.var_to_range.get(sym)
         lo = rng.lower if rng is not None else None
         hi = rng.upper if rng is not None else None
-        if info.number is None and (lo is None or not _finite(lo) or lo < 2):
+        if info.number is None and not info.from_zero and (lo is None or not _finite(lo) or lo < 2):
             lo = sympy.Integer(2)
         if info.bounds[0] is not None:
             lo = sympy.Integer(max(int(lo), info.bounds[0])) if lo is not None and _finite(lo) else sympy.Integer(info.bounds[0])

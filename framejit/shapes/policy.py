@@ -4,8 +4,10 @@
     dynamic=None    the dimensions automatic dynamic has seen change (memory.py), and the marked ones
     dynamic=False   only what mark_dynamic names
 
-Sizes 0 and 1 stay static (torch's ShapeEnv specializes them: broadcasting and contiguity depend on
-them), so a dimension that shrinks to 1 is one more static entry, as under torch.compile. Parameters
+A dimension automatic dynamic learnt gets a symbol from 0 (oblivious.py): one entry serves sizes 0 and 1
+too, guarded only where the graph's meaning depends on them (a broadcast of size 1), so sizes 3, 2, 1, 0
+are two conversions (torch.compile: four). Marked dimensions and dynamic=True keep torch's 0/1
+specialization (a size 0 or 1 stays static: one more entry each), unless mark_dynamic's min is 0 or 1. Parameters
 (and tensors reached through nn.Module attributes) keep static shapes unless mark_dynamic says
 otherwise. Only plain strided tensors at storage offset 0 get symbols: contiguous ones, and non-contiguous
 ones (a transpose, a permute, a column slice, an expand) whose strides become expressions of the sizes
@@ -15,6 +17,7 @@ other layouts stay static (guarded exactly).
 import torch
 
 from .marks import ALL, has_marks, marks_of
+from .oblivious import FROM_ZERO, from_zero
 
 
 class ShapePolicy:
@@ -49,11 +52,12 @@ class ShapePolicy:
         if self.dynamic is True and not through_module and not isinstance(t, torch.nn.Parameter):
             chosen = {d: (None, None) for d in range(t.dim())}
         elif self.dynamic is None and not isinstance(t, torch.nn.Parameter):
-            chosen = {d: (None, None) for d in self.memory.dims_of(name)}
-            chosen.update({d: (None, None) for d in maybe})
+            chosen = {d: (None, None) for d in maybe}
+            chosen.update({d: FROM_ZERO for d in self.memory.dims_of(name)})
         chosen.update(explicit)
         shape = t.shape
-        out = {d: bounds for d, bounds in chosen.items() if d not in static and d < len(shape) and shape[d] > 1}
+        out = {d: bounds for d, bounds in chosen.items()
+               if d not in static and d < len(shape) and (shape[d] > 1 or from_zero(bounds))}
         return out or None
 
     def number_dynamic(self, name, kind=int):

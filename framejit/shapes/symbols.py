@@ -10,12 +10,16 @@ legality, `if x.shape[1] > 16`, broadcasting two sizes) is recorded by the Shape
 Each symbol remembers where it was read, as Python text over the entry's arguments (`x.size(1)`) and
 in words (`x.shape[1]`): guard_text.py renders the ShapeEnv's facts over those reads. Sizes are duck
 typed as torch does: two dims of the same size at conversion share one symbol (and are guarded equal).
+A dimension whose bounds start below 2 (automatic dynamic's, oblivious.py) gets a symbol from 0, not 0/1
+specialized, and the conversion's ops then run size-oblivious (`run_op`).
 """
 import dataclasses
 
 import torch
 import torch._guards
 from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv
+
+from .oblivious import from_zero, run_oblivious
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,6 +41,7 @@ class Symbol:
     reads: list                  # [(python text, words)], the first one defines it
     bounds: tuple = (None, None)  # mark_dynamic's (min, max)
     number: type = None          # int/float for a Python number input (its type is guarded elsewhere)
+    from_zero: bool = False      # a size from 0 (not 0/1 specialized): oblivious.py
 
 
 class ShapeContext:
@@ -46,18 +51,23 @@ class ShapeContext:
         self.dynamic_inputs = []     # (words, {dim: symbol words}) for reports
         self.float_symbols = {}      # unbacked symbol -> source name of a float passed as a tensor (graph/float_inputs.py)
         self.stride_checks = []      # (python text, words, SymInt or int): a non-contiguous input's strides
+        self.oblivious = False       # has a size from 0: ops run size-oblivious (oblivious.py)
 
     def _symbol(self, value, text, words, dynamic_dim, bounds=(None, None), number=None):
         source = ReadSource(words)
+        zero_one = number is None and from_zero(bounds)
         if number is None:
-            expr = self.env.create_symbol(value, source, dynamic_dim)
+            expr = self.env.create_symbol(value, source, dynamic_dim, do_not_specialize_zero_one=zero_one)
         else:
             expr = self.env.create_unspecified_symbol(value, source, dynamic_dim)
         if not getattr(expr, "is_Symbol", False):       # 0/1 specialized: a constant
             return value
         known = self.symbols.get(expr)
         if known is None:
-            known = self.symbols[expr] = Symbol(expr, [], bounds, number)
+            known = self.symbols[expr] = Symbol(expr, [], bounds, number, zero_one)
+            if zero_one:
+                self.env.size_like.add(expr)
+                self.oblivious = True
         known.reads.append((text, words))
         if bounds != (None, None):
             known.bounds = bounds
@@ -115,6 +125,10 @@ class ShapeContext:
             self.stride_checks.append((f"{text}.stride({d})", f"{words}.stride({d})", expr))
         self.stride_checks.append((f"{text}.storage_offset()", f"{words}.storage_offset()", 0))
         return out
+
+    def run_op(self, run):
+        """run() (an op on fakes): size-oblivious where this conversion has sizes from 0 (oblivious.py)."""
+        return run_oblivious(run) if self.oblivious else run()
 
     def number(self, value, text, words):
         """A SymInt (SymFloat) standing for Python number `value` read by `text`."""
