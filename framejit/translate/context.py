@@ -28,6 +28,7 @@ from .guards import tensor_keyed_dicts
 from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource, LocalSource, PlainTensorSource
 from .values.containers import deques
 from .values.dicts import dict_kinds
+from .values.dicts.constant_keys import all_constant_keys, item_source
 from .values.tensors import tensor_subclass_members, tensor_subclasses
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .values.objects.trusted_modules import TRUSTED_MODULES
@@ -232,11 +233,11 @@ class ConversionContext:
             if t is tuple and all(isinstance(i, Const) for i in items):
                 return Const(obj, source)
             return SeqValue(t, items, source)
-        if t is dict and all(type(k) in (str, int) for k in obj):
+        if t is dict and all_constant_keys(obj):      # by its keys, not identity (values/dicts/constant_keys.py)
             if guard:
                 g.add("TYPE_MATCH", source, t)
                 g.add("DICT_KEYS", source, tuple(obj.keys()))
-            return DictValue({k: self.wrap(v, ItemSource(source, k), guard) for k, v in obj.items()}, source)
+            return DictValue({k: self.wrap(v, item_source(source, k), guard) for k, v in obj.items()}, source)
         if t is dict and tensor_keyed_dicts.wrappable(obj):       # {param: state} (guards/tensor_keyed_dicts.py)
             return tensor_keyed_dicts.wrap_input(self, obj, source, guard)
         if t is collections.deque:
@@ -248,6 +249,10 @@ class ConversionContext:
             if guard:                         # by contents: a set is mutable, and often made per call
                 g.add("CONST_MATCH", source, set(obj))
             return SetValue([Const(x) for x in obj], source)
+        if t is frozenset and all_constant_keys(obj):      # immutable: by value, as a constant
+            if guard:
+                g.add("CONST_MATCH", source, obj)
+            return Const(obj, source)
         if t is slice or t is range:
             if guard:            # by value: a slice the frame builds is new on every call
                 by_value = t is range or all(type(p) in CONST_TYPES for p in (obj.start, obj.stop, obj.step))
