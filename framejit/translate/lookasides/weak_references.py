@@ -18,9 +18,9 @@ from .builtin_methods import _FreshTensor, _key
 from ..source import Source, fixed_source
 from ..values.base import Const, ObjectValue
 from ..values.dicts.constant_keys import key_label
-from ..values.objects.weak_refs import WeakRefValue
+from ..values.objects.weak_refs import make_ref
 
-LOOKASIDES[weakref.ref] = WeakRefValue.make
+LOOKASIDES[weakref.ref] = make_ref
 
 WEAK_MAPPINGS = (weakref.WeakKeyDictionary, weakref.WeakValueDictionary)
 

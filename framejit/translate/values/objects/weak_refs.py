@@ -12,20 +12,21 @@ already wrapped under another Source is the same Value plus the guard `<ref>() i
 tensor gets its tensor guard (which fails on None when the referent has died) -- and a dead ref is
 guarded `<ref>() is None`.
 
-A ref the frame makes (`WeakRefValue`) refers to a Value that stays alive for the whole frame: an object
-reached through a Source (its owner holds it) or a tensor the frame received. A ref of something the frame
-made itself would be dead or alive depending on CPython's reference counts at that moment, which the
-translator does not follow: making it is a break. After the graph a made ref is rebuilt as
-`weakref.ref(<its referent>)` (the same ref object CPython hands back for a referent that has one).
+A ref the frame makes (`weakref.ref(self.lin)`, `make_ref`) is the real ref, made at translation and
+reached as `weakref.ref(<the object's Source>)` (`MadeRefSource`): CPython hands back an object's existing
+callback-free ref, so `weakref.ref(w) is self._ref` holds as in eager (the ref itself is not guarded: which
+object comes back follows from the referent and the refs that hold it, each guarded where the frame reads
+it). Its referent must stay alive for the whole frame -- an object reached through a Source (its owner
+holds it) or a tensor the frame received. A ref of something the frame made itself would be dead or alive
+depending on CPython's reference counts at that moment, which the translator does not follow: a break.
 """
 import weakref
 from dataclasses import dataclass
 
 from ....errors import GraphBreak
-from ...source import Source
-from ..base import Const, ObjectValue, TensorValue, Value
+from ...source import Source, fixed_source
+from ..base import Const, ObjectValue, TensorValue
 
-REF_TYPES = (weakref.ReferenceType,)        # and its subclasses (weakref.KeyedRef): see is_weak_ref
 
 
 def is_weak_ref(obj):
@@ -61,45 +62,45 @@ def call_outside_ref(tx, ref_value, ref, args, kwargs):
     return tx.ctx.wrap(target, source)
 
 
-def _stays_alive(tx, v):
-    """Is the object v stands for held by something for the whole frame (so a ref to it stays alive)?"""
+@dataclass(frozen=True)
+class MadeRefSource(Source):
+    """`weakref.ref(target)`: the frame's own `weakref.ref(obj)` of an object reached through a Source."""
+    ref_type: Source
+    target: Source
+
+    def expr(self):
+        return f"{self.ref_type.expr()}({self.target.expr()})"
+
+    def name(self):
+        return f"weakref.ref({self.target.name()})"
+
+    def root(self):
+        return self.target.root()
+
+
+def _real_target(tx, v):
+    """(the real object, its Source) of a Value that stays alive for the whole frame, or None."""
     if isinstance(v, TensorValue):
-        return v.node.op == "placeholder"
-    return isinstance(v, ObjectValue) and v.source is not None
+        for source, real, node in tx.ctx.graph.inputs:
+            if node is v.node:
+                return real, source
+        return None
+    if isinstance(v, ObjectValue) and v.source is not None:
+        return v.obj, v.source
+    return None
 
 
-class WeakRefValue(Value):
-    """`weakref.ref(target)` made in the frame, for a target that stays alive while the frame runs."""
-    __slots__ = ("target",)
-    made_in_frame = True
-
-    def __init__(self, target):
-        super().__init__(None)
-        self.target = target
-
-    @classmethod
-    def make(cls, tx, args, kwargs):
-        if len(args) != 1 or kwargs:
-            raise GraphBreak("call", "weakref.ref with a callback (it runs when the referent dies)")
-        target = args[0]
-        if not _stays_alive(tx, target):
-            raise GraphBreak("call", f"weakref.ref of {target!r}: an object the frame made, alive or not by "
-                             "reference counts framejit does not follow")
-        return cls(target)
-
-    def python_type(self):
-        return weakref.ReferenceType
-
-    def call(self, tx, args, kwargs):
-        if args or kwargs:
-            raise GraphBreak("call", "a weak reference called with arguments (it takes none)")
-        return self.target
-
-    def rebuild_parts(self):
-        return [self.target]
-
-    def rebuild(self, rb):
-        return f"{rb.ns.bind(weakref.ref)}({rb.expr(self.target)})"
-
-    def __repr__(self):
-        return f"WeakRefValue({self.target!r})"
+def make_ref(tx, args, kwargs):
+    """`weakref.ref(obj)` in the frame: the real ref, made now and reached as `weakref.ref(<obj's source>)`.
+    CPython hands back the object's existing callback-free ref when it has one, so the frame's ref is
+    the very object a module stored (`weakref.ref(w) is self._ref` holds, as in eager)."""
+    if len(args) != 1 or kwargs:
+        raise GraphBreak("call", "weakref.ref with a callback (it runs when the referent dies)")
+    found = _real_target(tx, args[0])
+    if found is None:
+        raise GraphBreak("call", f"weakref.ref of {args[0]!r}: an object the frame made, alive or not by "
+                         "reference counts framejit does not follow")
+    obj, source = found
+    # unguarded: which ref object comes back follows from the referent (guarded through its own Source)
+    # and from the refs that hold it (guarded where the frame reads them); a new input's ref is new per call
+    return tx.ctx.wrap(weakref.ref(obj), MadeRefSource(fixed_source(weakref.ref, "weakref.ref"), source), guard=False)

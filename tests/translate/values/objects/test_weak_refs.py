@@ -147,11 +147,12 @@ class MakesRefs(nn.Module):
     def __init__(self):
         super().__init__()
         self.lin = nn.Linear(3, 3)
+        self.kept = weakref.ref(self.lin)
 
     def forward(self, x):
-        r = weakref.ref(self.lin)
+        r = weakref.ref(self.lin)         # CPython hands back the existing ref: `is` and == hold
         self.last_input = weakref.ref(x)
-        return r()(x) * (r() is self.lin), r is not None
+        return r()(x) * (r() is self.lin), r is not None and r is self.kept and r == self.kept
 
 
 def test_refs_made_in_the_frame():
@@ -161,6 +162,12 @@ def test_refs_made_in_the_frame():
     out, flag = compiled(x)
     torch.testing.assert_close(out, m(x)[0])
     assert flag is True and m.last_input() is x
+    counter = framejit.backends.CompileCounter()
+    again = framejit.compile(MakesRefs(), backend=counter)
+    for _ in range(3):                    # a new input tensor (and so a new ref of it) on every call
+        x = randn(2, 3)
+        assert again(x)[1] is True
+    assert counter.frame_count == 1
     other = MakesRefs()
 
     def fn(x):
