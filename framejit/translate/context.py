@@ -245,7 +245,7 @@ class ConversionContext:
         if t is not dict and isinstance(obj, dict) and dict_kinds.wrappable_input(obj) and \
                 (isinstance(source.root(), LocalSource) or t in dict_kinds.STDLIB_KINDS):
             return dict_kinds.wrap_input(self, obj, source, guard)   # OrderedDict, defaultdict, a subclass
-        if t is set and all(type(x) in CONST_TYPES for x in obj):
+        if t is set and all_constant_keys(obj):      # str, numbers, enum members, tuples (constant_keys.py)
             if guard:                         # by contents: a set is mutable, and often made per call
                 g.add("CONST_MATCH", source, set(obj))
             return SetValue([Const(x) for x in obj], source)

@@ -141,3 +141,21 @@ def test_registry_change_between_calls_is_noticed():
         torch.testing.assert_close(fn(x), torch.abs(x))
     finally:
         REGISTRY[Backend.NATIVE] = old
+
+
+def set_members(x, members, probe):
+    out = x * len(members)
+    if probe in members:
+        out = out + 1
+    return out, sorted(members, key=repr), probe not in members
+
+
+@pytest.mark.parametrize("kind", ["tuple_of_str", "plain_enum", "str_enum", "int_flag", "tuple_with_enum"])
+def test_set_argument_of_constant_members_is_matched_by_value(kind):
+    keys = KEY_SETS[kind]
+    check(set_members, randn(2), set(keys), keys[0], graphs=1, breaks=0)
+    counter = framejit.backends.CompileCounter()
+    fn = framejit.compile(set_members, backend=counter)
+    for _ in range(3):
+        fn(randn(2), set(keys), keys[0])
+    assert counter.frame_count == 1
