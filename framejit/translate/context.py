@@ -29,6 +29,7 @@ from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource, LocalS
 from .values.containers import deques
 from .values.dicts import dict_kinds
 from .values.dicts.constant_keys import all_constant_keys, item_source
+from .values.objects.weak_refs import PROXY_TYPES, proxy_break
 from .values.tensors import tensor_subclass_members, tensor_subclasses
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .values.objects.trusted_modules import TRUSTED_MODULES
@@ -181,6 +182,8 @@ class ConversionContext:
     def _wrap(self, obj, source, guard):
         g = self.guards
         t = type(obj)
+        if t in PROXY_TYPES:                  # before any isinstance: a proxy answers them as its referent
+            raise proxy_break(source.name())
         if isinstance(obj, torch.Tensor):
             if is_uninitialized(obj):
                 raise uninitialized_break(source.name())

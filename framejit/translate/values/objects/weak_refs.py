@@ -19,6 +19,8 @@ object comes back follows from the referent and the refs that hold it, each guar
 it). Its referent must stay alive for the whole frame -- an object reached through a Source (its owner
 holds it) or a tensor the frame received. A ref of something the frame made itself would be dead or alive
 depending on CPython's reference counts at that moment, which the translator does not follow: a break.
+A `weakref.proxy` is a break where the frame first reads it (`proxy_break`): no expression reaches its
+referent for a guard or a reload.
 """
 import weakref
 from dataclasses import dataclass
@@ -27,6 +29,16 @@ from ....errors import GraphBreak
 from ...source import Source, fixed_source
 from ..base import Const, ObjectValue, TensorValue
 
+
+
+# weakref.proxy objects: no expression reaches a proxy's referent, so guards could not name it, and a proxy
+# answers isinstance() as its referent (a proxy of a module passed for a module): wrapping one is a break
+PROXY_TYPES = (weakref.ProxyType, weakref.CallableProxyType)
+
+
+def proxy_break(name):
+    return GraphBreak("weakref proxy", f"{name} is a weakref.proxy: its referent cannot be named in guards, "
+                      "so the code using it runs as Python")
 
 
 def is_weak_ref(obj):

@@ -229,3 +229,35 @@ def test_weak_mapping_change_between_calls_is_noticed():
         torch.testing.assert_close(compiled(x), x * 4.0)
     finally:
         SCALES.pop(m, None)
+
+
+# ---- weakref.proxy: a break where the frame reads it, never a crash --------------------------------
+
+class HoldsProxy(nn.Module):
+    def __init__(self, target):
+        super().__init__()
+        self.__dict__["p"] = weakref.proxy(target)      # (not registered as a submodule)
+
+    def forward(self, x):
+        y = x * 2
+        return self.p(y) + self.p.weight.sum()
+
+
+def calls_proxy(p, x):
+    return p(x * 2) - 1
+
+
+@pytest.mark.parametrize("how", ["attribute", "argument"])
+def test_proxy_is_a_break_not_a_conversion_failure(how):
+    import warnings
+    target = nn.Linear(3, 3)
+    p = weakref.proxy(target)
+    holder = HoldsProxy(target)
+    fn = (lambda x: holder(x)) if how == "attribute" else (lambda x: calls_proxy(p, x))
+    x = randn(2, 3)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        out = framejit.compile(fn)(x)
+    torch.testing.assert_close(out, fn(x))
+    assert not [w for w in seen if "failed to convert" in str(w.message)], [str(w.message) for w in seen]
+    assert any("weakref.proxy" in str(w.message) for w in seen)
