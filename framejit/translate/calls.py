@@ -42,6 +42,7 @@ from .values.managers.state_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER
 from .values.objects.exception_values import builtin_protocol, instantiate
 from .guards.identity import is_bound_builtin
 from .values.objects.instance_dicts import is_instance_dict
+from .values.objects.weak_refs import call_outside_ref, is_weak_ref
 from .values.functions.function_values import FunctionValue, bind_arguments
 from .values.tensors.tensor_type import tensor_type_method
 from .values.tensors import tensor_subclasses
@@ -78,6 +79,8 @@ def _hashable(obj):
 
 
 def call_object(tx, fn_value, obj, args, kwargs):
+    if is_weak_ref(obj):                    # ref(): its referent, guarded (values/objects/weak_refs.py)
+        return call_outside_ref(tx, fn_value, obj, args, kwargs)
     hashable = _hashable(obj)
     if hashable:
         if is_state_setter(obj):              # torch.set_default_dtype, torch.manual_seed, ...

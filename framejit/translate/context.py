@@ -28,6 +28,8 @@ from .guards import tensor_keyed_dicts
 from .source import AttrSource, BuiltinSource, ClosureSource, ItemSource, LocalSource, PlainTensorSource
 from .values.containers import deques
 from .values.dicts import dict_kinds
+from .values.dicts.constant_keys import all_constant_keys, item_source
+from .values.objects.weak_refs import PROXY_TYPES, proxy_break
 from .values.tensors import tensor_subclass_members, tensor_subclasses
 from .values.base import Const, DictValue, ObjectValue, SeqValue, SetValue, TensorValue
 from .values.objects.trusted_modules import TRUSTED_MODULES
@@ -180,6 +182,8 @@ class ConversionContext:
     def _wrap(self, obj, source, guard):
         g = self.guards
         t = type(obj)
+        if t in PROXY_TYPES:                  # before any isinstance: a proxy answers them as its referent
+            raise proxy_break(source.name())
         if isinstance(obj, torch.Tensor):
             if is_uninitialized(obj):
                 raise uninitialized_break(source.name())
@@ -232,11 +236,11 @@ class ConversionContext:
             if t is tuple and all(isinstance(i, Const) for i in items):
                 return Const(obj, source)
             return SeqValue(t, items, source)
-        if t is dict and all(type(k) in (str, int) for k in obj):
+        if t is dict and all_constant_keys(obj):      # by its keys, not identity (values/dicts/constant_keys.py)
             if guard:
                 g.add("TYPE_MATCH", source, t)
                 g.add("DICT_KEYS", source, tuple(obj.keys()))
-            return DictValue({k: self.wrap(v, ItemSource(source, k), guard) for k, v in obj.items()}, source)
+            return DictValue({k: self.wrap(v, item_source(source, k), guard) for k, v in obj.items()}, source)
         if t is dict and tensor_keyed_dicts.wrappable(obj):       # {param: state} (guards/tensor_keyed_dicts.py)
             return tensor_keyed_dicts.wrap_input(self, obj, source, guard)
         if t is collections.deque:
@@ -244,10 +248,14 @@ class ConversionContext:
         if t is not dict and isinstance(obj, dict) and dict_kinds.wrappable_input(obj) and \
                 (isinstance(source.root(), LocalSource) or t in dict_kinds.STDLIB_KINDS):
             return dict_kinds.wrap_input(self, obj, source, guard)   # OrderedDict, defaultdict, a subclass
-        if t is set and all(type(x) in CONST_TYPES for x in obj):
+        if t is set and all_constant_keys(obj):      # str, numbers, enum members, tuples (constant_keys.py)
             if guard:                         # by contents: a set is mutable, and often made per call
                 g.add("CONST_MATCH", source, set(obj))
             return SetValue([Const(x) for x in obj], source)
+        if t is frozenset and all_constant_keys(obj):      # immutable: by value, as a constant
+            if guard:
+                g.add("CONST_MATCH", source, obj)
+            return Const(obj, source)
         if t is slice or t is range:
             if guard:            # by value: a slice the frame builds is new on every call
                 by_value = t is range or all(type(p) in CONST_TYPES for p in (obj.start, obj.stop, obj.step))

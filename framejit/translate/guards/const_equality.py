@@ -5,6 +5,10 @@ default, a global, an item of an argument tuple) that is False on every call, so
 recompiled on every call until its recompile limit sent it to plain Python. Such a constant is
 checked with `same_constant` instead: the same type and equal, NaN matching NaN, item by item in a
 tuple or frozenset. Only those guards pay for the call; every other constant keeps the inline `==`.
+
+`same_keys` is the DICT_KEYS guard's check when a dict's keys are not all plain strings: `1`, `True`
+and `1.0`, or a str-Enum member and its string, are equal keys with equal hashes, and still different
+keys to the code that reads them (values/dicts/constant_keys.py).
 """
 
 
@@ -37,3 +41,24 @@ def same_constant(actual, expected):
     if _nan(expected):
         return _nan(actual) and repr(actual) == repr(expected)
     return actual == expected
+
+
+def same_keys(actual, expected):
+    """The keys of a dict, in order, are `expected` with the same type at every level (the DICT_KEYS
+    guard's check when a key is not a plain str)."""
+    return len(actual) == len(expected) and all(_same_key(a, e) for a, e in zip(actual, expected))
+
+
+def _same_key(a, e):
+    if type(a) is not type(e):
+        return False
+    if type(e) is tuple:
+        return len(a) == len(e) and all(_same_key(x, y) for x, y in zip(a, e))
+    if type(e) is frozenset:            # the same members, each of the same type
+        if len(a) != len(e):
+            return False
+        by_type = {(type(x), x) for x in e}
+        return all((type(x), x) in by_type for x in a)
+    if type(e) is float and e != e:
+        return a != a
+    return a == e

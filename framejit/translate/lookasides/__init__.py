@@ -15,6 +15,7 @@ from . import torch_table  # noqa: F401
 from . import autograd_functions  # noqa: F401
 from . import modules  # noqa: F401
 from . import builtin_methods  # noqa: F401
+from . import weak_references  # noqa: F401
 from . import numpy_calls  # noqa: F401
 from . import stdlib  # noqa: F401
 from . import profiler_blocks  # noqa: F401

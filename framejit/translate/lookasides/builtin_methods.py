@@ -12,12 +12,11 @@ import torch
 
 from ...errors import GraphBreak
 from .builtins_table import LOOKASIDES, as_python
-from dataclasses import dataclass
-
-from ..source import DictKeySource, Source, fixed_source
+from ..source import fixed_source
 from ..values.base import Const, DictValue, ObjectValue, TensorValue
 from ..values.containers.subscripts import DICT_METHODS
 from ..values.dicts.dict_kinds import builtin_getitem
+from ..values.dicts.constant_keys import DictObjectKeySource, constant_key_source, is_constant_key
 
 
 def _real_dict(args, what):
@@ -43,7 +42,7 @@ def _key(tx, v):
                 return real, source
         raise GraphBreak("call", "dict lookup with a tensor key framejit cannot name")
     key = as_python(v)
-    if type(key) not in (str, int, bool, type(None), float) and not _identity_key(key):
+    if not is_constant_key(key) and not _identity_key(key):
         raise GraphBreak("call", f"dict lookup with a key of type {type(key).__name__}")
     return key, None
 
@@ -63,29 +62,11 @@ def _identity_key(key):
         isinstance(key, type) and type(key).__hash__ is type.__hash__ and type(key).__eq__ is type.__eq__
 
 
-@dataclass(frozen=True)
-class DictObjectKeySource(Source):
-    """DictKeySource for a key that has no literal spelling: the key is a bound object."""
-    base: Source
-    key: Source
-    lookup: bool = True
-
-    def expr(self):
-        method = "__getitem__" if self.lookup else "__contains__"
-        return f"__fj_b['dict'].{method}({self.base.expr()}, {self.key.expr()})"
-
-    def name(self):
-        return f"{self.base.name()}[{self.key.name()}]" if self.lookup else f"{self.key.name()} in {self.base.name()}"
-
-    def root(self):
-        return self.base.root()
-
-
 def _key_source(d, key, key_source, lookup):
     if key_source is not None:              # an input tensor: the guard names it by its own Source
         return DictObjectKeySource(d.source, key_source, lookup)
-    if type(key) in (str, int, bool, type(None), float):
-        return DictKeySource(d.source, key, lookup=lookup)
+    if is_constant_key(key):            # str, numbers, enum members, tuples of them (values/dicts/constant_keys.py)
+        return constant_key_source(d.source, key, lookup)
     return DictObjectKeySource(d.source, fixed_source(key, getattr(key, "__qualname__", None) or repr(key)), lookup)
 
 

@@ -6,7 +6,7 @@ first); their version answers name the VersionPlan fact that fixes them.
 """
 import weakref
 
-from ..const_equality import same_constant, self_equal
+from ..const_equality import same_constant, same_keys, self_equal
 from .guard_kind import IMMUTABLE_CONSTS, IMMUTABLE_HOLDERS, FusedKind, GuardKind, register, short, source_name
 
 
@@ -150,15 +150,15 @@ class DictKeys(GuardKind):
         return f"list({source_name(g)}.keys()) == {list(g.expected)!r}"
 
     def render(self, g, e, bind):
-        return f"tuple({e}.keys()) == {bind(tuple(g.expected))}"
+        return _same_keys_text(f"tuple({e}.keys())", g.expected, bind)
 
     def miss(self, g, name, actual):
-        if tuple(actual.keys()) == g.expected:
+        if same_keys(tuple(actual.keys()), tuple(g.expected)):
             return None
         return f"keys of {name} changed {list(g.expected)} -> {list(actual.keys())}"
 
     def certain_text(self, g, certain_type, bind):
-        return f"[*{g.source.expr()}] == {bind(list(g.expected))}" if certain_type is dict else None
+        return _same_keys_text(f"[*{g.source.expr()}]", g.expected, bind) if certain_type is dict else None
 
     def module_covered(self, plan, g):
         return plan.is_module_table(g.source)
@@ -168,6 +168,19 @@ class DictKeys(GuardKind):
 
 
 DICT_KEYS = register(DictKeys)
+
+
+_ATOM_TYPES = (str, int, bool, type(None))
+
+
+def _same_keys_text(keys, expected, bind):
+    """The keys, in order, with their exact types: equal keys are not always the same key to the code
+    (`1`, `True`, `1.0`; a str-Enum member and its string), so `==` on the tuple is not enough."""
+    expected = tuple(expected)
+    native = native_same_atoms()
+    if native is not None and all(type(k) in _ATOM_TYPES for k in expected):
+        return f"{bind(native)}({keys}, {bind(expected)})"
+    return f"{bind(same_keys)}({keys}, {bind(expected)})"
 
 
 def native_same_atoms():

@@ -30,6 +30,7 @@ from ....errors import GraphBreak
 from ...source import Source
 from ..base import Const, DictValue, ObjectValue, SeqValue, TensorValue
 from .identity_hashed_keys import key_value
+from .constant_keys import all_constant_keys, constant_key_source
 from ..protocol import dict_key
 from ..protocol import as_python, unpack_iterable, wrap_unsourced
 
@@ -483,18 +484,18 @@ def wrappable_input(obj):
         return False
     if _static(t, "keys") not in (dict.keys, collections.OrderedDict.keys):
         return False
-    return all(type(k) in (str, int) for k in dict.keys(obj))
+    return all_constant_keys(dict.keys(obj))
 
 
 def wrap_input(ctx, obj, source, guard):
-    from ...source import AttrSource, DictKeySource
+    from ...source import AttrSource
     t = type(obj)
     if guard:
         ctx.guards.add("TYPE_MATCH", source, t)
         ctx.guards.add("DICT_KEYS", source, tuple(dict.keys(obj)))
         if hasattr(obj, "__dict__"):        # an instance that can hold attributes: modelled only while it holds none
             ctx.guards.add("CONST_MATCH", EmptyInstanceDictSource(source), True)
-    items = {k: ctx.wrap(dict.__getitem__(obj, k), DictKeySource(source, k), guard) for k in dict.keys(obj)}
+    items = {k: ctx.wrap(dict.__getitem__(obj, k), constant_key_source(source, k), guard) for k in dict.keys(obj)}
     if isinstance(obj, collections.defaultdict):
         factory = ctx.wrap(obj.default_factory, AttrSource(source, "default_factory"), guard)
         value = DefaultDictValue(items, source, kind=t, factory=factory)
