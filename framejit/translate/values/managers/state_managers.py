@@ -28,8 +28,9 @@ _enter_inference_mode = torch.autograd.grad_mode._enter_inference_mode
 _exit_inference_mode = torch.autograd.grad_mode._exit_inference_mode
 _enter_autocast = torch.amp.autocast_mode._enter_autocast
 _exit_autocast = torch.amp.autocast_mode._exit_autocast
-STATE_NODE_TARGETS = frozenset({_set_grad_enabled, _enter_inference_mode, _exit_inference_mode, _enter_autocast,
-                                _exit_autocast})
+STATE_NODE_TARGETS = set({  # (lookasides/backend_flags.py adds its block nodes)
+    _set_grad_enabled, _enter_inference_mode, _exit_inference_mode, _enter_autocast,
+    _exit_autocast})
 
 
 @contextlib.contextmanager
