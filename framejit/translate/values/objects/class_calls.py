@@ -144,17 +144,18 @@ def tuple_new_lookaside(tx, args, kwargs):
 
 # ---- a metaclass's own __instancecheck__ ------------------------------------------------------------
 
-_LIBRARY_CHECKS = ("abc", "typing", "typing_extensions")   # ABCMeta / Protocol: the types answer them
+# ABCMeta, Protocol, torch's _ParameterMeta...: answered from the value's type (builtins_table.py)
+_LIBRARY_CHECKS = ("abc", "typing", "typing_extensions", "torch")
 
 
 def custom_instancecheck(cls):
     """The Python __instancecheck__ a user metaclass of `cls` defines, or None (type's own, ABCMeta's,
-    typing's: answered from the value's type)."""
+    typing's, torch's: answered from the value's type)."""
     meta = type(cls)
     if meta is type or not isinstance(cls, type):
         return None
     check = getattr(meta, "__instancecheck__", None)
-    if not isinstance(check, types.FunctionType) or check.__module__ in _LIBRARY_CHECKS:
+    if not isinstance(check, types.FunctionType) or (check.__module__ or "").split(".")[0] in _LIBRARY_CHECKS:
         return None
     return check
 
