@@ -202,9 +202,9 @@ class TensorValue(Value):
 
 def _tensor_type(value):
     import torch
-    kind = type(value.fake)
-    if kind.__dict__.get("__torch_dispatch__") is not None and kind.__module__ != "torch._subclasses.fake_tensor":
-        return kind                   # a wrapper subclass taken by the graph as it is (tensors/tensor_subclasses.py)
+    from torch.utils._python_dispatch import is_traceable_wrapper_subclass
+    if is_traceable_wrapper_subclass(value.fake):
+        return type(value.fake)       # a wrapper subclass taken by the graph as it is (tensors/tensor_subclasses.py)
     return torch.nn.Parameter if value.node.meta.get("is_param") else torch.Tensor
 
 
