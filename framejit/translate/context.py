@@ -189,6 +189,8 @@ class ConversionContext:
                 raise uninitialized_break(source.name())
             if tensor_subclasses.traceable_input(obj):
                 return self._wrap_subclass_input(obj, source)
+            if tensor_subclasses.dispatch_wrapper_input(obj):
+                return self._wrap_dispatch_input(obj, source)
             reason = tensor_subclasses.untraceable_reason(obj)
             if reason is not None:            # its ops would each be a break: say why once
                 raise GraphBreak("tensor subclass", reason)
@@ -294,6 +296,15 @@ class ConversionContext:
         value.cls = type(obj)
         tensor_subclasses.remember_input(value, obj)
         return value
+
+    def _wrap_dispatch_input(self, obj, source):
+        """A wrapper subclass input with its own __torch_dispatch__ (tensor_subclasses.dispatch_wrapper_input):
+        the graph takes the object itself, guarded on its type and metadata and on its inner tensors'."""
+        self.guards.add("TENSOR_MATCH", source, TensorMeta.of(obj))
+        names, _ = obj.__tensor_flatten__()
+        for name in names:
+            self.guards.add("TENSOR_MATCH", AttrSource(source, name), TensorMeta.of(getattr(obj, name)))
+        return self.graph.add_input(obj, source)
 
     def _dynamic_dims(self, tensor, source):
         """{dim: (min, max)} of the dims of input `tensor` to make symbolic (framejit/shapes/policy.py)."""

@@ -31,6 +31,8 @@ from . import copies  # noqa: F401
 from . import str_format  # noqa: F401
 from . import tensor_subclass_calls  # noqa: F401
 from . import torch_function_off  # noqa: F401
+from . import backend_flags  # noqa: F401
+from . import symbolic_helpers  # noqa: F401
 from . import itertools_calls  # noqa: F401
 from . import class_factories  # noqa: F401
 from . import dict_kind_calls  # noqa: F401

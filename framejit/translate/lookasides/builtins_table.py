@@ -19,6 +19,7 @@ from ..values.protocol import dict_key
 from ..values.protocol import as_python, python_type_of, truth, unpack_iterable
 from ..values.tensors import tensor_subclasses
 from ..values.objects.user_dunders import is_user_object, user_length
+from ..values.objects.class_calls import isinstance_with_metaclasses
 from ..values.numbers.sym_values import symbolic_metadata
 
 def all_const(values):
@@ -73,6 +74,9 @@ def _isinstance_answer(tx, args):
     v, cls = args
     classes = as_python(cls)
     t = python_type_of(v)
+    by_metaclass = isinstance_with_metaclasses(tx, v, t, classes)    # a metaclass __instancecheck__
+    if by_metaclass is not None:
+        return Const(by_metaclass)
     if isinstance(v, TensorValue) and v.cls is not None:       # a tensor subclass instance
         return Const(issubclass(v.cls, classes))
     if isinstance(v, TensorValue):

@@ -1,4 +1,4 @@
-"""object's own attribute protocol and constructors called by name in the frame (`object.__setattr__(self,
+"""object's own attribute protocol and constructors called by name in the frame (`type.__call__(cls, ...)`, `object.__setattr__(self,
 k, v)`, `object.__new__(cls)`, `super()`, `tuple.__new__(cls, items)`, `object.__getattribute__`): the
 attribute model and the user-object kinds answer them (values/objects/, values/attrs.py).
 """
@@ -14,5 +14,6 @@ OBJECT_PROTOCOL = {
     super: new_objects.super_lookaside,
     object.__getattribute__: attrs.object_getattribute_lookaside,
     tuple.__new__: class_calls.tuple_new_lookaside,
+    type.__call__: class_calls.type_call,           # super().__call__(...) in a metaclass __call__
 }
 LOOKASIDES.update(OBJECT_PROTOCOL)

@@ -202,6 +202,9 @@ class TensorValue(Value):
 
 def _tensor_type(value):
     import torch
+    from torch.utils._python_dispatch import is_traceable_wrapper_subclass
+    if is_traceable_wrapper_subclass(value.fake):
+        return type(value.fake)       # a wrapper subclass taken by the graph as it is (tensors/tensor_subclasses.py)
     return torch.nn.Parameter if value.node.meta.get("is_param") else torch.Tensor
 
 

@@ -31,8 +31,9 @@ _exit_autocast = torch.amp.autocast_mode._exit_autocast
 # autocast's nesting count: its cast cache (the low-precision copies of leaf tensors) is cleared when an
 # exit brings the count to 0; a graph closing a block at a break holds one count so the cache lives on
 _hold_autocast_cache = torch.autocast_increment_nesting
-STATE_NODE_TARGETS = frozenset({_set_grad_enabled, _enter_inference_mode, _exit_inference_mode, _enter_autocast,
-                                _exit_autocast, _hold_autocast_cache})
+STATE_NODE_TARGETS = set({  # (lookasides/backend_flags.py adds its block nodes)
+    _set_grad_enabled, _enter_inference_mode, _exit_inference_mode, _enter_autocast,
+    _exit_autocast, _hold_autocast_cache})
 
 
 @contextlib.contextmanager

@@ -381,6 +381,10 @@ def read_real_attr(tx, ov, name):
         raise GraphBreak("attribute", f"reading .{name} after the frame deleted it")
     if pending is not None:
         return pending
+    if _module_property(obj, name) and any(getattr(m, "switches_backend_flags", False) for m in tx.active_managers):
+        # torch.backends.cudnn.enabled & co. inside a kernel-flag block: the block's value, not the entry
+        # value a guard could pin (lookasides/backend_flags.py)
+        raise GraphBreak("attribute", f"reading {obj.__name__}.{name} inside a kernel-flag block")
     try:
         real = getattr(obj, name)
     except AttributeError as e:
@@ -392,6 +396,18 @@ def read_real_attr(tx, ov, name):
     if tx.ctx.recorder is not None and isinstance(obj, types.ModuleType):
         tx.ctx.recorder.record_module_attr(obj, name, real)
     return tx.ctx.wrap_attr(obj, src, name, real)
+
+
+def _module_property(obj, name):
+    """Is `obj.name` a property of a module subclass (torch.backends.cudnn.enabled and the like)?"""
+    if not isinstance(obj, types.ModuleType):
+        return False
+    for klass in type(obj).__mro__:
+        if klass is types.ModuleType:
+            return False
+        if name in klass.__dict__:
+            return hasattr(type(klass.__dict__[name]), "__set__")
+    return False
 
 
 def _guarded(tx, obj):

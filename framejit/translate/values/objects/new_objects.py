@@ -35,6 +35,7 @@ from ..base import Const, IteratorValue, ObjectValue, Value
 from ..protocol import as_python, python_type_of, truth, unpack_iterable, wrap_unsourced
 
 HEAPTYPE = 1 << 9
+IS_ABSTRACT = 1 << 20                      # Py_TPFLAGS_IS_ABSTRACT
 MISSING = ABSENT                 # what a class lookup finds when no class has the name
 SLOT_TYPES = (types.MemberDescriptorType,)
 BINARY_DUNDERS = {"+": "__add__", "-": "__sub__", "*": "__mul__", "/": "__truediv__", "//": "__floordiv__",
@@ -87,19 +88,20 @@ def is_plain_instance(obj):
     return mro[-1] is object and all(k.__flags__ & HEAPTYPE for k in mro[:-1])
 
 
-def why_not_constructible(cls):
-    """None if instances of `cls` can be made symbolically, else the reason in plain words."""
+def why_not_constructible(cls, through_type_call=False):
+    """None if instances of `cls` can be made symbolically, else the reason in plain words
+    (through_type_call: asked by type.__call__ itself, which a metaclass's own __call__ reaches)."""
     if not isinstance(cls, type):
         return f"{cls!r} is not a class"
     name = cls.__qualname__
-    if type(cls).__call__ is not type.__call__:
+    if type(cls).__call__ is not type.__call__ and not through_type_call:
         return f"constructing {name}: its metaclass {type(cls).__name__} has its own __call__"
     mro = cls.__mro__
     if mro[-1] is not object or not all(k.__flags__ & HEAPTYPE for k in mro[:-1]):
         return f"constructing {name} objects (a subclass of a builtin type) is not supported in a graph"
     if issubclass(cls, torch.nn.Module):
         return f"constructing the nn.Module {name} inside a compiled function is not supported"
-    if getattr(cls, "__abstractmethods__", None):
+    if cls.__flags__ & IS_ABSTRACT:      # (the flag object.__new__ reads: not a lookup a metaclass could answer)
         return f"TypeError: Can't instantiate abstract class {name}"
     return None
 
@@ -475,7 +477,7 @@ def object_new_lookaside(tx, args, kwargs):
         raise GraphBreak("bad call", "TypeError: object.__new__(): not enough arguments")
     cls_value = args[0]
     cls = as_python(cls_value)
-    why = why_not_constructible(cls)
+    why = why_not_constructible(cls, through_type_call=True)     # (object.__new__ never calls the metaclass)
     if why is not None:
         raise GraphBreak("construct", why)
     if (len(args) > 1 or kwargs) and lookup(tx, cls, "__init__") is object.__init__:

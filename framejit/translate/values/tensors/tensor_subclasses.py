@@ -22,9 +22,21 @@ results back into the subclass (`as_subclass`). That is Python, so it is transla
 
 What the subclass's class holds under each name used (its __torch_function__, methods, attributes) is
 guarded. The frame's other uses of a subclass (making instances, its own methods and attributes,
-iteration) are values/tensors/tensor_subclass_members.py. Beyond this, a graph break with the reason: a user
-subclass with __torch_dispatch__ (a wrapper subclass), a __torch_function__ that is not a classmethod in
-Python, an argument of a kind the stand-ins cannot stand for.
+iteration) are values/tensors/tensor_subclass_members.py.
+
+Wrapper subclasses with their own __torch_dispatch__ (quantized / low-precision weights, torchao's
+formats, logging tensors) that implement __tensor_flatten__ and switch __torch_function__ off
+(`dispatch_wrapper_input`) are another kind: the graph takes the object itself as an input (guarded on
+its type and metadata and on each inner tensor's: context.py), with a fake of the subclass built by the
+fake mode from fakes of its inner tensors. Its ops are ordinary graph nodes: the subclass's dispatch runs
+on the fakes while translating (which gives the outputs' metadata) and on the real object when the graph
+runs, or is traced into the graph by backends that desugar subclasses (aot_eager, inductor). One
+difference from eager remains: a dispatch with effects outside its tensors (a log) also runs while a
+call is being translated (on fakes), as it does under torch.compile's tracing. Making such tensors inside
+the frame, reading their inner tensors, or a subclass without __tensor_flatten__ stays a graph break.
+
+Beyond this, a graph break with the reason: a __torch_function__ that is not a classmethod in Python, an
+argument of a kind the stand-ins cannot stand for.
 """
 import dataclasses
 import inspect
@@ -33,6 +45,7 @@ import types
 import weakref
 
 import torch
+from torch.utils._python_dispatch import is_traceable_wrapper_subclass
 
 from ....errors import GraphBreak
 from ...source import Source, fixed_source
@@ -71,6 +84,20 @@ def traceable_input(obj):
     cls = type(obj)
     return cls is not torch.Tensor and cls is not torch.nn.Parameter and dispatches(cls) and \
         unsupported_reason(cls) is None
+
+
+def dispatch_wrapper_input(obj):
+    """A tensor of a user's wrapper subclass that the graph takes as it is: __torch_dispatch__ of its own,
+    __tensor_flatten__ (torch's traceable-subclass protocol, which fake tensors and AOTAutograd use), and
+    no __torch_function__ (wrapper subclasses switch it off). Its ops are graph nodes on the object; its
+    fake is a fake of the subclass (inner fakes), so the subclass's __torch_dispatch__ runs on fakes while
+    translating and on the real object when the graph runs -- or is traced into the graph by a backend
+    that desugars subclasses (aot_eager, inductor)."""
+    cls = type(obj)
+    if inspect.getattr_static(cls, "__torch_dispatch__", _TENSOR_DISPATCH) is _TENSOR_DISPATCH or \
+            inspect.getattr_static(cls, "__torch_function__", DISABLED) is not DISABLED:
+        return False
+    return is_traceable_wrapper_subclass(obj)
 
 
 def untraceable_reason(obj):
