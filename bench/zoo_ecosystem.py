@@ -11,11 +11,14 @@ prints one row:
   tc g/b        torch.compile's graphs / graph breaks over the first call
   fj conv       framejit's conversions in call 1 / call 2 / call 3 (a sampler loop calls 4 times)
   tc conv       torch.compile's graphs made in call 1 / 2 / 3
+  tc frames     the frames torch.compile converted in call 1 / 2 / 3, graph or not (its frames counter):
+                what fj conv counts too, so "more conversions" compares these two
   fj s, tc s    first-call wall time (capture included)
   verdict       ok, or how the row misses issue 25's targets
 
-With --explain, each entry also runs framejit.explain on a cold first call in a fresh process.
-Usage: .venv/bin/python bench/zoo_ecosystem.py [--no-tc] [--explain] [--causes] [name ...]
+With --explain, each entry also runs framejit.explain on a cold first call in a fresh process
+(--explain-only: that column alone).
+Usage: .venv/bin/python bench/zoo_ecosystem.py [--no-tc] [--explain | --explain-only] [--causes] [name ...]
 This is bench/ code: it alone (with comparing tests) may call torch.compile.
 """
 from __future__ import annotations
@@ -53,6 +56,7 @@ class Row:
     recompile_reasons: list = field(default_factory=list)
     tc: tuple | None = None
     tc_conv: list = field(default_factory=list)
+    tc_frames: list = field(default_factory=list)
     tc_seconds: float = 0.0
     error: str | None = None
     explain: str = "-"
@@ -98,14 +102,16 @@ def measure(e: zoo.Entry, with_tc: bool) -> Row:
     if with_tc:
         try:
             compiled, counter = _compiled_by_torch(e.build())
+            from torch._dynamo.utils import counters
             for seed in (1, 2, 3):
-                before = counter.graphs
+                before, frames = counter.graphs, counters["frames"]["total"]
                 start = time.perf_counter()
                 e.call(compiled, seed)
                 if seed == 1:
                     row.tc_seconds = time.perf_counter() - start
                     row.tc = (counter.graphs, counter.breaks())
                 row.tc_conv.append(counter.graphs - before)
+                row.tc_frames.append(counters["frames"]["total"] - frames)
         except Exception as exc:
             row.error = (row.error or "") + f" torch.compile: {type(exc).__name__}: {str(exc)[:200]}"
     return row
@@ -136,7 +142,7 @@ def verdict(row: Row) -> str:
             misses.append("more graphs than tc")
         if tc_graphs == 1 and tc_breaks == 0 and (graphs != 1 or breaks or row.fj_eager):
             misses.append("not one graph")
-        if sum(row.fj_conv) > sum(row.tc_conv):
+        if sum(row.fj_conv) > sum(row.tc_frames or row.tc_conv):
             misses.append("more conversions")
     elif breaks or row.fj_eager:
         misses.append("breaks")
@@ -147,34 +153,40 @@ def verdict(row: Row) -> str:
 
 def print_row(row: Row, show_causes: bool):
     if row.skipped:
-        print(f"| {row.name} | {row.family} | skipped: {row.skipped} | | | | | | | | |", flush=True)
+        print(f"| {row.name} | {row.family} | skipped: {row.skipped} | | | | | | | | | |", flush=True)
         return
     tc = "-" if row.tc is None else f"{row.tc[0]}/{row.tc[1]}"
     eager = f" +{len(row.fj_eager)} eager" if row.fj_eager else ""
     conv = lambda xs: "/".join(map(str, xs)) or "-"   # noqa: E731
     print(f"| {row.name} | {row.family} | {'yes' if row.match else 'NO'} | {row.fj[0]}/{row.fj[1]}{eager} | {tc} "
-          f"| {conv(row.fj_conv)} | {conv(row.tc_conv)} | {row.fj_seconds:.2f} | {row.tc_seconds:.2f} "
+          f"| {conv(row.fj_conv)} | {conv(row.tc_conv)} | {conv(row.tc_frames)} | {row.fj_seconds:.2f} | {row.tc_seconds:.2f} "
           f"| {row.explain} | {verdict(row)} |", flush=True)
     extra = row.problems[:3] + ([row.error] if row.error else []) + [f"recompile: {r}" for r in row.recompile_reasons[:3]]
     if show_causes:
         extra += [f"cause: {c}" for c in row.causes] + [f"eager: {x}" for x in row.fj_eager]
     for line in extra:
-        print(f"|   | | {line[:300]} | | | | | | | | |", flush=True)
+        print(f"|   | | {line[:300]} | | | | | | | | | |", flush=True)
 
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-tc", action="store_true", help="skip torch.compile")
     parser.add_argument("--explain", action="store_true", help="framejit.explain cold, in a fresh process each")
+    parser.add_argument("--explain-only", action="store_true", help="only the cold explain column, one line per model")
     parser.add_argument("--causes", action="store_true", help="list framejit's root break causes per row")
     parser.add_argument("models", nargs="*", default=zoo.names())
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
-    print("| model | family | match | fj g/b | tc g/b | fj conv 1/2/3 | tc conv 1/2/3 | fj s | tc s | explain | verdict |")
-    print("|---|---|---|---|---|---|---|---:|---:|---|---|")
+    print("| model | family | match | fj g/b | tc g/b | fj conv 1/2/3 | tc conv 1/2/3 | tc frames 1/2/3 | fj s | tc s "
+          "| explain | verdict |")
+    print("|---|---|---|---|---|---|---|---|---:|---:|---|---|")
     rows = []
     for name in args.models:
+        if args.explain_only:
+            skipped = zoo.get(name).available()
+            print(f"| {name} | {'skipped: ' + skipped if skipped else explain_cold(name)} |", flush=True)
+            continue
         row = measure(zoo.get(name), not args.no_tc)
         if args.explain and not row.skipped:
             row.explain = explain_cold(name)

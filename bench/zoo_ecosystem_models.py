@@ -529,24 +529,6 @@ def _b():
     return VisionLike().train()
 
 
-def _tv(name, **kw):
-    @entry(f"torchvision_{name}", "torchvision", lambda s: (randn(s, 1, 3, 64, 64),), needs="torchvision")
-    def _b():
-        import torchvision
-        return getattr(torchvision.models, name)(**kw)
-
-
-_tv("swin_t")
-_tv("vit_b_16", image_size=64)
-_tv("resnet18")
-
-
-@entry("timm_vit_tiny", "timm", lambda s: (randn(s, 1, 3, 32, 32),), needs="timm")
-def _b():
-    import timm
-    return timm.create_model("vit_tiny_patch16_224", img_size=32, pretrained=False)
-
-
 # ------------------------------------------------------------------ annotations written for torch.compile
 
 @torch.compiler.disable
@@ -786,3 +768,6 @@ def names() -> list[str]:
 
 def get(name) -> Entry:
     return next(e for e in ENTRIES if e.name == name)
+
+
+from bench import zoo_ecosystem_vision  # noqa: E402,F401  (registers the torchvision and timm entries)

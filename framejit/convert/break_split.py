@@ -99,6 +99,10 @@ def finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
         if iter_slots is None:
             return ConvertResult("eager", reason=f"{gb.reason}; the breaking instruction takes a loop's iterator, so "
                                  "the function runs as plain Python", breaks=[info])
+        tail = resume.plain_tail(tx.instructions, idx, live) if inst.exn is None else None
+        if tail is not None:            # `return f(x)`: the break function returns, no resume function
+            resume_tails.append((jump, tail, nulls_after))
+            continue
         with ctx.phase("codegen"):
             fn_resume = resume.make_resume_function(orig_code, fn.__globals__, orig_index(idx),
                                                     nulls_after, live, opts.wrap, opts.key, iter_slots)

@@ -179,11 +179,43 @@ def call_group_start(instrs, call_index):
     return start
 
 
+# What the code after a break may hold for the break function to run it itself: it only returns.
+_PLAIN_TAIL_OPS = frozenset({"NOP", "POP_TOP", "LOAD_CONST", "LOAD_FAST", "RETURN_VALUE"})
+
+
+class PlainTail:
+    """The original code after a break when all it does is return (`return f(x)`; `f(x)` then the
+    implicit `return None`; `return y` of a live local): the break function runs these instructions
+    itself, as dynamo does, instead of calling a resume function that would be one more conversion, one
+    more guarded call per run, and no graph."""
+
+    __slots__ = ("instructions",)
+
+    def __init__(self, instructions):
+        self.instructions = instructions
+
+
+def plain_tail(instrs, index, live_locals):
+    """A PlainTail for the code from `index` on, or None when it does more than return. LOAD_FAST only
+    of a live local (the break function takes it by that name); no instruction inside a try block."""
+    out = []
+    for ins in instrs[index:]:
+        if ins.opname not in _PLAIN_TAIL_OPS or ins.exn is not None:
+            return None
+        if ins.opname == "LOAD_FAST" and ins.argval not in live_locals:
+            return None
+        out.append(ins)
+        if ins.opname == "RETURN_VALUE":
+            return PlainTail(out)
+    return None
+
+
 def make_break_function(orig_code, f_globals, break_instrs, stack_nulls, live_locals, successors):
     """A plain function that pushes the stack back, runs `break_instrs` and calls the resume functions.
 
-    successors: list of (jump_taken: bool | None, resume_fn, stack_nulls_after). For a conditional jump
-    the first is the fall-through (False) and the second the jump (True); None for straight-line.
+    successors: list of (jump_taken: bool | None, resume_fn or PlainTail, stack_nulls_after). For a
+    conditional jump the first is the fall-through (False) and the second the jump (True); None for
+    straight-line.
     """
     body = [copy for copy in copy_instructions(break_instrs)]
     for ins in body:
@@ -192,6 +224,9 @@ def make_break_function(orig_code, f_globals, break_instrs, stack_nulls, live_lo
     prologue = _prologue(orig_code, stack_nulls, positions, cells=False)
     tails = []
     for _, resume_fn, nulls_after in successors:
+        if isinstance(resume_fn, PlainTail):
+            tails.append(copy_instructions(resume_fn.instructions))
+            continue
         tails.append(_call_resume_tail(resume_fn, nulls_after, live_locals, positions,
                                        freevars=orig_code.co_freevars))
     last = body[-1]
