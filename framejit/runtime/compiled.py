@@ -23,13 +23,14 @@ from . import cache
 from ..backends import lookup_backend
 from ..config import Config
 from ..convert.codegen import MISS
-from ..dynamo_reads import stance as read_stance, torch_logs
+from ..dynamo_reads import torch_logs
 from ..convert.frame import convert_frame
 from ..convert.results import Options, Unobserved
 from ..translate.dispatch import CODE_LOOKASIDES
 from ..convert.resume import note_resume_origin, resume_origin
 from ..observe.conversion import watch_state
 from ..observe.safe_text import miss_reason, unexplained_miss
+from . import stances
 from .dispatcher import build_dispatcher, build_module_call, module_call_fits
 from .ddp import compile_ddp, is_ddp
 from .dynamic_misses import learn_dynamic
@@ -179,9 +180,9 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs, closure=None):
     recompile limit then counts per closure, as it does per compiled function."""
     if local.eager_reason is not None:       # settled: plain Python (or its routed copy), no lock needed
         return _eager(local, closure)(*args, **kwargs)
-    stance = read_stance()
-    if stance != "default" and _stance_runs_eagerly(stance, fn, state):
-        return fn(*args, **kwargs)
+    instead = stances.on_miss(fn, state, local, opts, args, kwargs)   # torch.compiler.set_stance's answer
+    if instead is not None:
+        return instead()
     limit = opts.config.recompile_limit
     with cache.LOCK:
         for entry in state.entries:          # another thread may have converted meanwhile
@@ -219,27 +220,6 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs, closure=None):
     return fn(*args, **kwargs)
 
 
-def _stance_runs_eagerly(stance, fn, state):
-    """torch.compiler.set_stance(...) at a cache miss: "force_eager" runs the call as plain Python,
-    "eager_on_recompile" does so once something was compiled, "fail_on_recompile" raises then. Other
-    stances are warned about once and the call converts as by default."""
-    if stance == "force_eager":
-        return True
-    if stance == "eager_on_recompile":
-        return bool(state.entries)
-    if stance == "fail_on_recompile":
-        if state.entries:
-            raise RuntimeError(f"framejit: {fn.__qualname__} would recompile, and torch.compiler.set_stance"
-                               f"(\"fail_on_recompile\") is in effect")
-        return False
-    if stance not in _STANCES_WARNED:
-        _STANCES_WARNED.add(stance)
-        warnings.warn(f"framejit: torch.compiler.set_stance({stance!r}) is not honoured; calls convert as by "
-                      "default", UserWarning, stacklevel=4)
-    return False
-
-
-_STANCES_WARNED = set()
 _LOG = logging.getLogger("framejit.recompiles")
 
 
