@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import inspect
 import logging
+import sys
 import types
 import warnings
 import weakref
@@ -359,6 +360,7 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
         "forward": compiled_forward, "__module__": cls.__module__, "__qualname__": cls.__qualname__,
         "_framejit_compiled": True, "_framejit_original": mod, "__doc__": cls.__doc__,
         "__reduce_ex__": _reduce_as_original, "__eq__": _equals_original, "__hash__": _hash_of_original,
+        "__getattr__": _getattr_of_original, "__delattr__": _delattr_unless_parametrizing,
     })
     new = object.__new__(sub)
     object.__setattr__(new, "__dict__", mod.__dict__)
@@ -428,6 +430,37 @@ def _equals_original(self, other):
 
 def _hash_of_original(self):
     return hash(type(self)._framejit_original)
+
+
+def _getattr_of_original(self, name):
+    """What normal lookup did not find (the copy's class is a subclass of the original's class at compile
+    time) is the original's: a property a later class change gave the original (a parametrization or
+    weight_norm registered on it after compiling, fully_shard's methods) reads through the copy too,
+    as torch.compile's wrapper forwards every attribute to its `_orig_mod`."""
+    return getattr(type(self)._framejit_original, name)
+
+
+def _delattr_unless_parametrizing(self, name):
+    """Deleting an attribute deletes it from the original (they share __dict__), except when
+    torch.nn.utils.parametrize is about to parametrize the copy: it deletes the tensor, then swaps the
+    copy's class, which the original (running the compiled forward) would never see. Refused before
+    anything changed, as torch.compile's wrapper refuses it; parametrizing the original works."""
+    if _PARAMETRIZE_CODE is not None and sys._getframe(1).f_code is _PARAMETRIZE_CODE:
+        raise ValueError(f"framejit.compile(module) returned a compiled view of a {type(self).__name__}: "
+                         f"register the parametrization of {name!r} on the original module (before or after "
+                         "compiling; the compiled one follows it), or compile with inplace=True")
+    torch.nn.Module.__delattr__(self, name)
+
+
+def _parametrize_code():
+    try:
+        from torch.nn.utils import parametrize
+        return parametrize.register_parametrization.__code__
+    except (ImportError, AttributeError):
+        return None
+
+
+_PARAMETRIZE_CODE = _parametrize_code()
 
 
 def _reduce_as_original(self, protocol):
