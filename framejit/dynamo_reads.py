@@ -99,9 +99,82 @@ def recompile_limit():
 
 def stance():
     """The name torch.compiler.set_stance last set ("default" unless the program set one)."""
-    eval_frame = sys.modules.get(_DYNAMO + ".eval_frame")
-    current = getattr(eval_frame, "_stance", None)
-    return getattr(current, "stance", "default") if current is not None else "default"
+    return getattr(STANCE_HOME[0]._stance, "stance", "default")
+
+
+def stance_object():
+    """torch's current stance object (its `stance`, `backend` from force_backend=, `skip_guard_eval_unsafe`),
+    or None before the program imported torch._dynamo (nobody can have set one)."""
+    return STANCE_HOME[0]._stance
+
+
+# ---- watching the stance without a per-call lookup ------------------------------------------------
+# torch.compiler.set_stance(...) rebinds one module global, `_stance` of torch._dynamo.eval_frame, to a
+# new stance object (and back to the prior object when its context or decorator exits). So "did the
+# stance change since I last looked?" is one identity test of that global against the object last
+# seen: STANCE_HOME[0] is that module once the program imported it, and until then a stand-in whose
+# `_stance` is None (no stance can be set before the module exists). framejit learns of the import from
+# an import-system observer (a sys.meta_path finder that finds nothing itself and only notes, after the
+# module ran, that it exists): nothing of torch is changed and nothing is polled on the per-call path.
+
+EVAL_FRAME = _DYNAMO + ".eval_frame"
+
+
+class _NoStanceYet:
+    """torch._dynamo.eval_frame's stand-in before the program imports it: no stance set."""
+    _stance = None
+
+
+STANCE_HOME = [sys.modules.get(EVAL_FRAME) or _NoStanceYet]
+
+
+class _NotingLoader:
+    """The real loader of torch._dynamo.eval_frame, which also points STANCE_HOME at the module once it ran."""
+
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        if hasattr(module, "_stance"):
+            STANCE_HOME[0] = module
+
+    def __getattr__(self, name):           # get_code, get_source, is_package... as the real loader
+        return getattr(self.loader, name)
+
+
+class EvalFrameImportWatch:
+    """A sys.meta_path observer: for torch._dynamo.eval_frame it asks the other finders for the module's
+    spec and hands it back with a loader that notes the import; every other name it leaves alone."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != EVAL_FRAME:
+            return None
+        for finder in list(sys.meta_path):
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _NotingLoader(spec.loader)
+                return spec
+        return None
+
+
+def watch_eval_frame_import():
+    """Install the observer unless the module is already there (then STANCE_HOME holds it)."""
+    module = sys.modules.get(EVAL_FRAME)
+    if module is not None and hasattr(module, "_stance"):
+        STANCE_HOME[0] = module
+    elif not any(isinstance(f, EvalFrameImportWatch) for f in sys.meta_path):
+        sys.meta_path.insert(0, EvalFrameImportWatch())
+
+
+watch_eval_frame_import()
 
 
 def torch_logs():

@@ -1,6 +1,6 @@
 """Done-means test of issue 26: programs written for torch.compile (tests/dropin_programs/: regional
 compilation, mode=, options=, registry and custom backends, torch.compiler.disable, torch._dynamo.config,
-set_stance) run with `torch.compile` replaced by `framejit.compile` in their source and nothing else
+set_stance, the torch.compile tutorials' patterns) run with `torch.compile` replaced by `framejit.compile` in their source and nothing else
 changed, and return what the same program returns eagerly (torch.compile replaced by a no-op). The
 FSDP2 and DDP programs run on 2 ranks in tests/distributed/test_dropin_distributed.py."""
 import importlib.util
@@ -70,7 +70,7 @@ def run_both(name):
     return compiled, converted
 
 
-@pytest.mark.parametrize("name", ["regional", "backends", "disable_and_settings"])
+@pytest.mark.parametrize("name", ["regional", "backends", "disable_and_settings", "tutorials"])
 def test_torch_compile_program_runs_unchanged_with_framejit(name):
     compiled, converted = run_both(name)
     assert converted, f"{name}: framejit converted nothing"

@@ -13,6 +13,7 @@ import dataclasses
 import functools
 import inspect
 import logging
+import sys
 import types
 import warnings
 import weakref
@@ -23,13 +24,14 @@ from . import cache
 from ..backends import lookup_backend
 from ..config import Config
 from ..convert.codegen import MISS
-from ..dynamo_reads import stance as read_stance, torch_logs
+from ..dynamo_reads import torch_logs
 from ..convert.frame import convert_frame
 from ..convert.results import Options, Unobserved
 from ..translate.dispatch import CODE_LOOKASIDES
 from ..convert.resume import note_resume_origin, resume_origin
 from ..observe.conversion import watch_state
 from ..observe.safe_text import miss_reason, unexplained_miss
+from . import stances
 from .dispatcher import build_dispatcher, build_module_call, module_call_fits
 from .ddp import compile_ddp, is_ddp
 from .dynamic_misses import learn_dynamic
@@ -179,9 +181,9 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs, closure=None):
     recompile limit then counts per closure, as it does per compiled function."""
     if local.eager_reason is not None:       # settled: plain Python (or its routed copy), no lock needed
         return _eager(local, closure)(*args, **kwargs)
-    stance = read_stance()
-    if stance != "default" and _stance_runs_eagerly(stance, fn, state):
-        return fn(*args, **kwargs)
+    instead = stances.on_miss(fn, state, local, opts, args, kwargs)   # torch.compiler.set_stance's answer
+    if instead is not None:
+        return instead()
     limit = opts.config.recompile_limit
     with cache.LOCK:
         for entry in state.entries:          # another thread may have converted meanwhile
@@ -219,27 +221,6 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs, closure=None):
     return fn(*args, **kwargs)
 
 
-def _stance_runs_eagerly(stance, fn, state):
-    """torch.compiler.set_stance(...) at a cache miss: "force_eager" runs the call as plain Python,
-    "eager_on_recompile" does so once something was compiled, "fail_on_recompile" raises then. Other
-    stances are warned about once and the call converts as by default."""
-    if stance == "force_eager":
-        return True
-    if stance == "eager_on_recompile":
-        return bool(state.entries)
-    if stance == "fail_on_recompile":
-        if state.entries:
-            raise RuntimeError(f"framejit: {fn.__qualname__} would recompile, and torch.compiler.set_stance"
-                               f"(\"fail_on_recompile\") is in effect")
-        return False
-    if stance not in _STANCES_WARNED:
-        _STANCES_WARNED.add(stance)
-        warnings.warn(f"framejit: torch.compiler.set_stance({stance!r}) is not honoured; calls convert as by "
-                      "default", UserWarning, stacklevel=4)
-    return False
-
-
-_STANCES_WARNED = set()
 _LOG = logging.getLogger("framejit.recompiles")
 
 
@@ -379,6 +360,7 @@ def _compile_module(mod, backend_fn, fullgraph, config, observer):
         "forward": compiled_forward, "__module__": cls.__module__, "__qualname__": cls.__qualname__,
         "_framejit_compiled": True, "_framejit_original": mod, "__doc__": cls.__doc__,
         "__reduce_ex__": _reduce_as_original, "__eq__": _equals_original, "__hash__": _hash_of_original,
+        "__getattr__": _getattr_of_original, "__delattr__": _delattr_unless_parametrizing,
     })
     new = object.__new__(sub)
     object.__setattr__(new, "__dict__", mod.__dict__)
@@ -448,6 +430,37 @@ def _equals_original(self, other):
 
 def _hash_of_original(self):
     return hash(type(self)._framejit_original)
+
+
+def _getattr_of_original(self, name):
+    """What normal lookup did not find (the copy's class is a subclass of the original's class at compile
+    time) is the original's: a property a later class change gave the original (a parametrization or
+    weight_norm registered on it after compiling, fully_shard's methods) reads through the copy too,
+    as torch.compile's wrapper forwards every attribute to its `_orig_mod`."""
+    return getattr(type(self)._framejit_original, name)
+
+
+def _delattr_unless_parametrizing(self, name):
+    """Deleting an attribute deletes it from the original (they share __dict__), except when
+    torch.nn.utils.parametrize is about to parametrize the copy: it deletes the tensor, then swaps the
+    copy's class, which the original (running the compiled forward) would never see. Refused before
+    anything changed, as torch.compile's wrapper refuses it; parametrizing the original works."""
+    if _PARAMETRIZE_CODE is not None and sys._getframe(1).f_code is _PARAMETRIZE_CODE:
+        raise ValueError(f"framejit.compile(module) returned a compiled view of a {type(self).__name__}: "
+                         f"register the parametrization of {name!r} on the original module (before or after "
+                         "compiling; the compiled one follows it), or compile with inplace=True")
+    torch.nn.Module.__delattr__(self, name)
+
+
+def _parametrize_code():
+    try:
+        from torch.nn.utils import parametrize
+        return parametrize.register_parametrization.__code__
+    except (ImportError, AttributeError):
+        return None
+
+
+_PARAMETRIZE_CODE = _parametrize_code()
 
 
 def _reduce_as_original(self, protocol):

@@ -1,6 +1,8 @@
 """The fast path: a generated function with the compiled function's own signature.
 
     def add_relu(x, y):                          # same parameters, defaults, *args/**kwargs as fn
+        if __fj_stance_home[0]._stance is not __fj_calm[0] and __fj_stance_check():
+            return __fj_on_miss((x, y), {})      # torch.compiler.set_stance changed (runtime/stances.py)
         try:                                     # the first cache entry, inlined (convert/codegen.py text):
             __fj_ok = (type(x) is __fj_c0 and ...)   #   its guards,
         except Exception:
@@ -36,6 +38,8 @@ import weakref
 import torch
 
 from ..convert.codegen import MISS, signature_source
+from ..dynamo_reads import STANCE_HOME
+from .stances import CALM, forces_miss_path
 from ..translate.values.modules.module_values import GlobalHooksSource
 from ..translate.guards.module_watch import EPOCH, watch
 from ..translate.guards.native_state import state_bits, state_is
@@ -152,6 +156,9 @@ def _source(code, name, first_parts, module_call=False, self_object=None, closur
         lines += [f"    if {_module_call_test(asked)}:", f"        return __fj_module_call({call})"]
     if self_object is not None:
         lines += [f"    {me} = __fj_self"]
+    # torch.compiler.set_stance: one identity test while the stance stays as last judged (runtime/stances.py)
+    lines += ["    if __fj_stance_home[0]._stance is not __fj_calm[0] and __fj_stance_check():",
+              f"        return __fj_on_miss({head if closure_arg else ''}{miss_args}, {miss_kwargs})"]
     if first_parts is not None:
         guard_expr, body, parts_ns = first_parts
         if module_call:
@@ -178,7 +185,8 @@ def build_dispatcher(fn, entries, on_miss, module_call=False, self_object=None, 
     (`__fj_cl`) instead of fn's own, and a miss passes it on: `on_miss(closure, args, kwargs)`."""
     code = fn.__code__
     name = "__call__" if module_call else _safe_name(code.co_name)
-    fixed = {"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS, "__fj_self": self_object}
+    fixed = {"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS, "__fj_self": self_object,
+             "__fj_stance_home": STANCE_HOME, "__fj_calm": CALM, "__fj_stance_check": forces_miss_path}
     if not closure_arg:
         fixed["__fj_cl"] = fn.__closure__
     env = dict(fixed, __fj_first=None, __builtins__=__builtins__)
