@@ -26,6 +26,7 @@ import logging
 import os
 import platform
 import shutil
+import sys
 import tempfile
 
 import torch
@@ -56,8 +57,30 @@ def aoti_candidate(example_inputs):
 
 
 def aoti_key(gm, example_inputs, options):
+    """The entry's key: persist/graph_key.py's, with the machine and inductor's settings. A library runs
+    as it is (no inductor key checks it, as inductor's caches check theirs), so everything its code
+    depends on is in here."""
     machine = (platform.machine(), torch._C._get_cpu_capability())
-    return graph_key(gm, example_inputs, BACKEND, {**(options or {}), "__machine__": machine})
+    return graph_key(gm, example_inputs, BACKEND, {**(options or {}), "__machine__": machine,
+                                                    "__inductor__": _inductor_settings()})
+
+
+def _inductor_settings():
+    """inductor's settings that are not its defaults: the TORCHINDUCTOR_* environment variables, and the
+    values a program set on torch._inductor.config (only if it imported it: importing it costs 2.5 s, and
+    a process that never imported it has only the defaults the environment gives). Raises when the
+    config cannot be read: then there is no key and no library."""
+    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("TORCHINDUCTOR_") and k != "TORCHINDUCTOR_CACHE_DIR")
+    config = sys.modules.get("torch._inductor.config")
+    if config is None:
+        return env, ()
+    from torch.utils._config_module import _UNSET_SENTINEL
+    changed = []
+    for name, entry in config._config.items():
+        value = entry.user_override.get()
+        if value is not _UNSET_SENTINEL and value != entry.default:
+            changed.append((name, repr(value)))
+    return env, tuple(sorted(changed))
 
 
 def load_stored(store, key):
