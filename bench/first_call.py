@@ -244,22 +244,23 @@ def main():
 
 
 def _fmt(results, key="first"):
-    vals = [r[key] for r in results if key in r]
+    vals = [r for r in results if key in r]
     if not vals:
         return "error"
     if key == "call":
-        return " / ".join(f"{v * 1e3:.2f}" for v in vals)
-    return " / ".join(f"{v:.2f}" for v in vals)
+        return " / ".join(f"{r[key] * 1e3:.2f}" for r in vals)
+    return " / ".join(f"{r['first']:.2f} [{r['cpu']:.2f}]" for r in vals)
 
 
-def _best(results):
-    vals = [r["first"] for r in results if "first" in r]
+def _best(results, key="first"):
+    vals = [r[key] for r in results if key in r]
     return min(vals) if vals else None
 
 
 def _print_table(rows, sides):
     print()
-    print("| model | torch.compile cold s | framejit cold s | torch.compile warm s | framejit warm s "
+    print("wall s [this process's CPU s]; ratios framejit / torch.compile, wall then CPU")
+    print("| model | torch.compile cold | framejit cold | torch.compile warm | framejit warm "
           "| cold ratio | warm ratio | call ms torch / framejit |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
@@ -268,8 +269,11 @@ def _print_table(rows, sides):
             for side in ("torch", "framejit"):
                 cells.append(_fmt(row.get((side, phase), [])))
         for phase in ("cold", "warm"):
-            t, f = _best(row.get(("torch", phase), [])), _best(row.get(("framejit", phase), []))
-            cells.append(f"{f / t:.3f}" if t and f else "-")
+            ratios = []
+            for key in ("first", "cpu"):
+                t, f = _best(row.get(("torch", phase), []), key), _best(row.get(("framejit", phase), []), key)
+                ratios.append(f"{f / t:.3f}" if t and f else "-")
+            cells.append(" [".join(ratios) + "]")
         cells.append(f"{_fmt(row.get(('torch', 'warm'), []), 'call')} / {_fmt(row.get(('framejit', 'warm'), []), 'call')}")
         print("| " + " | ".join(cells) + " |")
 

@@ -14,10 +14,11 @@ EXACT = {"fallback_random": True}
 
 
 def compile_inductor(gm, example_inputs, options=None):
-    from torch._inductor.compile_fx import compile_fx
     patches = {**EXACT, **(options or {})}
 
     def compile_patched(graph, inputs):
+        # imported here: a graph loaded as a stored library (inductor_aoti.py) never imports inductor
+        from torch._inductor.compile_fx import compile_fx
         return compile_fx(graph, inputs, config_patches=patches)
 
     def compiler(graph, inputs):          # inductor's own caches can hit (backends/inductor_caches.py)

@@ -14,8 +14,10 @@ inputs are not all plain dense tensors (Python numbers, subclasses) or whose pla
 sizes (dynamic=True, automatic dynamic after a recompile) keep the old call:
 their specialization would change, so they stay uncached rather than compiled differently.
 
-framejit's own persistent cache (persist/) keeps, per graph, the artifacts inductor wrote while compiling
-it (its mega-cache bytes: FX graph and AOTAutograd entries, the generated code and kernels), sealed with
+An inference graph (nothing to differentiate, plain CPU tensors) goes first to inductor_aoti.py: compiled
+once as an AOTInductor library, stored, and loaded by later processes without importing inductor at all.
+For every other graph, framejit's own persistent cache (persist/) keeps, per graph, the artifacts
+inductor wrote while compiling it (its mega-cache bytes: FX graph and AOTAutograd entries, the generated code and kernels), sealed with
 the user's key under `FRAMEJIT_CACHE_DIR`. On a later compile of the same graph they are put back into
 inductor's caches first, so a process whose TORCHINDUCTOR_CACHE_DIR is empty (a new container, a wiped
 /tmp, another machine after `framejit.load_cache`) still hits. Backward graphs compile lazily, after the
@@ -27,6 +29,7 @@ import torch
 
 from ..persist.graph_key import graph_key
 from ..persist.store import default_store
+from . import inductor_aoti
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +55,14 @@ def compile_with_caches(compile_fx, gm, example_inputs, options=None):
     framejit's persistent entry for this graph loaded first (and written when there was none)."""
     if not can_use_caches(example_inputs, gm):
         return compile_fx(gm, example_inputs)
+    store = default_store()
+    library = _stored_library(store, gm, example_inputs, options)
+    if library is not None:
+        return library
     from torch._guards import TracingContext, tracing
     from torch._subclasses.fake_tensor import FakeTensorMode
     from torch.compiler._cache import CacheArtifactManager
     from torch.fx.experimental.symbolic_shapes import ShapeEnv
-    store = default_store()
     try:
         key = graph_key(gm, example_inputs, "inductor", options) if store is not None else None
     except Exception as e:                  # something in the graph the key cannot read: no entry
@@ -77,6 +83,23 @@ def compile_with_caches(compile_fx, gm, example_inputs, options=None):
         except Exception as e:              # a full disk, a foreign key file: no entry, not a failure
             log.debug("framejit cache: could not write %s: %s", key, e)
     return compiled
+
+
+def _stored_library(store, gm, example_inputs, options):
+    """The graph as an AOTInductor library (inductor_aoti.py): loaded from its entry, or compiled, checked
+    and stored when there is none; None when the graph takes the JIT path (no cache, not an inference
+    graph, a "no" entry, or a library that does not behave as eager)."""
+    if store is None or not inductor_aoti.enabled() or not inductor_aoti.aoti_candidate(example_inputs):
+        return None
+    try:
+        key = inductor_aoti.aoti_key(gm, example_inputs, options)
+    except Exception as e:                  # something in the graph the key cannot read: no entry
+        log.debug("framejit cache: no key: %s", e)
+        return None
+    library, found = inductor_aoti.load_stored(store, key)
+    if library is not None or found:
+        return library
+    return inductor_aoti.build_and_store(store, key, gm, example_inputs, options)
 
 
 def _record_outside(manager, artifacts):

@@ -7,8 +7,9 @@ offset, dtype, device, requires_grad and leafness; the global state compiling re
 autocast and its dtype, default dtype, deterministic algorithms); torch's, Python's and framejit's
 versions (framejit's as a hash of its backend and cache sources); the backend's name and options.
 
-A stale entry can still only cost a miss: for inductor an entry only refills inductor's own caches,
-and inductor checks its own key (graph, inputs, config, versions) before it uses anything.
+For inductor's JIT path an entry only refills inductor's own caches, and inductor checks its own key
+(graph, inputs, config, versions) before it uses anything. An AOTInductor library (backends/inductor_aoti.py)
+is run as it is: this key is its only check, so that backend adds the machine and inductor's settings.
 """
 import hashlib
 import os

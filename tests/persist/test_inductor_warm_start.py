@@ -1,5 +1,6 @@
 """A program started again hits inductor's caches (its own directory, or framejit's persistent entry
-when inductor's directory is empty) and returns what eager returns.
+when inductor's directory is empty) and returns what eager returns. (The JIT path: with the AOTInductor
+route on, this inference graph would be a stored library, test_aoti_warm_start.py.)
 
 Before framejit compiled under a TracingContext, inductor's FX graph and AOTAutograd caches bypassed
 every framejit graph ("No shape env"): the second run below reported autograd_cache_bypass."""
@@ -30,7 +31,8 @@ _PROGRAM = textwrap.dedent("""
 
 def _run(inductor_dir, framejit_dir, cache_on=True):
     env = dict(os.environ, PYTHONPATH=str(ROOT), TORCHINDUCTOR_CACHE_DIR=str(inductor_dir),
-               FRAMEJIT_CACHE_DIR=str(framejit_dir), FRAMEJIT_CACHE="1" if cache_on else "0", OMP_NUM_THREADS="1")
+               FRAMEJIT_CACHE_DIR=str(framejit_dir), FRAMEJIT_CACHE="1" if cache_on else "0", OMP_NUM_THREADS="1",
+               FRAMEJIT_CACHE_AOTI="0")        # the JIT path (inference graphs go to inductor_aoti.py)
     proc = subprocess.run([sys.executable, "-c", _PROGRAM], env=env, capture_output=True, text=True, timeout=900)
     line = next((line for line in proc.stdout.splitlines() if line.startswith("RESULT ")), None)
     assert line is not None, proc.stderr[-3000:]

@@ -1,0 +1,211 @@
+"""An inference graph stored as an AOTInductor shared library, loaded by a later process without inductor.
+
+Why this exists (issue 24): with inductor's own caches hitting, a program started again still spent its
+first call importing torch._inductor's compile machinery, probing the CPU in a subprocess and loading the
+generated modules through inductor's caches: as long as torch.compile's warm start. AOTInductor compiles a
+graph into one self-contained .so (C++ wrapper and kernels), and torch's C++ runner
+(`torch._C._aoti.AOTIModelContainerRunnerCpu`, in torch._C: no inductor import) loads and runs it in about a
+millisecond. framejit's graphs take the model's parameters as inputs, so the library holds no weights: it is
+keyed, like any entry, by the graph's code and its inputs' metadata, never by their values.
+
+Which graphs (`aoti_candidate`, then `_behaves_like_eager` at conversion): every input a plain dense CPU
+tensor with static sizes, and nothing to differentiate (grad mode off, or no input requires grad). Before a
+library is stored, the graph is run eagerly and the library once, on copies of the inputs from the same
+random state: the library must return eager's shapes, dtypes and strides and (within inductor's usual
+tolerance) values, draw as many random numbers, and the graph must not write an input in place or return an
+output that shares memory with an input or another output. A graph that fails any of these, or that
+AOTInductor cannot compile, gets a "no" entry and the JIT inductor path (backends/inductor_caches.py), in
+this process and in later ones.
+
+The entry (`persist/`, backend name "inductor-aoti", with the CPU's capability in the key) is the .so's
+bytes, sealed under the user's key: a later process checks the seal, writes the bytes to a private fresh
+directory, loads them and removes the file. `FRAMEJIT_CACHE_AOTI=0` turns the route off.
+"""
+import copy
+import logging
+import os
+import platform
+import shutil
+import sys
+import tempfile
+
+import torch
+
+from ..persist.graph_key import graph_key
+
+log = logging.getLogger(__name__)
+BACKEND = "inductor-aoti"
+_NO = b"no"
+
+
+def enabled():
+    return os.environ.get("FRAMEJIT_CACHE_AOTI", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def aoti_candidate(example_inputs):
+    """Inputs the stored library can take as they are: plain dense CPU tensors, nothing to differentiate
+    (the caller has checked the sizes are static)."""
+    if not example_inputs:
+        return False
+    grad = torch.is_grad_enabled()
+    for x in example_inputs:
+        if type(x) not in (torch.Tensor, torch.nn.Parameter) or x.layout is not torch.strided or x.is_nested:
+            return False
+        if x.device.type != "cpu" or (grad and x.requires_grad):
+            return False
+    return True
+
+
+def aoti_key(gm, example_inputs, options):
+    """The entry's key: persist/graph_key.py's, with the machine and inductor's settings. A library runs
+    as it is (no inductor key checks it, as inductor's caches check theirs), so everything its code
+    depends on is in here."""
+    machine = (platform.machine(), torch._C._get_cpu_capability())
+    return graph_key(gm, example_inputs, BACKEND, {**(options or {}), "__machine__": machine,
+                                                    "__inductor__": _inductor_settings()})
+
+
+def _inductor_settings():
+    """inductor's settings that are not its defaults: the TORCHINDUCTOR_* environment variables, and the
+    values a program set on torch._inductor.config (only if it imported it: importing it costs 2.5 s, and
+    a process that never imported it has only the defaults the environment gives). Raises when the
+    config cannot be read: then there is no key and no library."""
+    env = sorted((k, v) for k, v in os.environ.items() if k.startswith("TORCHINDUCTOR_") and k != "TORCHINDUCTOR_CACHE_DIR")
+    config = sys.modules.get("torch._inductor.config")
+    if config is None:
+        return env, ()
+    from torch.utils._config_module import _UNSET_SENTINEL
+    changed = []
+    for name, entry in config._config.items():
+        value = entry.user_override.get()
+        if value is not _UNSET_SENTINEL and value != entry.default:
+            changed.append((name, repr(value)))
+    return env, tuple(sorted(changed))
+
+
+def load_stored(store, key):
+    """(callable or None, found): the stored library of `key` loaded, None with found=True for a "no"
+    entry, (None, False) when there is no usable entry."""
+    try:
+        entry = store.get(key)
+    except Exception as e:                  # an unreadable key file or directory: no entry
+        log.debug("framejit cache: %s", e)
+        return None, False
+    if entry is None:
+        return None, False
+    meta, payload = entry
+    if payload == _NO:
+        return None, True
+    try:
+        return _load_library(payload), True
+    except Exception as e:                  # a library this torch cannot load: compile again
+        log.debug("framejit cache: library %s did not load: %s", key, e)
+        return None, False
+
+
+def build_and_store(store, key, gm, example_inputs, options):
+    """Compile `gm` with AOTInductor, check it against eager, store the library (or a "no" entry when it
+    does not behave as eager); the loaded library, or None."""
+    so_bytes, why = _compile_library(gm, example_inputs, options)
+    run = None
+    if so_bytes is not None:
+        run = _load_library(so_bytes)
+        why = _behaves_like_eager(gm, run, example_inputs)
+    meta = {"backend": BACKEND, "graph": _summary(gm)}
+    if why is not None:
+        log.debug("framejit cache: graph %s not stored as a library: %s", key, why)
+        run, so_bytes, meta["why_not"] = None, _NO, why
+    if store is not None:
+        try:
+            store.put(key, so_bytes, meta)
+        except Exception as e:              # a full disk: no entry, not a failure
+            log.debug("framejit cache: could not write %s: %s", key, e)
+    return run
+
+
+def _compile_library(gm, example_inputs, options):
+    """(bytes of the .so, None), or (None, why it could not be compiled)."""
+    from torch._inductor import aot_compile
+    folder = tempfile.mkdtemp(prefix="framejit-aoti-")
+    try:
+        options = {**(options or {}), "aot_inductor.output_path": os.path.join(folder, "graph.so")}
+        with torch.no_grad():
+            made = aot_compile(copy.deepcopy(gm), tuple(example_inputs), options=options)
+        if not isinstance(made, str) or not os.path.isfile(made):
+            return None, f"AOTInductor made {type(made).__name__}, not one library"
+        with open(made, "rb") as f:
+            return f.read(), None
+    except Exception as e:                  # what AOTInductor does not compile: the JIT path
+        return None, f"AOTInductor failed: {type(e).__name__}: {str(e)[:200]}"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _load_library(so_bytes):
+    """The library loaded from a private copy (removed once loaded) as a callable graph."""
+    folder = tempfile.mkdtemp(prefix="framejit-aoti-")        # mode 0700: nobody can swap the file
+    try:
+        path = os.path.join(folder, "graph.so")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
+        with os.fdopen(fd, "wb") as f:
+            f.write(so_bytes)
+        runner = torch._C._aoti.AOTIModelContainerRunnerCpu(path, 1)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    run_flat = runner.run
+
+    def run_library(*inputs):
+        return tuple(run_flat(list(inputs)))
+    run_library.runner = runner
+    return run_library
+
+
+def _behaves_like_eager(gm, run, example_inputs):
+    """None when the library `run` does what `gm` does eagerly on copies of `example_inputs`; else why not."""
+    def copies():
+        return [x.detach().clone() for x in example_inputs]
+    rng = torch.get_rng_state()
+    eager_inputs = copies()
+    versions = [x._version for x in eager_inputs]
+    with torch.no_grad():
+        expected = gm(*eager_inputs)
+    eager_rng = torch.get_rng_state()
+    expected = tuple(expected) if isinstance(expected, (tuple, list)) else (expected,)
+    if [x._version for x in eager_inputs] != versions:
+        return "the graph writes an input in place"
+    if not all(isinstance(e, torch.Tensor) for e in expected):
+        return "an output is not a tensor"
+    storages = [x.untyped_storage().data_ptr() for x in eager_inputs]
+    seen = set()
+    for e in expected:
+        ptr = e.untyped_storage().data_ptr()
+        if ptr in storages or ptr in seen:
+            return "an output shares memory with an input or another output"
+        seen.add(ptr)
+    torch.set_rng_state(rng)
+    try:
+        got = run(*copies())
+    except Exception as e:
+        return f"the library raised {type(e).__name__}: {str(e)[:200]}"
+    finally:
+        library_rng = torch.get_rng_state()
+        torch.set_rng_state(eager_rng)
+    if not torch.equal(library_rng, eager_rng):
+        return "the library draws other random numbers"
+    if len(got) != len(expected):
+        return f"{len(got)} outputs, eager {len(expected)}"
+    for g, e in zip(got, expected):
+        if (g.shape, g.dtype, g.stride(), g.device) != (e.shape, e.dtype, e.stride(), e.device):
+            return f"an output differs in layout: {tuple(g.shape)} {g.dtype} {g.stride()} vs " \
+                   f"{tuple(e.shape)} {e.dtype} {e.stride()}"
+        if e.is_floating_point() or e.is_complex():
+            if not torch.allclose(g, e, rtol=1e-3, atol=1e-4, equal_nan=True):
+                return "an output differs in value"
+        elif not torch.equal(g, e):
+            return "an output differs in value"
+    return None
+
+
+def _summary(gm):
+    ops = [str(n.target) for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
+    return f"{len(ops)} ops: " + ", ".join(ops[:4]) + (", ..." if len(ops) > 4 else "")
