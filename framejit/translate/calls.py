@@ -52,6 +52,7 @@ from .values.numbers.sym_values import symbolic_metadata
 from .values.dicts.identity_hashed_keys import has_tensor_keys
 from .values.iterators.generators import make_generator
 from .lookasides.state_calls import call_watching_state, is_state_setter, setter_break
+from .lookasides.random_seeding import seeding_call
 
 # Python modules whose functions are never inlined: calling them is a graph break (an opaque call).
 NEVER_INLINE_PREFIXES = ("torch._", "torch.autograd", "torch.utils", "torch.distributed", "torch.fx",
@@ -84,6 +85,9 @@ def call_object(tx, fn_value, obj, args, kwargs):
     hashable = _hashable(obj)
     if hashable:
         if is_state_setter(obj):              # torch.set_default_dtype, torch.manual_seed, ...
+            seeded = seeding_call(tx, obj, args, kwargs)      # a seed: a node in the graph
+            if seeded is not None:
+                return seeded
             raise setter_break(obj)
         impl = LOOKASIDES.get(obj) or process_lookaside(obj)
         if impl is not None:

@@ -44,8 +44,11 @@ _exit_autocast = torch.amp.autocast_mode._exit_autocast
 # a graph closing an autocast block at a graph break first holds one count of autocast's nesting, so the
 # close keeps the cast cache (translate/values/managers/state_managers.py close_open_autocast)
 _hold_autocast_cache = torch.autocast_increment_nesting
+# reseeding the global generator (translate/lookasides/random_seeding.py): run for real between regions,
+# so the random ops of the regions before and after draw from the streams eager's do
+RNG_SWITCHES = frozenset({torch.random.manual_seed, torch.random.seed, torch.random.set_rng_state})
 SWITCHES = frozenset({_set_grad_enabled, _enter_inference_mode, _exit_inference_mode, _enter_autocast,
-                      _exit_autocast, _hold_autocast_cache})
+                      _exit_autocast, _hold_autocast_cache}) | RNG_SWITCHES
 # the switches that open a block, and the one that closes each (their handles are closed on an error)
 _CLOSERS = {_enter_inference_mode: _exit_inference_mode, _enter_autocast: _exit_autocast}
 AUTOCAST_DEVICES = ("cpu", "cuda")
@@ -104,7 +107,7 @@ def regions(graph, grad_at_entry, autocast_at_entry=None, split_no_grad=False):
             elif node.target is _exit_inference_mode:
                 if inference:
                     inference.pop()
-            elif node.target is _hold_autocast_cache:
+            elif node.target is _hold_autocast_cache or node.target in RNG_SWITCHES:
                 pass
             elif node.target is _enter_autocast:
                 device, enabled = _autocast_block(node)

@@ -43,3 +43,4 @@ from . import lazy_modules  # noqa: F401
 from . import frame_state  # noqa: F401
 from . import numpy_results  # noqa: F401
 from . import exception_text  # noqa: F401
+from . import random_seeding  # noqa: F401

@@ -10,6 +10,9 @@ break: the break function makes it for real, in program order, and the code afte
 (and guarded) under the state it set, in a resume function. Translation itself never leaves the
 program's state changed, so whatever observe/conversion.py finds changed after a conversion is framejit's.
 
+(Reseeding the global generator is not a break when its result is unused: random_seeding.py makes it a
+graph node.)
+
 Three doors lead to a setter:
 * a known setter (`STATE_SETTERS`, by identity): a break at the call, named in the reason;
 * any other torch callable folded to a constant at translation (`call_watching_state`): it runs under a
