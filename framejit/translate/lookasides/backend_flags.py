@@ -21,8 +21,8 @@ getters in `FLAG_GETTERS`, reached directly or through torch.backends' helpers s
 `flash_sdp_enabled()`, and the module properties such as `torch.backends.cudnn.enabled` -- are answered
 with the value at frame entry under a STATE_MATCH guard. Inside a flag block that value would be the
 block's, which translation does not know: such a read is a graph break (values/objects/attribute_model.py
-asks `inside_flag_block` for the property reads). Writes of flags outside a block stay graph breaks
-(lookasides/state_calls.py says why).
+checks the open managers' `switches_backend_flags` for the property reads). Writes of flags outside a block
+stay graph breaks (lookasides/state_calls.py says why).
 
 Backends that retrace the graph (aot_eager, inductor) run the two nodes once while tracing: the kernel
 choice made under the block's flags is baked into the traced ops, as for torch.compile.
