@@ -31,6 +31,10 @@ test: $(STAMP) $(WORDS)
 TORCH ?= 2.14.1
 TVENV := .venv-torch-$(TORCH)
 TSTAMP := $(TVENV)/.framejit-installed
+# The torchvision release built for that torch (only these import; the 2.13.0 CPU wheel has none that
+# works): its tests and zoo rows run there and skip elsewhere. --no-deps: it must never move torch.
+TORCHVISION_2.14.1 := 0.29.1
+TORCHVISION := $(TORCHVISION_$(TORCH))
 
 $(TSTAMP): pyproject.toml requirements.txt requirements-nodeps.txt
 	test -x $(TVENV)/bin/python || python3.11 -m venv $(TVENV) || python3 -m venv $(TVENV)
@@ -38,6 +42,7 @@ $(TSTAMP): pyproject.toml requirements.txt requirements-nodeps.txt
 	grep -v '^torch==' requirements.txt > $(TVENV)/requirements-no-torch.txt
 	$(TVENV)/bin/python -m pip install -q -r $(TVENV)/requirements-no-torch.txt
 	$(TVENV)/bin/python -m pip install -q --no-deps -r requirements-nodeps.txt
+	$(if $(TORCHVISION),$(TVENV)/bin/python -m pip install -q --no-deps torchvision==$(TORCHVISION))
 	$(TVENV)/bin/python -m pip install -q --no-deps -e .
 	touch $(TSTAMP)
 
