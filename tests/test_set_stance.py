@@ -138,3 +138,29 @@ def test_force_backend_compiles_with_that_backend_meanwhile():
         usual.call(f, torch.ones(3))
         assert forced.frame_count == 1                       # the forced copy's cache hits
     assert usual.call(f, torch.ones(3)) == "graph"
+
+
+def test_a_function_compiled_before_torch_dynamo_is_imported_sees_the_stance(tmp_path):
+    """framejit does not import torch._dynamo; the stance is read from it once the program imports it
+    (dynamo_reads' import observer), by dispatchers built before that too."""
+    import subprocess
+    import sys
+    script = tmp_path / "late_dynamo.py"
+    script.write_text(
+        "import sys, torch, framejit\n"
+        "runs = []\n"
+        "def backend(gm, example_inputs):\n"
+        "    return lambda *a: runs.append(1) or gm.forward(*a)\n"
+        "f = framejit.compile(lambda x: x + 1, backend=backend)\n"
+        "assert 'torch._dynamo.eval_frame' not in sys.modules\n"   # the dispatcher is built without it
+        "f(torch.ones(2)); f(torch.ones(2))\n"
+        "import torch._dynamo\n"
+        "with torch.compiler.set_stance('force_eager'):\n"
+        "    f(torch.ones(2))\n"
+        "f(torch.ones(2))\n"
+        "print(len(runs))\n")
+    root = __import__("pathlib").Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600,
+                          env={**__import__("os").environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "3"

@@ -1,7 +1,7 @@
 """The fast path: a generated function with the compiled function's own signature.
 
     def add_relu(x, y):                          # same parameters, defaults, *args/**kwargs as fn
-        if __fj_stance_home[0]._stance is not __fj_calm[0] and __fj_stance_check():
+        if __fj_stance_home._stance is not __fj_calm.stance and __fj_stance_check():
             return __fj_on_miss((x, y), {})      # torch.compiler.set_stance changed (runtime/stances.py)
         try:                                     # the first cache entry, inlined (convert/codegen.py text):
             __fj_ok = (type(x) is __fj_c0 and ...)   #   its guards,
@@ -38,7 +38,7 @@ import weakref
 import torch
 
 from ..convert.codegen import MISS, signature_source
-from ..dynamo_reads import STANCE_HOME
+from ..dynamo_reads import STANCE_HOME, STANCE_HOME_MOVED
 from .stances import CALM, forces_miss_path
 from ..translate.values.modules.module_values import GlobalHooksSource
 from ..translate.guards.module_watch import EPOCH, watch
@@ -157,7 +157,7 @@ def _source(code, name, first_parts, module_call=False, self_object=None, closur
     if self_object is not None:
         lines += [f"    {me} = __fj_self"]
     # torch.compiler.set_stance: one identity test while the stance stays as last judged (runtime/stances.py)
-    lines += ["    if __fj_stance_home[0]._stance is not __fj_calm[0] and __fj_stance_check():",
+    lines += ["    if __fj_stance_home._stance is not __fj_calm.stance and __fj_stance_check():",
               f"        return __fj_on_miss({head if closure_arg else ''}{miss_args}, {miss_kwargs})"]
     if first_parts is not None:
         guard_expr, body, parts_ns = first_parts
@@ -186,10 +186,10 @@ def build_dispatcher(fn, entries, on_miss, module_call=False, self_object=None, 
     code = fn.__code__
     name = "__call__" if module_call else _safe_name(code.co_name)
     fixed = {"__fj_entries": entries, "__fj_on_miss": on_miss, "__fj_MISS": MISS, "__fj_self": self_object,
-             "__fj_stance_home": STANCE_HOME, "__fj_calm": CALM, "__fj_stance_check": forces_miss_path}
+             "__fj_calm": CALM, "__fj_stance_check": forces_miss_path}
     if not closure_arg:
         fixed["__fj_cl"] = fn.__closure__
-    env = dict(fixed, __fj_first=None, __builtins__=__builtins__)
+    env = dict(fixed, __fj_first=None, __fj_stance_home=STANCE_HOME[0], __builtins__=__builtins__)
     if module_call:
         env.update(_module_call_env())
     filename = f"<framejit {'module call' if module_call else 'dispatcher'} {code.co_qualname}>"
@@ -213,6 +213,7 @@ def build_dispatcher(fn, entries, on_miss, module_call=False, self_object=None, 
             if parts is not None:
                 scratch.update(parts[2].env)
             scratch.update(fixed)
+            scratch["__fj_stance_home"] = STANCE_HOME[0]
             scratch["__fj_first"] = first if parts is not None else None
             exec(compile(_source(code, name, parts, module_call, self_object, closure_arg), filename, "exec"),
                  scratch)
@@ -227,7 +228,30 @@ def build_dispatcher(fn, entries, on_miss, module_call=False, self_object=None, 
                 return
 
     dispatcher._framejit_refresh = refresh
+    dispatcher._framejit_env = _EnvRef(env)      # (the dispatcher holds it; its globals must not: a cycle)
+    _LIVE_ENVS.add(dispatcher._framejit_env)
     return dispatcher
+
+
+class _EnvRef:
+    """A dispatcher's globals, held weakly (a dict cannot be weakly referenced itself)."""
+    __slots__ = ("env", "__weakref__")
+
+    def __init__(self, env):
+        self.env = env
+
+
+# every live dispatcher's globals (each dies with its dispatcher, whose __globals__ holds its _EnvRef)
+_LIVE_ENVS = weakref.WeakSet()
+
+
+def _stance_home_moved(module):
+    """torch._dynamo.eval_frame was imported: every dispatcher reads the stance from it from now on."""
+    for ref in list(_LIVE_ENVS):
+        ref.env["__fj_stance_home"] = module
+
+
+STANCE_HOME_MOVED.append(_stance_home_moved)
 
 
 def _safe_name(name):
