@@ -14,9 +14,8 @@ range iterators, nested), guards them like a tuple argument and advances the rea
 modelled the same way when it reads tuple or range iterators (a map or filter only with the pass-through
 functions below: another function would have to run when the item is read).
 """
-from ..base import IteratorValue, SeqValue
+from ..base import IteratorValue
 
-ZIP, ENUMERATE, MAP, FILTER = zip, enumerate, map, filter
 COMPOSED_TYPES = (zip, enumerate, map, filter)
 _TUPLE_ITERATOR = type(iter(()))
 _RANGE_ITERATOR = type(iter(range(0)))
