@@ -14,6 +14,7 @@ from ..source import TypeSource
 from ..values.attrs import get_attribute, store_attr
 from ..values.base import GENERIC, Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue, \
     iterated_sequence
+from ..values.iterators.composed_iterators import composed
 from ..values.dicts.identity_hashed_keys import key_value
 from ..values.protocol import dict_key
 from ..values.protocol import as_python, python_type_of, truth, unpack_iterable
@@ -201,7 +202,7 @@ def _dedupe(items):
 def _enumerate(tx, args, kwargs):
     items = unpack_iterable(tx, args[0])
     start = as_python(args[1]) if len(args) > 1 else as_python(kwargs.get("start", Const(0)))
-    return IteratorValue([SeqValue(tuple, [Const(i + start), v]) for i, v in enumerate(items)])
+    return composed(enumerate, [SeqValue(tuple, [Const(i + start), v]) for i, v in enumerate(items)], start)
 
 
 @lookaside(zip)
@@ -222,7 +223,7 @@ def _zip(tx, args, kwargs):
                 raise GraphBreak("value error", "ValueError: zip() arguments have different lengths")
             break
         rows.append(SeqValue(tuple, row))
-    return IteratorValue(rows)
+    return composed(zip, rows)
 
 
 @lookaside(reversed)
@@ -256,7 +257,7 @@ def _next(tx, args, kwargs):
 def _map(tx, args, kwargs):
     fn, *its = args
     lists = [unpack_iterable(tx, a) for a in its]
-    return IteratorValue([tx.call(fn, list(t), {}) for t in zip(*lists)])
+    return composed(map, [tx.call(fn, list(t), {}) for t in zip(*lists)])
 
 
 @lookaside(filter)
@@ -267,7 +268,7 @@ def _filter(tx, args, kwargs):
         keep = v if isinstance(fn, Const) and fn.value is None else tx.call(fn, [v], {})
         if truth(tx, keep):
             out.append(v)
-    return IteratorValue(out)
+    return composed(filter, out)
 
 
 def _key_values(tx, items, key):

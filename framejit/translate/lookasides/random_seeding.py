@@ -15,8 +15,8 @@ the generator object. Anything else stays the graph break it was.
 """
 import torch
 
-from ...errors import GraphBreak
 from ..values.base import Const, TensorValue
+from ..values.managers.state_managers import next_opname
 
 SEEDING = {torch.random.manual_seed: "manual_seed", torch.random.seed: "seed",
            torch.random.set_rng_state: "set_rng_state"}
@@ -39,7 +39,7 @@ def unwrapped_seeding(fn):
 def seeding_call(tx, fn, args, kwargs):
     """The Value of a seeding call made a graph node, or None when it stays a graph break."""
     target = unwrapped_seeding(fn)
-    if target is None or kwargs or _next_opname(tx) != "POP_TOP":
+    if target is None or kwargs or next_opname(tx) != "POP_TOP":
         return None
     kind = SEEDING[target]
     if kind == "manual_seed":
@@ -53,8 +53,8 @@ def seeding_call(tx, fn, args, kwargs):
     else:
         if len(args) != 1 or not isinstance(args[0], TensorValue):
             return None
-        fake = args[0].fake if hasattr(args[0], "fake") else None
-        if fake is None or fake.dtype is not torch.uint8 or fake.device.type != "cpu" or fake.dim() != 1:
+        fake = args[0].fake
+        if fake.dtype is not torch.uint8 or fake.device.type != "cpu" or fake.dim() != 1:
             return None
         node_args = (args[0].node,)
     builder = tx.ctx.graph
@@ -62,10 +62,3 @@ def seeding_call(tx, fn, args, kwargs):
     node.meta["example_value"] = None
     builder.created.append(node)
     return Const(None)          # popped right away (checked above): what it stands for is never read
-
-
-def _next_opname(tx):
-    i = tx.index.get(tx.inst)
-    if i is None or i + 1 >= len(tx.instructions):
-        return None
-    return tx.instructions[i + 1].opname

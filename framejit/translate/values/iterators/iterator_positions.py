@@ -15,9 +15,11 @@ import itertools
 
 from ...source import FixedObjectSource, Source, fixed_source
 from ..base import Const, IteratorValue, SeqValue
+from .composed_iterators import COMPOSED_TYPES, composed_rows
 
 LIST_ITERATOR = type(iter([]))
-MODELLED_TYPES = (type(iter(())), LIST_ITERATOR, type(iter(range(0))))
+# (zip, enumerate, map and filter objects over tuple and range iterators too: composed_iterators.py)
+MODELLED_TYPES = (type(iter(())), LIST_ITERATOR, type(iter(range(0)))) + COMPOSED_TYPES
 MAX_MODELLED = 64
 
 
@@ -103,11 +105,12 @@ def wrap_input_iterator(ctx, obj, source):
         if not isinstance(list_value, SeqValue) or list_value.kind is not list:
             return None
         return InputIteratorValue(list_value.items, source, t, start=index)
-    rest = remaining_items(obj)
-    if len(rest) > MAX_MODELLED:
+    reader = composed_rows if t in COMPOSED_TYPES else remaining_items
+    rest = reader(obj)
+    if rest is None or len(rest) > MAX_MODELLED:
         return None
     ctx.guards.add("TYPE_MATCH", source, t)
-    rest_value = ctx.wrap(rest, _state_source(source, remaining_items))
+    rest_value = ctx.wrap(rest, _state_source(source, reader))
     items = list(rest_value.items) if isinstance(rest_value, SeqValue) else [Const(x) for x in rest_value.value]
     return InputIteratorValue(items, source, t)
 

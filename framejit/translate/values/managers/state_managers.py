@@ -444,7 +444,7 @@ def _set_grad_enabled_ctor(tx, args, kwargs):
     # Constructing it already switches grad mode for the caller. Entered by a with-statement right away
     # (BEFORE_WITH follows), the block restores the mode at its end; called as a function, the mode
     # stays switched for the rest of the program: a state node in the graph (values/grad_setter.py).
-    if _next_opname(tx) != "BEFORE_WITH":
+    if next_opname(tx) != "BEFORE_WITH":
         return set_grad_mode_for_good(tx, mode, torch.set_grad_enabled)
     return GradModeManager(mode, torch.set_grad_enabled)
 
@@ -524,7 +524,8 @@ MANAGER_FACTORIES = {
 }
 
 
-def _next_opname(tx):
+def next_opname(tx):
+    """The name of the instruction after the one `tx` is running (None at the end)."""
     i = tx.index.get(tx.inst)
     if i is None or i + 1 >= len(tx.instructions):
         return None
