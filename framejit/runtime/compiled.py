@@ -181,7 +181,9 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs, closure=None):
     recompile limit then counts per closure, as it does per compiled function."""
     if local.eager_reason is not None:       # settled: plain Python (or its routed copy), no lock needed
         return _eager(local, closure)(*args, **kwargs)
-    instead = stances.on_miss(fn, state, local, opts, args, kwargs)   # torch.compiler.set_stance's answer
+    instead = stances.on_miss(fn, state, local, opts, args, kwargs,     # torch.compiler.set_stance's answer
+                              lambda f, backend_fn: _compile_function(f, backend_fn, opts.fullgraph, opts.config,
+                                                                      opts.observer))
     if instead is not None:
         return instead()
     limit = opts.config.recompile_limit

@@ -59,9 +59,10 @@ def forces_miss_path():
     return True
 
 
-def on_miss(fn, state, local, opts, args, kwargs):
+def on_miss(fn, state, local, opts, args, kwargs, compile_copy):
     """What the stance makes of a cache miss: None (convert as by default) or a zero-argument function
-    giving the call's result instead."""
+    giving the call's result instead. `compile_copy(fn, backend_fn)`: a compiled copy of fn with another
+    backend and these options (runtime/compiled.py's, handed in: it imports this module)."""
     current = dynamo_reads.stance_object()
     if current is None:
         return None
@@ -83,7 +84,7 @@ def on_miss(fn, state, local, opts, args, kwargs):
         from ..backends import lookup_backend
         if opts.backend is lookup_backend(backend):       # compiled with it already (or the forced copy)
             return None
-        return lambda: forced_backend_copy(fn, local, opts, backend)(*args, **kwargs)
+        return lambda: forced_backend_copy(fn, local, backend, compile_copy)(*args, **kwargs)
     if name not in _WARNED and name != "default":
         _WARNED.add(name)
         warnings.warn(f"framejit: torch.compiler.set_stance({name!r}) is not honoured; calls convert as by "
@@ -94,7 +95,7 @@ def on_miss(fn, state, local, opts, args, kwargs):
 _FORCED_COPIES = weakref.WeakKeyDictionary()   # WrapperState -> {(backend, closure id): (fn, compiled copy)}
 
 
-def forced_backend_copy(fn, local, opts, backend):
+def forced_backend_copy(fn, local, backend, compile_copy):
     """The compiled copy of `fn` whose graphs `backend` compiles (set_stance's force_backend=), one per
     compiled function, backend and closure, made on first use."""
     copies = _FORCED_COPIES.setdefault(local, {})
@@ -102,7 +103,5 @@ def forced_backend_copy(fn, local, opts, backend):
     found = copies.get(key)
     if found is None or found[0].__closure__ is not fn.__closure__:
         from ..backends import lookup_backend
-        from .compiled import _compile_function
-        found = copies[key] = (fn, _compile_function(fn, lookup_backend(backend), opts.fullgraph, opts.config,
-                                                     opts.observer), backend)
+        found = copies[key] = (fn, compile_copy(fn, lookup_backend(backend)), backend)
     return found[1]
