@@ -57,7 +57,8 @@ _PROGRAM = textwrap.dedent("""
 
 def _run(framejit_dir, inductor_dir, scale="2.0", **extra):
     env = dict(os.environ, PYTHONPATH=str(ROOT), TORCHINDUCTOR_CACHE_DIR=str(inductor_dir),
-               FRAMEJIT_CACHE_DIR=str(framejit_dir), OMP_NUM_THREADS="1", SCALE=scale, **extra)
+               FRAMEJIT_CACHE_DIR=str(framejit_dir), OMP_NUM_THREADS="1", SCALE=scale, FRAMEJIT_CACHE_AOTI="1",
+               **extra)
     return subprocess.Popen([sys.executable, "-c", _PROGRAM], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
