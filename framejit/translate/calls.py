@@ -37,8 +37,8 @@ from .lookasides.optimizers import tensor_value_rewrite
 from .dispatch import CODE_LOOKASIDES
 from .lookasides.process_state import process_lookaside
 from .lookasides.str_format import format_values
-from .values.managers.state_managers import (CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE,
-    contextmanager_call, torch_decorated_call)
+from .values.managers.state_managers import CONTEXTMANAGER_HELPER_CODE, MANAGER_FACTORIES, TORCH_DECORATOR_CODE
+from .values.managers.manager_call_paths import contextmanager_call, torch_decorated_call
 from .values.objects.exception_values import builtin_protocol, instantiate
 from .guards.identity import is_bound_builtin
 from .values.objects.instance_dicts import is_instance_dict

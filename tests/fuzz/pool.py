@@ -18,6 +18,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 READY_TIMEOUT = 180.0
+# a worker that does not start in READY_TIMEOUT (torch's import on a machine loaded by others took longer:
+# session 22's fuzz runs died so) is replaced this many times in a row before the run gives up
+START_RETRIES = 3
 
 
 class _Worker:
@@ -57,6 +60,7 @@ class Pool:
         self.env.setdefault("FRAMEJIT_DEBUG_DIR", tempfile.mkdtemp(prefix="framejit-fuzz-"))
         self.selector = selectors.DefaultSelector()
         self.workers = []
+        self.failed_starts = 0            # workers in a row that did not start (START_RETRIES)
 
     def __enter__(self):
         return self
@@ -121,6 +125,7 @@ class Pool:
                     line, worker.buffer = worker.buffer.split(b"\n", 1)
                     answer = json.loads(line)
                     if answer.get("ready"):
+                        self.failed_starts = 0
                         worker.ready = True
                         worker.deadline = None
                         continue
@@ -138,7 +143,11 @@ class Pool:
                 if worker.deadline is not None and now > worker.deadline:
                     job = worker.job
                     if job is None:
-                        raise RuntimeError(f"a fuzz worker did not start:\n{worker.stderr_tail()}")
+                        self.failed_starts += 1
+                        if self.failed_starts > START_RETRIES:
+                            raise RuntimeError(f"a fuzz worker did not start:\n{worker.stderr_tail()}")
+                        self._replace(worker)
+                        continue
                     self._replace(worker)
                     running -= 1
                     yield job, _problem(job, "timeout", f"no answer within {self.timeout:.0f} s")

@@ -5,7 +5,7 @@ torch's managers are decorators too: calling the manager object with a function 
 runs the function inside a fresh copy of the block. A wrapper made while the frame runs is a
 ManagerDecorated value: calling it enters a fresh manager of the same kind (`manager.fresh()`), inlines
 the function and exits (the same steps as a call of a function decorated outside the frame,
-state_managers.py's torch_decorated_call, or the `with <autocast object>:` of torch's autocast wrapper);
+manager_call_paths.py's torch_decorated_call, or the `with <autocast object>:` of torch's autocast wrapper);
 where it escapes the frame it is rebuilt by decorating the function for real. Only managers whose
 constructors change no state (not set_grad_enabled) and plain Python functions that are not generators;
 anything else stays a graph break.
