@@ -178,9 +178,12 @@ def main(argv):
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
-    print("| model | family | match | fj g/b | tc g/b | fj conv 1/2/3 | tc conv 1/2/3 | tc frames 1/2/3 | fj s | tc s "
-          "| explain | verdict |")
-    print("|---|---|---|---|---|---|---|---|---:|---:|---|---|")
+    if args.explain_only:
+        print("| model | explain (cold, fresh process) |\n|---|---|")
+    else:
+        print("| model | family | match | fj g/b | tc g/b | fj conv 1/2/3 | tc conv 1/2/3 | tc frames 1/2/3 | fj s | tc s "
+              "| explain | verdict |")
+        print("|---|---|---|---|---|---|---|---|---:|---:|---|---|")
     rows = []
     for name in args.models:
         if args.explain_only:
@@ -192,6 +195,8 @@ def main(argv):
             row.explain = explain_cold(name)
         rows.append(row)
         print_row(row, args.causes)
+    if args.explain_only:
+        return
     ran = [r for r in rows if not r.skipped]
     same = sum(verdict(r) == "ok" for r in ran)
     print(f"\n{len(ran)} models ran ({len(rows) - len(ran)} skipped); {same} ok; "
