@@ -451,7 +451,10 @@ def _delattr_unless_parametrizing(self, name):
         raise ValueError(f"framejit.compile(module) returned a compiled view of a {type(self).__name__}: "
                          f"register the parametrization of {name!r} on the original module (before or after "
                          "compiling; the compiled one follows it), or compile with inplace=True")
-    torch.nn.Module.__delattr__(self, name)
+    for klass in type(self).__mro__:        # then the user's class's own __delattr__ (nn.Module's unless it has one)
+        if "_framejit_original" in klass.__dict__:
+            return super(klass, self).__delattr__(name)
+    return torch.nn.Module.__delattr__(self, name)
 
 
 def _parametrize_code():
