@@ -309,10 +309,12 @@ def test_inductor_keeps_a_none_grad_too():
 
 
 def test_the_state_switches_aot_knows_are_the_translators():
-    from framejit.backends.passes.state_regions import SWITCHES as STATE_SWITCHES
+    from framejit.backends.passes.state_regions import SWITCHES as STATE_SWITCHES, is_switch
     from framejit.translate.values.managers.state_managers import STATE_NODE_TARGETS
     from framejit.translate.lookasides.random_seeding import SEEDING
-    assert STATE_SWITCHES == STATE_NODE_TARGETS | set(SEEDING)       # plus the seed nodes
+    marked = {t for t in STATE_NODE_TARGETS if t not in STATE_SWITCHES}     # kernel-flag blocks mark themselves
+    assert marked and all(is_switch(t) for t in marked)
+    assert STATE_SWITCHES | marked == STATE_NODE_TARGETS | set(SEEDING)       # plus the seed nodes
 
 
 G_BUF = torch.arange(4.0)

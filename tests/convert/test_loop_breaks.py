@@ -202,7 +202,7 @@ def one_iterator_in_two_locals(x):
 
 @pytest.mark.parametrize(CASE_FIELDS, [
     case(local_iterator_next_across_break, x3, graphs=2),
-    case(local_zip_iterator_across_break, x3, graphs=0),
+    case(local_zip_iterator_across_break, x3, graphs=2),
     case(loop_over_a_local_iterator_advanced_in_the_body, x3, graphs=4),
     case(one_iterator_in_two_locals, x3, graphs=2),
 ])

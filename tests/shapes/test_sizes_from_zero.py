@@ -117,3 +117,13 @@ def test_transformers_decode_step_length_1_equals_eager():
     # q @ k^T's (batch, heads, s, d) into (batch * heads, s, d), a view only where s == 1, so torch's
     # reshape guards s != 1 (a real split of its aliasing, though matmul's result is fresh either way)
     assert _logits_sweep(tiny_gpt2(), [(2, 6), (2, 5), (2, 1), (2, 3)]) <= 3
+
+
+@pytest.mark.parametrize("sizes", [(6, 5, 1, 3), (3, 2, 1, 0)])
+def test_a_symbolic_flag_where_the_op_takes_a_plain_bool(sizes):
+    """transformers' sdpa path computes `is_causal = q.shape[2] > 1`: with the size learnt from 0 that
+    is a SymBool, which the op's schema refuses; it gets the example's value, guarded, and no break."""
+    def attend(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=q.shape[2] > 1) * 2
+    sweep(attend, lambda n: tuple(randn(1, 2, n, 4, seed=n + i) for i in range(3)), sizes)
+    assert sum(m.graph_break_count for m in framejit.metrics()) == 0

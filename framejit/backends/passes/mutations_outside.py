@@ -13,7 +13,7 @@ checks fire exactly when eager's do).
 import torch
 import torch.fx as fx
 
-from .state_regions import SWITCHES
+from .state_regions import is_switch
 
 # Autograd's checks of in-place writes to saved values and to views: the joint trace runs the backward
 # at compile time, so it raises them where eager raises only when (if ever) that backward runs, or never
@@ -50,7 +50,7 @@ def mutations_outside(gm, example_inputs, compile_graph, first_error):
     Function's backward)."""
     from torch.fx.experimental.proxy_tensor import make_fx
     from torch.func import functionalize
-    if any(n.op == "call_function" and n.target in SWITCHES for n in gm.graph.nodes):
+    if any(n.op == "call_function" and is_switch(n.target) for n in gm.graph.nodes):
         raise first_error                        # the retrace below would not keep grad-mode/autocast blocks
     try:
         functional = make_fx(functionalize(gm, remove="mutations"), tracing_mode="fake")(*example_inputs)

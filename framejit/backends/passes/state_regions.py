@@ -51,6 +51,23 @@ SWITCHES = frozenset({_set_grad_enabled, _enter_inference_mode, _exit_inference_
                       _exit_autocast, _hold_autocast_cache}) | RNG_SWITCHES
 # the switches that open a block, and the one that closes each (their handles are closed on an error)
 _CLOSERS = {_enter_inference_mode: _exit_inference_mode, _enter_autocast: _exit_autocast}
+# Other switches mark themselves (the translator's kernel-flag blocks, translate/lookasides/backend_flags.py,
+# which this layer does not import): `fn.framejit_state_switch` is the closer of the block fn opens, or
+# True for a closer or a switch that opens nothing.
+MARK = "framejit_state_switch"
+
+
+def is_switch(target):
+    return target in SWITCHES or getattr(target, MARK, None) is not None
+
+
+def _closer(target):
+    marked = getattr(target, MARK, None)
+    return _CLOSERS.get(target) or (marked if callable(marked) else None)
+
+
+def _closes(target):
+    return target in (_exit_inference_mode, _exit_autocast) or getattr(target, MARK, None) is True
 AUTOCAST_DEVICES = ("cpu", "cuda")
 
 
@@ -98,7 +115,7 @@ def regions(graph, grad_at_entry, autocast_at_entry=None, split_no_grad=False):
     for node in graph.nodes:
         if node.op in ("placeholder", "output"):
             continue
-        if node.op == "call_function" and node.target in SWITCHES:
+        if node.op == "call_function" and is_switch(node.target):
             groups.append(("switch", [node]))
             if node.target is _set_grad_enabled:
                 grad = bool(node.args[0])
@@ -107,8 +124,8 @@ def regions(graph, grad_at_entry, autocast_at_entry=None, split_no_grad=False):
             elif node.target is _exit_inference_mode:
                 if inference:
                     inference.pop()
-            elif node.target is _hold_autocast_cache or node.target in RNG_SWITCHES:
-                pass
+            elif node.target is _hold_autocast_cache or node.target in RNG_SWITCHES or node.target not in SWITCHES:
+                pass                          # (a marked switch: no grad or autocast state of its own)
             elif node.target is _enter_autocast:
                 device, enabled = _autocast_block(node)
                 autocast_blocks.append((node, device, autocast.get(device, False)))
@@ -257,9 +274,10 @@ def compile_by_regions(gm, grad_at_entry, compile_region, autocast_at_entry=None
                     value = node.target(*fx.node.map_arg(node.args, env.__getitem__),
                                         **fx.node.map_arg(node.kwargs, env.__getitem__))
                     env[node] = value
-                    if node.target in _CLOSERS:
-                        handles.append((_CLOSERS[node.target], value))
-                    elif handles and node.target in (_exit_inference_mode, _exit_autocast):
+                    closer = _closer(node.target)
+                    if closer is not None:
+                        handles.append((closer, value))
+                    elif handles and _closes(node.target):
                         handles.pop()
                     continue
                 env.update(zip(outputs, run(*[env[n] for n in inputs])))

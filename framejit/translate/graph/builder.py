@@ -184,7 +184,16 @@ class GraphBuilder:
         versions = versions_of(tensors)
         try:
             with self.phase("fake_propagation"):
-                out = self._run_fake(op, target, fake_args, fake_kwargs)
+                try:
+                    out = self._run_fake(op, target, fake_args, fake_kwargs)
+                except TypeError as e:
+                    # a symbolic number where the op's schema takes a plain one ("is_causal must be bool,
+                    # not SymBool"): eagerly it is a plain number, so the op gets the example's value, guarded
+                    if "Sym" not in str(e) or not _holds_sym_number((fake_args, fake_kwargs)):
+                        raise
+                    fx_args, fake_args = _plain_numbers(fx_args, fake_args)
+                    fx_kwargs, fake_kwargs = _plain_numbers(fx_kwargs, fake_kwargs)
+                    out = self._run_fake(op, target, fake_args, fake_kwargs)
         except (torch._subclasses.fake_tensor.DataDependentOutputException,
                 torch._subclasses.fake_tensor.DynamicOutputShapeException) as e:
             raise GraphBreak("data-dependent op", f"{_target_name(target)} has a data-dependent output ({type(e).__name__})")
@@ -422,6 +431,35 @@ def _to_arg(v, fake):
     if isinstance(v, ObjectValue) and (fake or _graphable_object(v.obj)):
         return v.obj
     raise GraphBreak("graph argument", f"cannot pass {v!r} into a graph op")
+
+
+_PLAIN_OF_SYM = {torch.SymBool: bool, torch.SymInt: int, torch.SymFloat: float}
+
+
+def _holds_sym_number(fake):
+    if type(fake) in _PLAIN_OF_SYM:
+        return True
+    if isinstance(fake, (tuple, list)):
+        return any(_holds_sym_number(x) for x in fake)
+    if isinstance(fake, dict):
+        return any(_holds_sym_number(x) for x in fake.values())
+    return False
+
+
+def _plain_numbers(fx_arg, fake):
+    """(fx_arg, fake) with every symbolic number in `fake` (and its node in `fx_arg`, the same structure)
+    replaced by the example's value; reading the value records its guard in the ShapeEnv."""
+    plain = _PLAIN_OF_SYM.get(type(fake))
+    if plain is not None:
+        value = plain(fake)
+        return value, value
+    if isinstance(fake, (tuple, list)):
+        pairs = [_plain_numbers(a, f) for a, f in zip(fx_arg, fake)]
+        return type(fake)(p[0] for p in pairs), type(fake)(p[1] for p in pairs)
+    if isinstance(fake, dict):
+        pairs = {k: _plain_numbers(fx_arg[k], f) for k, f in fake.items()}
+        return {k: p[0] for k, p in pairs.items()}, {k: p[1] for k, p in pairs.items()}
+    return fx_arg, fake
 
 
 def _graphable_object(obj):

@@ -109,6 +109,9 @@ def exit_flag_block(manager):
 torch.fx.node.has_side_effect(enter_flag_block)
 torch.fx.node.has_side_effect(exit_flag_block)
 STATE_NODE_TARGETS.update((enter_flag_block, exit_flag_block))
+# the tracing backends' region pass (backends/passes/state_regions.py) runs them for real between regions
+enter_flag_block.framejit_state_switch = exit_flag_block
+exit_flag_block.framejit_state_switch = True
 _HANDLE_EXITS[enter_flag_block] = f"__import__({__name__!r}, fromlist=['_']).exit_flag_block"
 
 
