@@ -1,0 +1,322 @@
+"""Fuzz seed 406600 (session 22, --gen-version 3, main 2b2aff4), unminimized. First difference:
+[grad] call 0: backward(): None (eager) != ('RuntimeError', 'Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=T
+[grad] call 0: args[1].grad: after backward(): a tensor (eager) != None (compiled)
+"""
+# framejit fuzz program 406600 (python -m tests.fuzz --replay THIS_FILE)
+import contextlib
+import dataclasses
+import math
+import random
+import types
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import framejit
+
+FUZZ_SEED = 406600
+FUZZ_BACKEND = 'aot_eager'
+FUZZ_CALLS = 3
+
+G_COUNT = 3
+G_SCALE = 2.0
+G_FLAG = True
+G_NAME = "g5"
+G_LIST = [1, 2, 3]
+G_T = torch.arange(4.0) * 1.0
+G_D = {"a": 1, "b": 2}
+G_OBJS = []
+G_LOG = []
+
+
+class FuzzError(Exception):
+    pass
+
+
+class Box:
+    kind = "box"
+    limit = 2
+
+    def __init__(self, w, n, tag):
+        self.w = w
+        self.n = n
+        self.tag = tag
+        self.items = [n]
+
+    @property
+    def total(self):
+        return self.w.sum() * self.n
+
+    @property
+    def level(self):
+        return self.__dict__.get("_level", 0)
+
+    @level.setter
+    def level(self, value):
+        self._level = min(value, 9)
+
+    def bump(self, k):
+        self.n = self.n + k
+        return self.n
+
+    def push(self, v):
+        self.items.append(v)
+        return len(self.items)
+
+    def scaled(self, t):
+        return t * self.n + self.w
+
+
+class Point:
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self.a = a
+        self.b = b
+
+    def norm(self):
+        return self.b * self.a
+
+
+@dataclasses.dataclass
+class Cfg:
+    depth: int = 2
+    scale: float = 0.5
+    name: str = "cfg"
+
+
+class Net(nn.Module):
+    def __init__(self, seed):
+        super().__init__()
+        g = torch.Generator().manual_seed(seed)
+        self.lin = nn.Linear(4, 4)
+        with torch.no_grad():
+            self.lin.weight.copy_(torch.randn(4, 4, generator=g) * 0.5)
+            self.lin.bias.copy_(torch.randn(4, generator=g) * 0.1)
+        self.register_buffer("buf", torch.zeros(4))
+        self.calls = 0
+        self.scale = 1.0
+
+    def forward(self, x):
+        self.calls += 1
+        return torch.tanh(self.lin(x)) * self.scale + self.buf
+
+
+G_BOX = Box(torch.ones(4), 1, "global")
+
+aux = types.ModuleType("aux")
+aux.K = 1
+aux.hits = 0
+aux.factor = 0.5
+
+
+def make_scaler(k):
+    def scale(t):
+        return t * k
+    return scale
+
+
+scale_a = make_scaler(2.0)
+scale_b = make_scaler(-0.5)
+
+
+@framejit.disable
+def opaque(t):
+    return t * 2.0 + 1.0
+
+
+def helper_mix(t, k):
+    return t * k + G_SCALE
+
+
+def helper_note(box, k):
+    box.n = box.n + k
+    G_LIST.append(k)
+    return box.n
+
+
+def helper_print(t):
+    print("helper", tuple(t.shape))
+    return t + 1.0
+
+
+def helper_check(k):
+    if k > 50:
+        raise FuzzError(f"too big: {k}")
+    return k + 1
+
+
+def helper_count(step=1):
+    global G_COUNT
+    G_COUNT += step
+    return G_COUNT
+
+
+def helper_rec(t, depth):
+    if depth <= 0:
+        return t
+    return helper_rec(t * 0.5 + 1.0, depth - 1)
+
+
+def helper_kw(t, *rest, k=1.0, **extra):
+    return t * k + len(rest) + len(extra)
+
+
+class Tracker:
+    """A user context manager: logs enter/exit, may swallow the exception leaving the block."""
+
+    def __init__(self, log, swallow=False):
+        self.log = log
+        self.swallow = swallow
+
+    def __enter__(self):
+        self.log.append("enter")
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.log.append("exit " + (kind.__name__ if kind else "ok"))
+        return self.swallow
+
+
+import functools
+import itertools
+import operator
+
+
+class Vec:
+    def __init__(self, t, scale=1.0):
+        self.t = t
+        self.scale = scale
+
+    def __add__(self, other):
+        return Vec(self.t + (other.t if isinstance(other, Vec) else other), self.scale)
+
+    def __mul__(self, k):
+        return Vec(self.t * k, self.scale * k)
+
+    __rmul__ = __mul__
+
+    def __len__(self):
+        return self.t.shape[0]
+
+    def __iter__(self):
+        return iter(self.t.unbind(0))
+
+    def __getitem__(self, i):
+        return self.t[i]
+
+    def __call__(self, x):
+        return x * self.scale + self.t
+
+    def __eq__(self, other):
+        return isinstance(other, Vec) and self.scale == other.scale
+
+    def __hash__(self):
+        return hash(self.scale)
+
+    def __repr__(self):
+        return f"Vec(scale={self.scale})"
+
+
+class Lazy:
+    def __init__(self):
+        object.__setattr__(self, "writes", 0)
+
+    def __getattr__(self, name):
+        if name.startswith("dyn_"):
+            return len(name)
+        raise AttributeError(name)
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, "writes", self.writes + 1)
+        object.__setattr__(self, name, value)
+
+
+class SubBox(Box):
+    def bump(self, k):
+        return super().bump(k * 2) + 1
+
+    @classmethod
+    def make(cls, t):
+        return cls(t, 1, "sub")
+
+    @staticmethod
+    def twice(t):
+        return t * 2
+
+
+class Square(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 2 * x * grad
+
+
+def _make_seq():
+    with torch.random.fork_rng():
+        torch.manual_seed(11)
+        return nn.Sequential(nn.Linear(4, 4), nn.Tanh())
+
+
+G_SEQ = _make_seq()
+G_HOOKS = []
+
+
+class EntryModule(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+        self.register_buffer('steps', torch.zeros(()))
+
+    def forward(self, tag, w, box, lst, x, box2):
+        self.calls += 1
+        self.steps.add_(1.0)
+        t1 = helper_rec(x, 2)
+        G_BOX.w.fill_(1.5)
+        if any(v > 2 for v in [G_COUNT, box2.n]):
+            gr2, = torch.autograd.grad(((w * box2.scaled(w)).sum() + w.pow(2).sum()), [w])
+        if True:
+            v3 = G_T.view(2, 2)
+            v3.zero_()
+            t1 = t1 * 0.5 + x
+        t4 = functools.partial(helper_mix, k=2.0)(w)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            ac5 = torch.mv(w, torch.arange(4.0))
+            helper_count(t1.shape[0])
+        ac5 = ac5.float()
+        fn6 = lambda a: a * 2.0 + 1.0
+        fl7 = G_SCALE
+        dt8 = {'b': (G_T * aux.K)}
+        gr9, = torch.autograd.grad(((w * (box.scaled(w) * (torch.maximum(box2.w, box2.w))[:, None])).sum() + w.pow(2).sum()), [w])
+        return t4
+
+
+G_ENTRY = EntryModule()
+f = G_ENTRY
+
+
+_KEPT = {}
+
+
+def make_inputs(call):
+    """The arguments of call number `call` (0-based): fresh objects built the same way on both sides."""
+    VARY = 1
+    B = (3, 3, 3)[call]
+    n_value = (1, 1, 1)[call]
+    g = torch.Generator().manual_seed(FUZZ_SEED * 10 + call * VARY)
+    tag = 'g' + str(call * VARY)
+    w = torch.randn(4, 4, generator=g).requires_grad_()
+    box = Box(torch.randn(4, generator=g), n_value, 'b' + str(call))
+    lst = [1, 2, n_value]
+    x = torch.randn(B, 4, generator=g).requires_grad_()
+    box2 = box
+    args = (tag, w, box, lst, x, box2, )
+    kwargs = {}
+    _KEPT['args'] = (args, kwargs)
+    return args, kwargs
