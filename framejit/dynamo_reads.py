@@ -99,13 +99,13 @@ def recompile_limit():
 
 def stance():
     """The name torch.compiler.set_stance last set ("default" unless the program set one)."""
-    return getattr(STANCE_HOME[0]._stance, "stance", "default")
+    return getattr(getattr(STANCE_HOME[0], STANCE_GLOBAL), "stance", "default")
 
 
 def stance_object():
     """torch's current stance object (its `stance`, `backend` from force_backend=, `skip_guard_eval_unsafe`),
     or None before the program imported torch._dynamo (nobody can have set one)."""
-    return STANCE_HOME[0]._stance
+    return getattr(STANCE_HOME[0], STANCE_GLOBAL)
 
 
 # ---- watching the stance without a per-call lookup ------------------------------------------------
@@ -126,6 +126,8 @@ class _NoStanceYet:
 
 
 STANCE_HOME = [sys.modules.get(EVAL_FRAME) or _NoStanceYet]
+# the module global torch.compiler.set_stance rebinds (the dispatchers read it as `home.<STANCE_GLOBAL>`)
+STANCE_GLOBAL = "_stance"
 # called with the module once the observer saw it imported (the runtime puts it in its dispatchers' globals:
 # a module attribute read from a global is the cheapest test there is, a list item in between costs 20 ns)
 STANCE_HOME_MOVED = []

@@ -38,7 +38,7 @@ import weakref
 import torch
 
 from ..convert.codegen import MISS, signature_source
-from ..dynamo_reads import STANCE_HOME, STANCE_HOME_MOVED
+from ..dynamo_reads import STANCE_GLOBAL, STANCE_HOME, STANCE_HOME_MOVED
 from .stances import CALM, forces_miss_path
 from ..translate.values.modules.module_values import GlobalHooksSource
 from ..translate.guards.module_watch import EPOCH, watch
@@ -157,7 +157,7 @@ def _source(code, name, first_parts, module_call=False, self_object=None, closur
     if self_object is not None:
         lines += [f"    {me} = __fj_self"]
     # torch.compiler.set_stance: one identity test while the stance stays as last judged (runtime/stances.py)
-    lines += ["    if __fj_stance_home._stance is not __fj_calm.stance and __fj_stance_check():",
+    lines += [f"    if __fj_stance_home.{STANCE_GLOBAL} is not __fj_calm.stance and __fj_stance_check():",
               f"        return __fj_on_miss({head if closure_arg else ''}{miss_args}, {miss_kwargs})"]
     if first_parts is not None:
         guard_expr, body, parts_ns = first_parts
@@ -246,7 +246,7 @@ _LIVE_ENVS = weakref.WeakSet()
 
 
 def _stance_home_moved(module):
-    """torch._dynamo.eval_frame was imported: every dispatcher reads the stance from it from now on."""
+    """torch's stance module was imported (dynamo_reads.py): every dispatcher reads the stance from it now."""
     for ref in list(_LIVE_ENVS):
         ref.env["__fj_stance_home"] = module
 

@@ -2,7 +2,7 @@
 
 torch.compile reads its stance on every call of a compiled function. framejit's fast path (the
 generated dispatcher, runtime/dispatcher.py) asks one question instead: is torch's stance object still
-the one last judged "calm" (`torch._dynamo.eval_frame._stance is CALM.stance`, an identity test, ~1 ns)? Only
+the one last judged "calm" (the global dynamo_reads.py names `is CALM.stance`, an identity test, ~1 ns)? Only
 when it is not does it call `forces_miss_path()`, which judges the new object once:
 
 - "default", "eager_on_recompile", "fail_on_recompile", "eager_then_compile", "aot_eager_then_compile"
