@@ -208,6 +208,9 @@ def can_fail_on_values(node):
     return False
 
 
+# _region_catches' answer for a block whose real __exit__ a resume function was given (truthy)
+GIVEN_EXIT = "given exit"
+
 # What may stand between PUSH_EXC_INFO and CHECK_EXC_MATCH: loading the classes an except clause names.
 _EXCEPT_CLASS_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_FAST", "LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_NAME",
                                  "LOAD_ATTR", "LOAD_CONST", "BUILD_TUPLE", "NOP", "EXTENDED_ARG", "CACHE"})
@@ -215,7 +218,9 @@ _EXCEPT_CLASS_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_FAST", "LOAD_DEREF", "LOAD
 
 def _region_catches(tx, exn):
     """Can the handler of this exception-table entry stop an exception (an except clause, or the __exit__
-    of a Python context manager), as opposed to a finally body or torch state restore that re-raises?"""
+    of a Python context manager), as opposed to a finally body or torch state restore that re-raises?
+    GIVEN_EXIT: the __exit__ of a state block a resume function was given (entered for real before the
+    frame), which must run on every exception that leaves the block."""
     head = exn.target
     i = tx.index.get(head)
     if i is None or head.opname != "PUSH_EXC_INFO":
@@ -231,6 +236,8 @@ def _region_catches(tx, exn):
     slot = exn.depth - 1
     exit_fn = tx.stack[slot] if 0 <= slot < len(tx.stack) else None
     if isinstance(exit_fn, ExitValue):
+        if exit_fn.source is not None:
+            return GIVEN_EXIT
         mgr = exit_fn.manager
         if isinstance(mgr, GlobalStateManager) or getattr(mgr, "never_suppresses", False):
             return False
@@ -244,12 +251,18 @@ def check_ops_in_handled_region(tx, inst, nodes):
     exn = inst.exn
     caught = False
     while exn is not None:
-        if _region_catches(tx, exn):
-            caught = True
+        caught = _region_catches(tx, exn)
+        if caught:
             break
         exn = exn.target.exn
     if not caught:
         return
     # kept in the graph: if one raises at run time, the entry undoes the graph's partial run and reruns
-    # the frame as plain Python, so the frame's own handler sees eager's exception (convert/raising_graphs.py)
-    tx.ctx.handled_region_ops.extend(node for node in nodes if can_fail_on_values(node))
+    # the frame as plain Python, so the frame's own handler sees eager's exception (convert/raising_graphs.py).
+    # Inside a block whose real __exit__ the frame was given (grad mode, autocast split by a break) any op
+    # counts, not only those that fail on values: one that fails where its fake did not (a dtype mix that
+    # autocast makes) must not leave the block entered either.
+    if caught is GIVEN_EXIT:
+        tx.ctx.handled_region_ops.extend(node for node in nodes if node.target not in STATE_NODE_TARGETS)
+    else:
+        tx.ctx.handled_region_ops.extend(node for node in nodes if can_fail_on_values(node))
