@@ -6,7 +6,7 @@ a lazy import is still an import), plus the modules named as strings to importli
 finds its converter that way). The rule, lowest first:
 
     errors, config, _words,              the leaves: import nothing of framejit
-    dynamo_reads, torch_versions
+    dynamo_reads, torch_versions, random_draws
     bytecode/, accuracy/, persist/       the leaves only
     backends/                            persist/ and the leaves
     shapes/                              bytecode/ and the leaves
@@ -42,7 +42,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "framejit"
 
-LEAVES = {"framejit.errors", "framejit.config", "framejit._words", "framejit.dynamo_reads", "framejit.torch_versions"}
+LEAVES = {"framejit.errors", "framejit.config", "framejit._words", "framejit.dynamo_reads", "framejit.torch_versions",
+          "framejit.random_draws"}
 ENTRY_POINTS = {"framejit", "framejit.__main__", "framejit.cli", "framejit.demo", "framejit.examples",
                 "framejit.testing"}
 ALLOWED = {

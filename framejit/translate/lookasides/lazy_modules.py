@@ -8,7 +8,7 @@ point: it runs the hook for real on stand-in inputs of the call's shapes and dty
 are read), then starts the conversion again (`LazyModuleMaterialized`), which finds an ordinary module.
 The parameters and the RNG come out as eagerly: translation runs before the graph, so the hook's draws
 happen before any draw of the frame's graph, which is eager's order only when no op traced before the
-call draws (graph/random_draws.py). The conversion machinery puts global state back after translating
+call draws (framejit/random_draws.py). The conversion machinery puts global state back after translating
 (observe/conversion.py); the hook's RNG change is the program's own, so it runs through
 `ctx.program_effect`, which keeps it.
 
@@ -23,7 +23,7 @@ from torch.nn.modules.lazy import LazyModuleMixin
 from torch.nn.parameter import UninitializedTensorMixin
 
 from ...errors import GraphBreak
-from ..graph.random_draws import graph_may_draw
+from ...random_draws import graph_may_draw
 from ..source import AttrSource
 from ..values.base import Const, TensorValue
 
