@@ -35,6 +35,7 @@ import torch.fx as fx
 
 from ..in_place import written_values as writes_of, writes_in_place
 from .dead_tensors import is_dead_tensor
+from ...random_draws import node_may_draw
 
 _set_grad_enabled = torch._C._set_grad_enabled
 _enter_inference_mode = torch.autograd.grad_mode._enter_inference_mode
@@ -183,8 +184,24 @@ def independent_parts(groups):
             parts[keep].append(node)
             part_of[node] = keep
         order = {n: i for i, n in enumerate(nodes)}
-        out += [(kind, sorted(part, key=order.__getitem__)) for part in parts if part]
+        out += [(kind, part) for part in _in_draw_order([p for p in parts if p], order)]
     return out
+
+
+def _in_draw_order(parts, order):
+    """The parts, each in program order, run so that the ops that draw from the global generator draw in
+    program order (eager's numbers): a part that draws runs at its first draw. When two parts' draws
+    interleave (`a = rand(); b = rand_like(t); c = rand()` with a and c in one part), no order of the
+    parts keeps them, and the drawing parts become one."""
+    parts = [sorted(part, key=order.__getitem__) for part in parts]
+    draws = [[n for n in part if node_may_draw(n)] for part in parts]
+    key = [order[d[0]] if d else order[p[0]] for p, d in zip(parts, draws)]
+    ranked = sorted(range(len(parts)), key=key.__getitem__)
+    drawn = [order[n] for i in ranked for n in draws[i]]
+    if drawn == sorted(drawn):
+        return [parts[i] for i in ranked]
+    joined = sorted((n for p, d in zip(parts, draws) if d for n in p), key=order.__getitem__)
+    return [joined] + [p for p, d in zip(parts, draws) if not d]
 
 
 def _subgraph(gm, nodes, written_before=frozenset()):
