@@ -5,8 +5,10 @@ given its __exit__ (GradModeExit, AutocastExit). Eagerly the block's __exit__ ru
 it; when the resume function's compiled graph raised, nothing ran it, and grad mode stayed off, autocast on
 with its nesting count held (fuzz seed 401865). Each case raises at a different place: in the graph of the
 resume function (a value-dependent index, a dtype mix autocast makes that fake propagation does not see),
-in the break's plain Python, in a second resume function. Eager and compiled must raise the same exception
-and leave the same state: grad mode, inference mode, autocast enabled/dtype/cache/nesting count.
+in the break's plain Python, in a second resume function, in a callee's resume function inside the caller's
+block, after a deterministic-algorithms flag the raise leaves set. Eager and compiled must raise the same
+exception and leave the same state: grad mode, inference mode, autocast enabled/dtype/cache/nesting count,
+deterministic algorithms.
 """
 import pytest
 import torch
@@ -24,12 +26,14 @@ def _nesting():
 
 def _state():
     return (torch.is_grad_enabled(), torch.is_inference_mode_enabled(), torch.is_autocast_enabled("cpu"),
-            torch.get_autocast_dtype("cpu"), torch.is_autocast_cache_enabled(), _nesting())
+            torch.get_autocast_dtype("cpu"), torch.is_autocast_cache_enabled(), _nesting(),
+            torch.are_deterministic_algorithms_enabled())
 
 
 def _reset():
     torch._C._set_grad_enabled(True)
     torch.set_autocast_enabled("cpu", False)
+    torch.use_deterministic_algorithms(False)
     while _nesting() > 0:
         torch.autocast_decrement_nesting()
     torch.clear_autocast_cache()
@@ -114,7 +118,30 @@ def effect_then_raise_in_resume_graph(w, log):
     return y
 
 
-CASES = [dtype_mix_in_resume_graph, dtype_mix_in_second_resume_graph, index_in_resumed_no_grad,
+def _autocast_part(w):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        x = w @ w
+        print("break")
+        return torch.mv(x, GT)
+
+
+def raise_in_callee_resume_inside_callers_no_grad(w):
+    with torch.no_grad():
+        return _autocast_part(w) + 1
+
+
+def deterministic_flag_set_then_raise_in_resume_graph(w):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        torch.use_deterministic_algorithms(True)        # left on eagerly: the raise skips the reset
+        x = w @ w
+        print("break")
+        y = torch.mv(x, GT)
+        torch.use_deterministic_algorithms(False)
+    return y
+
+
+CASES = [raise_in_callee_resume_inside_callers_no_grad, deterministic_flag_set_then_raise_in_resume_graph,
+         dtype_mix_in_resume_graph, dtype_mix_in_second_resume_graph, index_in_resumed_no_grad,
          index_in_resumed_enable_grad, index_in_resumed_autocast_inside_enable_grad, raise_in_break,
          raise_in_second_break, effect_then_raise_in_resume_graph]
 
@@ -169,5 +196,5 @@ def test_normal_call_still_one_graph_per_part(capsys):
     compiled = framejit.compile(fine, backend=counter)
     _reset()
     assert torch.equal(compiled(w), fine(w))
-    assert _state() == (True, False, False, torch.bfloat16, True, 0)
+    assert _state() == (True, False, False, torch.bfloat16, True, 0, False)
     assert counter.frame_count == 2
