@@ -32,6 +32,7 @@ first) and grad mode is put back, as the with-blocks would.
 """
 import torch
 import torch.fx as fx
+from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
 from ..in_place import written_values as writes_of, writes_in_place
 from .dead_tensors import is_dead_tensor
@@ -273,7 +274,7 @@ def compile_by_regions(gm, grad_at_entry, compile_region, autocast_at_entry=None
         written |= _written_storages(nodes)
         fakes = [n.meta.get("example_value") for n in inputs]
         run = sub
-        if kind in ("grad", "no_grad") and all(f is not None for f in fakes):
+        if kind in ("grad", "no_grad") and all(f is not None for f in fakes) and not _reads_unbacked(fakes):
             with torch.set_grad_enabled(kind == "grad"), _autocast_off():    # the state it runs in
                 run = compile_region(sub, fakes)
         steps.append((run, inputs, outputs))
@@ -305,6 +306,16 @@ def compile_by_regions(gm, grad_at_entry, compile_region, autocast_at_entry=None
             _set_grad_enabled(grad_mode)
             raise
     return run_regions
+
+
+def _reads_unbacked(fakes):
+    """Does a region take a value with a data-dependent (unbacked) symbol an earlier region made: an
+    `.item()` number, a dynamic float read as `.item()` of its tensor (translate/graph/float_inputs.py), a
+    `nonzero` size? A tracing compiler cannot take it: AOT autograd's pass that turns float symbols into
+    tensors finds no definition of the symbol in the region ("KeyError: zuf0"), inductor none of the
+    size ("KeyError: u0"). Such a region runs as its fx code: eager's ops in eager's mode."""
+    return any(free_unbacked_symbols(f) for f in fakes
+               if isinstance(f, (torch.Tensor, torch.SymInt, torch.SymFloat, torch.SymBool)))
 
 
 class _autocast_off:

@@ -102,11 +102,15 @@ class GraphBuilder:
         known = self.input_by_id.get(id(tensor))
         if known is not None:
             return known
-        if dims:
-            fake = self._fake_input(tensor, source.name(), True, lambda: self.shapes.fake_tensor(
-                self.fake_mode, tensor, _operand(source.expr()), source.name(), dims))
-        else:
-            fake = self._fake_input(tensor, source.name(), False, lambda: fake_of_input(self.fake_mode, tensor))
+        # an input first read inside an inference_mode block is still the tensor it is: its fake is an
+        # inference tensor only when the real one is (else the backend's trace of the graph cannot set
+        # requires_grad on it: "inference tensor outside InferenceMode", fuzz seeds 401440, 401527)
+        with torch.inference_mode(tensor.is_inference()):
+            if dims:
+                fake = self._fake_input(tensor, source.name(), True, lambda: self.shapes.fake_tensor(
+                    self.fake_mode, tensor, _operand(source.expr()), source.name(), dims))
+            else:
+                fake = self._fake_input(tensor, source.name(), False, lambda: fake_of_input(self.fake_mode, tensor))
         node = self._placeholder(source, fake)
         if isinstance(tensor, torch.nn.Parameter):
             node.meta["is_param"] = True
