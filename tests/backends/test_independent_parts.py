@@ -16,6 +16,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import framejit
 from tests.differential import check, randn
 
 BACKENDS = ["eager", "aot_eager", "inductor"]
@@ -80,9 +81,9 @@ def _wx(b=3):
 
 @pytest.fixture(autouse=True)
 def _fresh_global():
-    G.copy_(torch.arange(4.0))
+    G.detach_().copy_(torch.arange(4.0))
     yield
-    G.copy_(torch.arange(4.0))
+    G.detach_().copy_(torch.arange(4.0))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -101,3 +102,36 @@ def test_written_input_keeps_parts_separate(backend):
 @pytest.mark.parametrize("fn", [random_draws_in_two_parts, dropout_in_two_parts])
 def test_random_draws_keep_eagers_order(fn, backend):
     check(fn, randn(4, requires_grad=True), randn(4, seed=1, requires_grad=True), backend=backend, grads=True)
+
+
+
+def global_written_by_value_requiring_grad(w, x):
+    g = G * 1.0                            # reads G before the write
+    G.sub_(w.sum(0), alpha=0.5)            # G now hangs from SubBackward0, as eagerly
+    return (x * g).sum()
+
+
+def input_view_written_by_value_requiring_grad(buf, w):
+    z = buf + w
+    buf[0].copy_(w[1:].sum())
+    return z, (buf * 2).sum()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_input_written_with_grad_hangs_from_eagers_op(backend):
+    def history(fn, *args):
+        fn(*args)
+        return type(G.grad_fn).__name__, type(args[0].grad_fn).__name__
+
+    def both(fn, make):
+        G.detach_().copy_(torch.arange(4.0))
+        eager = history(fn, *make())
+        G.detach_().copy_(torch.arange(4.0))
+        compiled = history(framejit.compile(fn, backend=backend), *make())
+        assert compiled == eager
+
+    both(global_written_by_value_requiring_grad, _wx)
+    both(input_view_written_by_value_requiring_grad, lambda: (torch.zeros(3), randn(3, requires_grad=True)))
+    G.detach_().copy_(torch.arange(4.0))
+    check(input_view_written_by_value_requiring_grad, torch.zeros(3), randn(3, requires_grad=True),
+          backend=backend, grads=True)
