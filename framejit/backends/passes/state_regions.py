@@ -34,7 +34,7 @@ import torch
 import torch.fx as fx
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
-from ..in_place import written_values as writes_of, writes_in_place
+from ..in_place import written_values as writes_of
 from .dead_tensors import is_dead_tensor
 from ...random_draws import node_may_draw
 
@@ -113,6 +113,7 @@ def regions(graph, grad_at_entry, autocast_at_entry=None, split_no_grad=False):
     grad, inference = grad_at_entry, []
     autocast = dict(autocast_at_entry or {})
     autocast_blocks = []                      # (enter node, device, the enabled flag it replaced)
+    eager_written = _inputs_given_history(graph)
     groups = []
     for node in graph.nodes:
         if node.op in ("placeholder", "output"):
@@ -141,12 +142,28 @@ def regions(graph, grad_at_entry, autocast_at_entry=None, split_no_grad=False):
                     _, device, before = autocast_blocks.pop(opened)
                     autocast[device] = before
             continue
-        plain_ops = not inference and not any(autocast.values())
+        plain_ops = not inference and not any(autocast.values()) and not _storage_keys(node) & eager_written
         kind = "grad" if grad and plain_ops else "no_grad" if split_no_grad and plain_ops else "plain"
         if not groups or groups[-1][0] != kind:
             groups.append((kind, []))
         groups[-1][1].append(node)
     return groups
+
+
+def _inputs_given_history(graph):
+    """Storage keys of the graph's inputs that a node writes in place with a value requiring grad. The
+    nodes on them (the write and the views it writes through) run as eager's own ops ("plain"): the
+    input then hangs from that op's backward (`SubBackward0`, which autograd's errors name and which
+    checks the versions it saved) as eagerly, where AOT autograd would copy the new value in
+    (`CopyBackwards`)."""
+    inputs_on = set().union(*[_storage_keys(n) for n in graph.nodes if n.op == "placeholder"]) - {None}
+    keys = set()
+    for node in graph.nodes:
+        fake = node.meta.get("example_value")
+        if isinstance(fake, torch.Tensor) and fake.requires_grad:
+            for value in writes_of(node):
+                keys |= _storage_keys(value) & inputs_on
+    return keys
 
 
 def _autocast_block(node):
@@ -160,49 +177,92 @@ def _autocast_block(node):
 
 def independent_parts(groups):
     """`groups` with each grad region split into the parts that share no computed value (connected
-    through inputs only), when nothing in it writes in place. One Function per part, as eager has one
-    autograd history per part: a backward or autograd.grad through one part (which frees what that part
-    saved) leaves the others' saved values alone."""
+    through inputs only). One Function per part, as eager has one autograd history per part: a backward
+    or autograd.grad through one part (which frees what that part saved) leaves the others' saved values
+    alone. The parts run one after another (in the order of their first nodes), so what must keep its
+    order does: a node on a storage written in place after its first write joins that writer's part, a
+    part reading it before the write runs before the writer's (else the two are one part), and the ops
+    that draw random numbers are one part. A region where a written storage cannot be told stays whole."""
     out = []
     for kind, nodes in groups:
-        if kind != "grad" or len(nodes) < 2 or any(writes_in_place(n) for n in nodes):
+        order = _order_constraints(nodes) if kind == "grad" and len(nodes) > 1 else None
+        if order is None:
             out.append((kind, nodes))
             continue
+        joins, before = order
         part_of = {}
-        parts = []
         for node in nodes:
-            joined = {part_of[u] for u in node.all_input_nodes if u in part_of}
-            if not joined:
-                parts.append([node])
-                part_of[node] = len(parts) - 1
-                continue
-            keep = min(joined)
-            for other in sorted(joined - {keep}):
-                for moved in parts[other]:
-                    part_of[moved] = keep
-                parts[keep] += parts[other]
-                parts[other] = []
-            parts[keep].append(node)
-            part_of[node] = keep
-        order = {n: i for i, n in enumerate(nodes)}
-        out += [(kind, part) for part in _in_draw_order([p for p in parts if p], order)]
+            part_of[node] = node
+            for other in [u for u in node.all_input_nodes if u in part_of] + joins.get(node, []):
+                _join(part_of, node, other)
+        position = {n: i for i, n in enumerate(nodes)}
+        while True:                  # a part reading a storage before its write runs first, or joins
+            first = {}
+            for node in nodes:
+                first.setdefault(_root(part_of, node), position[node])
+            late = [(r, w) for r, w in before if first[_root(part_of, r)] > first[_root(part_of, w)]]
+            if not late:
+                break
+            for reader, writer in late:
+                _join(part_of, reader, writer)
+        parts = {}
+        for node in nodes:
+            parts.setdefault(_root(part_of, node), []).append(node)
+        out += [(kind, part) for part in parts.values()]
     return out
 
 
-def _in_draw_order(parts, order):
-    """The parts, each in program order, run so that the ops that draw from the global generator draw in
-    program order (eager's numbers): a part that draws runs at its first draw. When two parts' draws
-    interleave (`a = rand(); b = rand_like(t); c = rand()` with a and c in one part), no order of the
-    parts keeps them, and the drawing parts become one."""
-    parts = [sorted(part, key=order.__getitem__) for part in parts]
-    draws = [[n for n in part if node_may_draw(n)] for part in parts]
-    key = [order[d[0]] if d else order[p[0]] for p, d in zip(parts, draws)]
-    ranked = sorted(range(len(parts)), key=key.__getitem__)
-    drawn = [order[n] for i in ranked for n in draws[i]]
-    if drawn == sorted(drawn):
-        return [parts[i] for i in ranked]
-    joined = sorted((n for p, d in zip(parts, draws) if d for n in p), key=order.__getitem__)
-    return [joined] + [p for p, d in zip(parts, draws) if not d]
+def _root(part_of, node):
+    while part_of[node] is not node:
+        node = part_of[node]
+    return node
+
+
+def _join(part_of, a, b):
+    a, b = _root(part_of, a), _root(part_of, b)
+    if a is not b:
+        part_of[b] = a
+
+
+def _order_constraints(nodes):
+    """(joins, before) for `independent_parts`: joins {node: [earlier node it must share a part with]},
+    before [(reader, writer)]: a node on a written storage before the storage's first write, and that
+    write; None when a written storage cannot be told."""
+    first_writer = {}                   # storage key (or "random") -> the first node writing it (drawing)
+    for node in nodes:
+        for value in writes_of(node):
+            keys = _storage_keys(value)
+            if not keys or None in keys:
+                return None
+            for key in keys:
+                first_writer.setdefault(key, node)
+        if node_may_draw(node):
+            first_writer.setdefault("random", node)
+    position = {n: i for i, n in enumerate(nodes)}
+    joins, before = {}, []
+    for node in nodes:
+        on = set()
+        for value in [node] + list(node.all_input_nodes):
+            on |= _storage_keys(value) & first_writer.keys()
+        if node_may_draw(node):
+            on.add("random")
+        for key in on:
+            writer = first_writer[key]
+            if position[node] < position[writer]:
+                before.append((node, writer))
+            elif writer is not node:
+                joins.setdefault(node, []).append(writer)
+    return joins, before
+
+
+def _storage_keys(value):
+    """Storage keys of the tensors a graph value is (a tensor, or a tuple or list of them) by its
+    example value; {None} when it has none to tell by, set() when it holds no tensor."""
+    fake = value.meta.get("example_value") if isinstance(value, fx.Node) else None
+    if fake is None:
+        return {None}
+    fakes = fake if isinstance(fake, (tuple, list)) else [fake]
+    return {_storage_key(f) for f in fakes if isinstance(f, torch.Tensor)}
 
 
 def _subgraph(gm, nodes, written_before=frozenset()):
