@@ -6,6 +6,7 @@ config patches, handed to compile_fx as they are; None for its defaults).
 """
 from .inductor_caches import compile_with_caches
 from .pipeline import INDUCTOR_PASSES, compile_through
+from .same_graphs import SharedCompiles
 
 # inductor's own settings that framejit's exactness needs (options given to compile_inductor win):
 # random ops call torch's own kernels on the default generator, drawing eager's numbers (inductor's
@@ -23,4 +24,5 @@ def compile_inductor(gm, example_inputs, options=None):
 
     def compiler(graph, inputs):          # inductor's own caches can hit (backends/inductor_caches.py)
         return compile_with_caches(compile_patched, graph, inputs, options=patches)
-    return compile_through(INDUCTOR_PASSES, compiler, gm, example_inputs)
+    # the pieces of repeated blocks (passes/repeated_blocks.py) are compiled once per structure
+    return compile_through(INDUCTOR_PASSES, SharedCompiles(compiler), gm, example_inputs)
