@@ -20,7 +20,8 @@ MIN_BLOCK_OPS ops (smaller ones would lose more fusion and per-call time at thei
 A block is left in place, when unsure, if it: switches grad mode, inference mode, autocast or the random
 generator (state switches; the region pass before this one has already cut at those); writes in place
 into memory it did not allocate itself (BatchNorm's running statistics, an input's `add_`); or returns
-a tensor on the storage of one of its inputs (a view of an input). Random ops stay in order (inductor
+a tensor on the storage of one of its inputs (a view of an input). A graph with sizes read from data
+(unbacked symbols) is not cut. Random ops stay in order (inductor
 runs with `fallback_random`: torch's own kernels, one draw after another), so they may be inside.
 """
 import torch.fx as fx
@@ -83,6 +84,8 @@ def plan(gm):
     """The graph's compute nodes as pieces in order, [("block" | "rest", nodes)], with at least two
     blocks of one structure; None when there are no repeated blocks."""
     nodes = _compute_nodes(gm)
+    if any("unbacked_bindings" in n.meta for n in nodes):
+        return None                                 # sizes read from data: kept in one graph, as before
     positions, depth = _calls(nodes)
     taken = [False] * len(nodes)
     blocks = []                                     # (first position, last position)
