@@ -12,5 +12,5 @@ not call it at all and return `gm.forward` (overlapping_writes). backends/pipeli
 passes, in which order, each backend runs; a pass never calls another pass itself.
 
 Passes, in pipeline order: state_regions (grad off, inference mode, autocast on: run as fx code),
-overlapping_writes, multi_output_views, dead_tensors, none_grads, mutations_outside.
+repeated_blocks (inductor: identical blocks compiled once; backends/same_graphs.py), overlapping_writes, multi_output_views, dead_tensors, none_grads, mutations_outside.
 """

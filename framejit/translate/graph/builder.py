@@ -93,6 +93,7 @@ class GraphBuilder:
         self.created = []             # nodes in creation order, for rollback
         self.order_events = new_event_log()   # only while distributed.execution_order listens (module_order.py)
         self.current_stack_trace = None
+        self.module_call_count = 0     # inlined module calls so far (lookasides/modules.py numbers them)
         self.op_memo = fake_memo.SHARED    # fake results by input metadata, shared by conversions
 
     # ---- inputs -------------------------------------------------------------------------------

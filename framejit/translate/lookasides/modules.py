@@ -89,14 +89,28 @@ def _guard_hooks(tx, mv):
 def call_impl(tx, mv, args, kwargs):
     """nn.Module._call_impl: pre-hooks, forward, hooks (torch/nn/modules/module.py, same order:
     global hooks first, then the module's own)."""
-    events = tx.ctx.graph.order_events          # distributed.execution_order listens (graph/module_order.py)
-    if events is None:
-        return _call_impl(tx, mv, args, kwargs)
-    events.append(("enter", mv.obj, None))
+    builder = tx.ctx.graph
+    events = builder.order_events               # distributed.execution_order listens (graph/module_order.py)
+    builder.module_call_count += 1
+    call, first = (builder.module_call_count, type(mv.obj)), len(builder.created)
     try:
-        return _call_impl(tx, mv, args, kwargs)
+        if events is None:
+            return _call_impl(tx, mv, args, kwargs)
+        events.append(("enter", mv.obj, None))
+        try:
+            return _call_impl(tx, mv, args, kwargs)
+        finally:
+            events.append(("exit", mv.obj, None))
     finally:
-        events.append(("exit", mv.obj, None))
+        _mark_call(builder.created[first:], call)
+
+
+def _mark_call(nodes, call):
+    """Each node made inside module call `call` ((call number, module class)) keeps the calls it is in,
+    outermost first, as "framejit_module_calls": backends/passes/repeated_blocks.py finds repeated
+    blocks (N identical layers) by it."""
+    for node in nodes:
+        node.meta["framejit_module_calls"] = (call, *node.meta.get("framejit_module_calls", ()))
 
 
 def _call_impl(tx, mv, args, kwargs):
