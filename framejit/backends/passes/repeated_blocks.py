@@ -132,10 +132,33 @@ def compile_pieces(gm, pieces, compile_piece):
         steps.append((run, inputs, outputs))
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     result = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    return _piece_runner(placeholders, steps, result)
+
+
+def _piece_runner(placeholders, steps, result):
+    """run_pieces(*args): the steps in order over a list of slots, each value let go after its last
+    use (as eager frees a layer's activations once the next layer has read them)."""
+    slot = {n: i for i, n in enumerate(placeholders)}
+    for _, _, outputs in steps:
+        for node in outputs:
+            slot.setdefault(node, len(slot))
+    returned = set()
+    fx.node.map_arg(result, returned.add)
+    last_use = {}
+    for i, (_, inputs, _) in enumerate(steps):
+        for node in inputs:
+            last_use[node] = i
+    plan = [(run, [slot[n] for n in inputs], [slot[n] for n in outputs],
+             [slot[n] for n, at in last_use.items() if at == i and n not in returned])
+            for i, (run, inputs, outputs) in enumerate(steps)]
+    size, result_slot = len(slot), slot.__getitem__
 
     def run_pieces(*args):
-        env = dict(zip(placeholders, args))
-        for run, inputs, outputs in steps:
-            env.update(zip(outputs, run(*[env[n] for n in inputs])))
-        return fx.node.map_arg(result, env.__getitem__)
+        env = [*args, *[None] * (size - len(args))]
+        for run, ins, outs, frees in plan:
+            for i, value in zip(outs, run(*[env[i] for i in ins])):
+                env[i] = value
+            for i in frees:
+                env[i] = None
+        return fx.node.map_arg(result, lambda n: env[result_slot(n)])
     return run_pieces

@@ -195,6 +195,7 @@ def independent_parts(groups):
             part_of[node] = node
             for other in [u for u in node.all_input_nodes if u in part_of] + joins.get(node, []):
                 _join(part_of, node, other)
+        _join_gradless_parts(part_of, nodes)
         position = {n: i for i, n in enumerate(nodes)}
         while True:                  # a part reading a storage before its write runs first, or joins
             first = {}
@@ -210,6 +211,20 @@ def independent_parts(groups):
             parts.setdefault(_root(part_of, node), []).append(node)
         out += [(kind, part) for part in parts.values()]
     return out
+
+
+def _join_gradless_parts(part_of, nodes):
+    """Parts where nothing requires grad have no autograd history to keep apart: they join the first
+    node's part instead of costing a Function each on every call (an `arange` of positions)."""
+    with_grad = set()
+    for node in nodes:
+        fake = node.meta.get("example_value")
+        if any(isinstance(f, torch.Tensor) and f.requires_grad
+               for f in (fake if isinstance(fake, (tuple, list)) else [fake])):
+            with_grad.add(_root(part_of, node))
+    for node in nodes:
+        if _root(part_of, node) not in with_grad:
+            _join(part_of, nodes[0], node)
 
 
 def _root(part_of, node):
