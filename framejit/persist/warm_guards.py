@@ -220,9 +220,9 @@ def resolve_fixed(ref, call_env):
 
 
 def entry_text(record, signature, call_args, env, classes):
-    """The text of `__fj_guards` (the checks: those on the received modules first, then only when the module
-    watch moved or other modules came, `__fj_tree`, which pins them and the graph inputs read from them,
-    `__fj_m`) and of `__fj_entry`. Names the runtime binds: __fj_graph, __fj_MISS, __fj_pinned, __fj_pin,
+    """The text of `__fj_guards` (the checks: those on the received modules first, only when the module watch
+    moved or other modules came since they last ran, `__fj_tree`, which pins them and the graph inputs read from them,
+    `__fj_m`) and of `__fj_entry`. Names the runtime binds: __fj_graph, __fj_MISS, __fj_known, __fj_pin, __fj_refuse,
     __fj_m, __fj_fixed_<i>. Raises NotLoadable for anything the plan should not hold."""
     params = set(record["params"])
     nfixed = len(record["fixed"])
@@ -239,11 +239,17 @@ def entry_text(record, signature, call_args, env, classes):
     last = check_return(record["return"], n)
     roots_tuple = "(" + "".join(f"{r}, " for r in roots) + ")"
     src = [f"def __fj_tree({signature}):",
-           f"    if not ({' and '.join(tree) or 'True'}):",
+           "    try:",
+           f"        __fj_passed = {' and '.join(tree) or 'True'}",
+           "    except Exception:",
+           "        __fj_passed = False",
+           "    if not __fj_passed:",
+           f"        __fj_refuse({roots_tuple})",
            "        return False",
            f"    __fj_pin({roots_tuple}, [{', '.join(watch)}], ({''.join(p + ', ' for p in members)}))",
            "    return True"]
-    test = ([f"(__fj_pinned({roots_tuple}) or __fj_tree({call_args}))"] if roots else []) + each
+    test = ([f"((__fj_v := __fj_known({roots_tuple})) == 1 or __fj_v == -1 and __fj_tree({call_args}))"]
+            if roots else []) + each
     src += [f"def __fj_guards({signature}):", f"    return {' and '.join(test) or 'True'}"]
     src += [f"def __fj_entry({signature}):", "    try:",
             f"        if not __fj_guards({call_args}):", "            return __fj_MISS",

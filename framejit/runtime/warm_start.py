@@ -60,7 +60,12 @@ def enabled(opts):
 
 
 def _key(fn, opts):
-    backend = repr(("inductor", (platform.machine(), torch._C._get_cpu_capability()), inductor_aoti._inductor_settings(), global_state()))
+    """The record's key. Of inductor's settings only the TORCHINDUCTOR_* environment: the values a program set on
+    torch._inductor.config are known only once it is imported (compiling imports it, a warm start does not), so
+    a process with any such value loads no record (`load`), and the library's own key holds those it was built
+    with."""
+    settings = inductor_aoti._inductor_settings()[0]
+    backend = repr(("inductor", (platform.machine(), torch._C._get_cpu_capability()), settings, global_state()))
     return conversions.conversion_key(fn.__code__, repr(opts.config), backend)
 
 
@@ -211,27 +216,38 @@ class _Plan:
 # ---- loading ------------------------------------------------------------------------------------
 
 class _Pin:
-    """The modules the tree checks last passed for (weakly) and the module watch's counter then."""
+    """The modules the tree checks were last run for (weakly), the module watch's counter then, and their
+    verdict: 1 passed, 0 failed (a module changed after the entry ran: the entry misses at once until the
+    counter moves again, instead of running every check on every call), -1 not known."""
 
     def __init__(self, env):
-        self.refs, self.epoch, self.env = (), -1, env
+        self.refs, self.epoch, self.verdict, self.env = (), -1, -1, env
 
-    def pinned(self, roots, _epoch=module_watch.EPOCH):
+    def known(self, roots, _epoch=module_watch.EPOCH):
         refs = self.refs
         if self.epoch != _epoch[0] or len(refs) != len(roots):
-            return False
+            return -1
         for ref, obj in zip(refs, roots):
             if ref() is not obj:
-                return False
-        return True
+                return -1
+        return self.verdict
 
     def pin(self, roots, watched, members):
         for obj in (*roots, *watched):
             if isinstance(obj, (torch.nn.Module, torch.nn.Parameter)):
                 module_watch.watch(obj)
         self.env["__fj_m"] = members
+        self._note(roots, 1)
+
+    def refuse(self, roots):
+        for obj in roots:
+            if isinstance(obj, torch.nn.Module):
+                module_watch.watch(obj)
+        self._note(roots, 0)
+
+    def _note(self, roots, verdict):
         self.refs = tuple(weakref.ref(r) for r in roots)
-        self.epoch = module_watch.EPOCH[0]
+        self.epoch, self.verdict = module_watch.EPOCH[0], verdict
 
 
 def load(fn, opts, args, kwargs):
@@ -239,6 +255,8 @@ def load(fn, opts, args, kwargs):
     try:
         if not enabled(opts) or fn.__code__.co_freevars:
             return None
+        if inductor_aoti._inductor_settings()[1]:
+            raise NotLoadable("the program set values on torch._inductor.config")
         store = disk.default_store()
         record = conversions.get(store, _key(fn, opts))
         if record is None:
@@ -273,7 +291,7 @@ def _build(fn, record, store, args, kwargs):
     classes = [ClassCheck(ref) for ref in record["classes"]]
     text = entry_text(record, signature, call_args, env, classes)
     pin = _Pin(env)
-    env["__fj_pinned"], env["__fj_pin"] = pin.pinned, pin.pin
+    env["__fj_known"], env["__fj_pin"], env["__fj_refuse"] = pin.known, pin.pin, pin.refuse
     graph, _ = inductor_aoti.load_stored(store, record["graph"])
     if graph is None:
         raise NotLoadable("its library is not in the cache")
