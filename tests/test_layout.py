@@ -57,7 +57,7 @@ ALLOWED = {
     "distributed": {"leaves", "bytecode", "shapes", "translate", "backends"},
     "convert": {"leaves", "bytecode", "shapes", "translate", "backends", "distributed", "accuracy"},
     "runtime": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "observe",
-                "accuracy"},
+                "accuracy", "persist"},
     "observe": {"leaves", "backends"},
     "tools": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
               "observe", "accuracy", "persist"},

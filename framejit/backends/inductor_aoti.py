@@ -101,7 +101,7 @@ def load_stored(store, key):
     if payload == _NO:
         return None, True
     try:
-        return _load_library(payload), True
+        return _load_library(payload, key), True
     except Exception as e:                  # a library this torch cannot load: compile again
         log.debug("framejit cache: library %s did not load: %s", key, e)
         return None, False
@@ -113,7 +113,7 @@ def build_and_store(store, key, gm, example_inputs, options):
     so_bytes, why = _compile_library(gm, example_inputs, options)
     run = None
     if so_bytes is not None:
-        run = _load_library(so_bytes)
+        run = _load_library(so_bytes, key)
         why = _behaves_like_eager(gm, run, example_inputs)
     meta = {"backend": BACKEND, "graph": _summary(gm)}
     if why is not None:
@@ -145,8 +145,9 @@ def _compile_library(gm, example_inputs, options):
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _load_library(so_bytes):
-    """The library loaded from a private copy (removed once loaded) as a callable graph."""
+def _load_library(so_bytes, key=None):
+    """The library loaded from a private copy (removed once loaded) as a callable graph; it carries its entry's
+    key (`framejit_aoti_key`, with which runtime/warm_start.py names it in a stored conversion)."""
     folder = tempfile.mkdtemp(prefix="framejit-aoti-")        # mode 0700: nobody can swap the file
     try:
         path = os.path.join(folder, "graph.so")
@@ -161,6 +162,7 @@ def _load_library(so_bytes):
     def run_library(*inputs):
         return tuple(run_flat(list(inputs)))
     run_library.runner = runner
+    run_library.framejit_aoti_key = key
     return run_library
 
 

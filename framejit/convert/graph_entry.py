@@ -172,8 +172,10 @@ def _make_entry(fn, ctx, compiled, gm, body, opts, breaks):
         return ConvertResult("eager", reason=f"the result cannot be rebuilt: {gb.reason}", breaks=breaks)
     dies_with = tuple(weakref.ref(g.expected) for g in instances)
     ctx.guards.weaken(instances)
-    return ConvertResult("entry", entry=entry, guards=ctx.guards, graph=gm, source_text=text, breaks=breaks,
-                         ns=ns, op_count=ctx.graph.op_count(), dies_with=dies_with, companion=shared)
+    result = ConvertResult("entry", entry=entry, guards=ctx.guards, graph=gm, source_text=text, breaks=breaks,
+                           ns=ns, op_count=ctx.graph.op_count(), dies_with=dies_with, companion=shared)
+    result.graph_input_sources = tuple(source for source, _, _ in ctx.graph.inputs)   # runtime/warm_start.py
+    return result
 
 
 def _shared_entry(fn, ctx, gm, body, breaks):

@@ -31,7 +31,7 @@ from ..translate.dispatch import CODE_LOOKASIDES
 from ..convert.resume import note_resume_origin, resume_origin
 from ..observe.conversion import watch_state
 from ..observe.safe_text import miss_reason, unexplained_miss
-from . import stances
+from . import stances, warm_start
 from .dispatcher import build_dispatcher, build_module_call, module_call_fits
 from .ddp import compile_ddp, is_ddp
 from .dynamic_misses import learn_dynamic
@@ -208,7 +208,13 @@ def _on_miss(fn, signature, state, local, opts, args, kwargs, closure=None):
                     _LOG.warning("%s", reason)          # TORCH_LOGS=recompiles, as torch.compile logs them
             while len(state.entries) >= max(SHARED_CODE_LIMIT * limit, 1):
                 state.evict_oldest()
-            result = _convert(fn, signature, state, opts, args, kwargs)
+            # a frame's first miss: its stored conversion, if one fits this call (runtime/warm_start.py)
+            result = warm_start.load(fn, opts, args, kwargs) if not state.entries and not state.conversions \
+                and closure is None else None
+            if result is not None:
+                state.add(result)
+            else:
+                result = _convert(fn, signature, state, opts, args, kwargs)
             if result.kind == "entry":
                 local.count(key, modules)
             elif result.kind == "eager":
@@ -240,6 +246,8 @@ def _convert(fn, signature, state, opts, args, kwargs):
                                           handle_internal_failure, resume_origin(fn.__code__))
     if result.kind == "entry":
         state.add(result)
+        if state.conversions == 1 and not state.recompile_reasons:
+            warm_start.remember(fn, result, opts, args, kwargs)     # for a later process's first miss
     elif result.kind == "eager":
         state.eager_reason = result.reason
         state.results.append(result)

@@ -90,6 +90,7 @@ def keep_none_grads(gm, compiled):
                 {outs[j].output_nr: r for j, r in reached.items() if outs[j].grad_fn is node}
             _hook(node, by_slot, inputs)
         return outs
+    run.framejit_wraps = compiled     # what it adds needs an autograd Function's outputs (runtime/warm_start.py)
     return run
 
 

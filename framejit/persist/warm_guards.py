@@ -1,0 +1,277 @@
+"""A stored conversion's guards and entry, rendered into Python in a later process (no translator, no fakes).
+
+Why this exists: a stored conversion (persist/conversions.py) cannot hold the live objects a conversion's
+guards name, so the runtime (runtime/warm_start.py) writes them down as a plan of plain checks on paths from
+the frame's parameters, and here the plan becomes the text of an entry function again. Each check is one
+of a few kinds, each with the meaning of the guard kind it came from (translate/guards/kinds/):
+
+  ["is_const", path, True|False|None]   path is that object          (CONST_MATCH on a singleton)
+  ["const", path, [type, value]]        same type and equal value     (CONST_MATCH on an atom; floats as hex)
+  ["type", path, k]                     type(path) is class k         (TYPE_MATCH)
+  ["len", path, n]                      len(path) == n                (LEN_MATCH)
+  ["keys", path, [atoms]]               the keys, in order, same types (DICT_KEYS)
+  ["tensor", path, [k, dtype, device, shape, stride, requires_grad]]  (TENSOR_MATCH)
+  ["grad", None, bool]                  grad mode                      (GRAD_MODE)
+  ["state", f, atom]                    fixed function f() == atom     (STATE_MATCH)
+  ["is", path, f]                       path is fixed object f         (ID_MATCH on a long-lived object)
+
+Objects are named, never stored: fixed objects (`fixed`) as a module by name, a module's globals, an
+attribute path from a module, or a method of the class of a path; classes (`classes`) by module, qualified
+name and class_fingerprint: a class that is importable is compared by identity, one defined in a function
+by its name and fingerprint. Paths are validated (names of parameters, the frame's globals and the fixed
+objects only) before anything is compiled.
+
+Checks on the modules the frame receives (`tree`) run when the module watch's counter moved or another
+module is passed (as the shared entry's do: translate/guards/module_guards.py); the others (`each_call`:
+arguments, buffers, global state) run on every call.
+"""
+import ast
+import re
+import sys
+import weakref
+
+import torch
+
+from .conversions import class_fingerprint
+
+_CALLABLE = frozenset({"getattr", "type", "len", "tuple", "id"})
+_HELPERS = _CALLABLE | {"__fj_g", "__fj_b"}
+_FIXED = re.compile(r"__fj_fixed_(\d+)$")
+_ATOMS = {"int": int, "str": str, "bool": bool, "float": float}
+
+
+class NotLoadable(Exception):
+    """The stored conversion does not fit this process or this call: a miss."""
+
+
+def check_path(text, params, fixed_count):
+    """Raise NotLoadable unless `text` is one expression over the parameters, the frame's globals, the
+    fixed objects and a few builtins: attribute reads, subscripts by constants, calls of those builtins,
+    `not`/`or`/`and`/`in`/`==`/`is` and sets of ids (hook tables, `'forward' in m.__dict__`, distinct modules)."""
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError as e:
+        raise NotLoadable(f"not an expression: {text[:60]}") from e
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            m = _FIXED.match(node.id)
+            if not (node.id in params or node.id in _HELPERS or m and int(m.group(1)) < fixed_count):
+                raise NotLoadable(f"a path names {node.id!r}")
+        elif isinstance(node, ast.Call):
+            if not (isinstance(node.func, ast.Name) and node.func.id in _CALLABLE) or node.keywords:
+                raise NotLoadable("a path calls something other than getattr/type/len/tuple/id")
+        elif not isinstance(node, (ast.Expression, ast.Attribute, ast.Subscript, ast.Constant, ast.Load, ast.UnaryOp,
+                                   ast.Not, ast.BoolOp, ast.Or, ast.And, ast.Compare, ast.In, ast.NotIn, ast.Eq, ast.NotEq,
+                                   ast.Is, ast.IsNot, ast.Tuple, ast.Set)):
+            raise NotLoadable(f"a path holds {type(node).__name__}")
+    return text
+
+
+def check_return(text, n_outputs):
+    """The result line: `return` of graph outputs and literals in tuples, lists and dicts."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as e:
+        raise NotLoadable("the result line does not parse") from e
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Return):
+        raise NotLoadable("the result line is not one return")
+    for node in ast.walk(tree.body[0]):
+        if isinstance(node, ast.Name):
+            m = re.fullmatch(r"__fj_o(\d+)", node.id)
+            if m is None or int(m.group(1)) >= n_outputs:
+                raise NotLoadable(f"the result names {node.id!r}")
+        elif not isinstance(node, (ast.Return, ast.Tuple, ast.List, ast.Dict, ast.Constant, ast.Load)):
+            raise NotLoadable(f"the result holds {type(node).__name__}")
+    return text
+
+
+def atom(value):
+    """A constant as JSON ([type, value]), or None when it is not one a stored check may hold."""
+    if type(value) is float:
+        return None if value != value else ["float", value.hex()]
+    if type(value) in (int, str, bool):
+        return [type(value).__name__, value]
+    if isinstance(value, torch.dtype):
+        return ["dtype", str(value).replace("torch.", "")]
+    return None
+
+
+def atom_value(a):
+    kind, value = a
+    if kind == "float":
+        return float.fromhex(value)
+    if kind == "dtype":
+        dtype = getattr(torch, value, None)
+        if not isinstance(dtype, torch.dtype):
+            raise NotLoadable(f"no dtype {value}")
+        return dtype
+    if kind not in _ATOMS or type(value) is not _ATOMS[kind] and not (kind == "int" and type(value) is int):
+        raise NotLoadable(f"a constant of kind {kind}")
+    return value
+
+
+def resolve_named(module, qualname):
+    """The object at `module`.`qualname` in this process, without importing anything, or None."""
+    obj = sys.modules.get(module)
+    if obj is None or "<locals>" in qualname:
+        return None
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
+
+
+class ClassCheck:
+    """Is a class the stored one? Importable classes by identity (bound into the text); a class defined
+    inside a function by name and fingerprint, answered once per class object."""
+
+    def __init__(self, ref):
+        self.module, self.qualname, self.fingerprint = ref
+        self.known = weakref.WeakKeyDictionary()
+        resolved = resolve_named(self.module, self.qualname)
+        self.exact = resolved if isinstance(resolved, type) and self._same(resolved) else None
+
+    def _same(self, cls):
+        return (cls.__module__, cls.__qualname__) == (self.module, self.qualname) and \
+            class_fingerprint(cls) == self.fingerprint
+
+    def __call__(self, cls):
+        ok = self.known.get(cls)
+        if ok is None:
+            ok = self.known[cls] = self._same(cls)
+        return ok
+
+
+def render_check(item, env, classes):
+    kind, path, value = item
+    e = f"({path})" if path is not None else None
+    if kind == "is_const":
+        if value not in (True, False, None):
+            raise NotLoadable("is_const of a non-singleton")
+        return f"{e} is {value!r}"
+    if kind == "const":
+        name = _bind(env, atom_value(value))
+        return f"type({e}) is {value[0]} and {e} == {name}"
+    if kind == "type":
+        return _class_test(f"type({e})", value, env, classes)
+    if kind == "len":
+        return f"len({e}) == {int(value)}"
+    if kind == "keys":
+        keys = tuple(atom_value(a) for a in value)
+        return f"{_bind(env, _same_keys)}(tuple({e}.keys()), {_bind(env, keys)})"
+    if kind == "tensor":
+        k, dtype, device, shape, stride, requires_grad = value
+        dtype = atom_value(["dtype", dtype])
+        head = _class_test(f"type({e})", k, env, classes)
+        where = f"{e}.is_cpu" if device == "cpu" else f"{e}.device == {_bind(env, torch.device(device))}"
+        return (f"{head} and {e}.dtype is {_bind(env, dtype)} and {where} and {e}.shape == "
+                f"{_bind(env, torch.Size(shape))} and {e}.stride() == {_bind(env, tuple(stride))} and "
+                f"{e}.requires_grad is {bool(requires_grad)!r}")
+    if kind == "grad":
+        return f"{_bind(env, torch.is_grad_enabled)}() is {bool(value)!r}"
+    if kind == "state":
+        f, expected = value
+        return f"{_fixed(f)}() == {_bind(env, atom_value(expected))}"
+    if kind == "is":
+        return f"{e} is {_fixed(value)}"
+    raise NotLoadable(f"a check of kind {kind!r}")
+
+
+def _fixed(i):
+    return f"__fj_fixed_{int(i)}"
+
+
+def _class_test(expr, k, env, classes):
+    check = classes[int(k)]
+    if check.exact is not None:
+        return f"{expr} is {_bind(env, check.exact)}"
+    return f"{_bind(env, check)}({expr})"
+
+
+def _same_keys(keys, expected):
+    return len(keys) == len(expected) and all(type(a) is type(b) and a == b for a, b in zip(keys, expected))
+
+
+def _bind(env, obj):
+    name = f"__fj_k{len(env)}"
+    env[name] = obj
+    return name
+
+
+def resolve_fixed(ref, call_env):
+    """The fixed object `ref` names in this process; `call_env(expr)` evaluates a path on this call's
+    arguments (a method of a class defined in a function is reached through an object of it)."""
+    kind = ref[0]
+    if kind == "module":
+        obj = sys.modules.get(ref[1])
+    elif kind == "globals":
+        module = sys.modules.get(ref[1])
+        obj = getattr(module, "__dict__", None)
+    elif kind == "attr":
+        obj = resolve_named(ref[1], ref[2])
+    elif kind == "method":
+        obj = type(call_env(ref[1])).__dict__.get(ref[2])
+    else:
+        raise NotLoadable(f"a fixed object of kind {kind!r}")
+    if obj is None:
+        raise NotLoadable(f"{ref} is not in this process")
+    return obj
+
+
+def entry_text(record, signature, call_args, env, classes):
+    """The text of `__fj_guards` (the checks: those on the received modules first, only when the module watch
+    moved or other modules came since they last ran, `__fj_tree`, which pins them and the graph inputs read from them,
+    `__fj_m`) and of `__fj_entry`. Names the runtime binds: __fj_graph, __fj_MISS, __fj_known, __fj_pin, __fj_refuse,
+    __fj_m, __fj_fixed_<i>. Raises NotLoadable for anything the plan should not hold."""
+    params = set(record["params"])
+    nfixed = len(record["fixed"])
+    roots = list(record["module_roots"])
+    if not set(roots) <= params:
+        raise NotLoadable("a module root is not a parameter")
+    inputs = [check_path(p, params, nfixed) for p in record["inputs"]]
+    members = [p for p in inputs if reads_only(p, roots)]
+    member_at = {p: f"__fj_m[{i}]" for i, p in enumerate(members)}
+    each = [render_check(_checked(item, params, nfixed, member_at), env, classes) for item in record["each_call"]]
+    tree = [render_check(_checked(item, params, nfixed, {}), env, classes) for item in record["tree"]]
+    watch = [check_path(p, params, nfixed) for p in record["watch"]]
+    n = int(record["n_outputs"])
+    last = check_return(record["return"], n)
+    roots_tuple = "(" + "".join(f"{r}, " for r in roots) + ")"
+    src = [f"def __fj_tree({signature}):",
+           "    try:",
+           f"        __fj_passed = {' and '.join(tree) or 'True'}",
+           "    except Exception:",
+           "        __fj_passed = False",
+           "    if not __fj_passed:",
+           f"        __fj_refuse({roots_tuple})",
+           "        return False",
+           f"    __fj_pin({roots_tuple}, [{', '.join(watch)}], ({''.join(p + ', ' for p in members)}))",
+           "    return True"]
+    test = ([f"((__fj_v := __fj_known({roots_tuple})) == 1 or __fj_v == -1 and __fj_tree({call_args}))"]
+            if roots else []) + each
+    src += [f"def __fj_guards({signature}):", f"    return {' and '.join(test) or 'True'}"]
+    src += [f"def __fj_entry({signature}):", "    try:",
+            f"        if not __fj_guards({call_args}):", "            return __fj_MISS",
+            "    except Exception:", "        return __fj_MISS"]
+    call = f"__fj_graph({', '.join(member_at.get(p, p) for p in inputs)})"
+    src.append("    " + ("".join(f"__fj_o{i}, " for i in range(n)) + "= " + call if n else call))
+    src.append("    " + last)
+    return "\n".join(src) + "\n"
+
+
+def reads_only(path, roots):
+    """Does `path` read from the parameters in `roots` only (and at least one)?"""
+    names = {n.id for n in ast.walk(ast.parse(path, mode="eval"))
+             if isinstance(n, ast.Name) and n.id not in _CALLABLE}
+    return bool(names) and names <= set(roots)
+
+
+def _checked(item, params, nfixed, member_at):
+    if not (isinstance(item, list) and len(item) == 3 and isinstance(item[0], str)):
+        raise NotLoadable("a malformed check")
+    if item[1] is not None:
+        check_path(item[1], params, nfixed)
+        if item[1] in member_at:
+            return [item[0], member_at[item[1]], item[2]]
+    return item

@@ -1,0 +1,315 @@
+"""A warm start: the first miss of a frame builds its entry from a stored conversion instead of converting.
+
+Why this exists (issue 24): with its graph stored as an AOTInductor library, what a second process of the
+same program still paid on its first call was the conversion, most of it the torch._dynamo import that the
+translator's FakeTensorMode triggers. So after a conversion (`remember`) whose one graph runs as a stored
+library, the runtime writes the conversion down as plain data (persist/conversions.py): its guards as a plan
+of checks on paths from the frame's parameters (persist/warm_guards.py), the paths of the graph's inputs,
+the line that rebuilds the result, and the library's key. A later process's first miss of that frame
+(`load`, before converting) finds it by the frame's code, names the objects the plan refers to in this
+process, builds the entry, and checks its guards against this call: any failure, or anything that does not
+fit, is a miss, and the frame converts as always. No translator, no fake tensor, no torch._dynamo or
+torch._inductor import on this path.
+
+What is stored (everything else converts as today, and is never stored): inductor (no options, no accuracy
+mode), one graph that is exactly one stored library, no graph break, no side effect, a result built of graph
+outputs and literals, a frame with no closure; guards of the kinds warm_guards.py knows, on paths from the
+parameters, the frame's globals, or long-lived objects with a name (modules, module globals, functions and
+classes by module and qualified name, methods of a class reached through a path); every constant a plain
+atom or a dtype. The frame's modules are checked by type (class name and fingerprint), structure and
+attributes, as the shared entry does (translate/guards/instance_guards.py), and pinned behind the module
+watch's counter (translate/guards/module_watch.py). Only a frame's first conversion is stored.
+
+`FRAMEJIT_CACHE_CONVERSIONS=0` turns this off (the libraries stay on).
+"""
+import builtins
+import inspect
+import logging
+import os
+import platform
+import re
+import sys
+import types
+import weakref
+
+import torch
+
+from ..backends import inductor_aoti
+from ..backends.registry import BACKENDS
+from ..convert.codegen import MISS, call_arguments_source, signature_source
+from ..convert.results import ConvertResult
+from ..persist import conversions, store as disk
+from ..persist.conversions import class_fingerprint, code_digest
+from ..persist.graph_key import global_state
+from ..persist.warm_guards import ClassCheck, NotLoadable, atom, entry_text, reads_only, resolve_fixed, resolve_named
+from ..translate.guards import module_watch
+from ..translate.source import FIXED_OBJECTS
+
+log = logging.getLogger("framejit.warm_start")
+_FIXED_NAME = re.compile(r"__fj_fixed_(\d+)")
+
+
+class NotStorable(Exception):
+    """Why a conversion is not written down (it converts again in a later process, as before)."""
+
+
+def enabled(opts):
+    return (os.environ.get("FRAMEJIT_CACHE_CONVERSIONS", "1").strip().lower() not in ("0", "false", "no", "off")
+            and inductor_aoti.enabled() and opts.backend is BACKENDS.get("inductor")
+            and not opts.config.check_accuracy and disk.default_store() is not None)
+
+
+def _key(fn, opts):
+    """The record's key. Of inductor's settings only the TORCHINDUCTOR_* environment: the values a program set on
+    torch._inductor.config are known only once it is imported (compiling imports it, a warm start does not), so
+    a process with any such value loads no record (`load`), and the library's own key holds those it was built
+    with."""
+    settings = inductor_aoti._inductor_settings()[0]
+    backend = repr(("inductor", (platform.machine(), torch._C._get_cpu_capability()), settings, global_state()))
+    return conversions.conversion_key(fn.__code__, repr(opts.config), backend)
+
+
+# ---- storing ------------------------------------------------------------------------------------
+
+def remember(fn, result, opts, args, kwargs):
+    """Write `result` (a frame's first conversion) down for later processes, if it can be; never raises."""
+    try:
+        if not enabled(opts):
+            return None
+        module_watch.install()         # classes are fingerprinted with the watch's wrappers in, as at load
+        record = plan_of(fn, result, args, kwargs)
+        conversions.put(disk.default_store(), _key(fn, opts), record)
+        return record
+    except NotStorable as e:
+        log.debug("framejit: conversion of %s not stored: %s", fn.__qualname__, e)
+    except Exception as e:          # a bug here must cost the warm start only
+        log.debug("framejit: conversion of %s not stored (%s: %s)", fn.__qualname__, type(e).__name__, e)
+    return None
+
+
+def plan_of(fn, result, args, kwargs):
+    """The record of a conversion (plain JSON data), or NotStorable."""
+    code = fn.__code__
+    if result.kind != "entry" or result.breaks or code.co_freevars:
+        raise NotStorable("a graph break, or a closure")
+    chosen = result.companion or result
+    parts = getattr(chosen.entry, "_framejit_parts", None)
+    graph = result.ns.env.get("__fj_graph") if result.ns is not None else None
+    while getattr(graph, "framejit_wraps", None) is not None:
+        graph = graph.framejit_wraps       # passes/none_grads.py's hook: nothing to do on a library's outputs
+    library_key = getattr(graph, "framejit_aoti_key", None)
+    if parts is None or library_key is None:
+        raise NotStorable("the graph is not one stored library")
+    body = parts[1]
+    if len(body) != 2 or not body[1].startswith("return "):
+        raise NotStorable("side effects or a rebuilt result")
+    n_outputs = len(re.findall(r"__fj_o\d+, ", body[0].split("=")[0])) if body[0].startswith("__fj_o") else 0
+    bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
+    params = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount +
+                                   bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)])
+    roots = [p for p in params if isinstance(bound.arguments.get(p), torch.nn.Module)]
+    plan = _Plan(roots, chosen.guards.guards)
+    for g in chosen.guards.guards:
+        plan.add(g)
+    inputs = [plan.path(s.expr()) for s in getattr(result, "graph_input_sources", None) or ()]
+    if len(inputs) != sum(1 for n in result.graph.graph.nodes if n.op == "placeholder"):
+        raise NotStorable("the graph's inputs are not known by path")
+    return {"format": conversions.FORMAT, "frame": code.co_qualname, "params": params, "module_roots": roots,
+            "fixed": plan.fixed, "classes": plan.classes, "each_call": plan.each, "tree": plan.tree,
+            "watch": plan.watch, "inputs": inputs, "n_outputs": n_outputs, "return": body[1],
+            "graph": library_key, "code": code_digest(code)}
+
+
+class _Plan:
+    def __init__(self, roots, guards):
+        self.roots = roots
+        self.fixed, self.classes, self.each, self.tree, self.watch = [], [], [], [], []
+        self._fixed_ids, self._class_ids = {}, {}
+        # methods of classes defined in functions are named through a path to an object of the class
+        self._typed = [(g.source.expr(), g.expected) for g in guards
+                       if g.kind.name == "TYPE_MATCH" and g.source is not None and isinstance(g.expected, type)]
+
+    def path(self, text):
+        return _FIXED_NAME.sub(lambda m: f"__fj_fixed_{self.fixed_index(FIXED_OBJECTS[int(m.group(1))])}", text)
+
+    def fixed_index(self, obj):
+        i = self._fixed_ids.get(id(obj))
+        if i is None:
+            self.fixed.append(self._name_of(obj))
+            i = self._fixed_ids[id(obj)] = len(self.fixed) - 1
+        return i
+
+    def _name_of(self, obj):
+        if isinstance(obj, types.ModuleType) and obj.__name__ and \
+                sys.modules.get(obj.__name__) is obj:
+            return ["module", obj.__name__]
+        if type(obj) is dict and isinstance(obj.get("__name__"), str):
+            module = sys.modules.get(obj["__name__"])
+            if module is not None and module.__dict__ is obj:
+                return ["globals", obj["__name__"]]
+        module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+        if isinstance(module, str) and isinstance(qualname, str) and resolve_named(module, qualname) is obj:
+            if isinstance(obj, types.FunctionType):
+                return ["attr", module, qualname, code_digest(obj.__code__)]
+            return ["attr", module, qualname]
+        if isinstance(obj, types.FunctionType):
+            for path, cls in self._typed:
+                if cls.__dict__.get(obj.__name__) is obj:
+                    return ["method", self.path(path), obj.__name__]
+        raise NotStorable(f"{type(obj).__name__} {qualname or ''} has no name in another process")
+
+    def class_index(self, cls):
+        i = self._class_ids.get(cls)
+        if i is None:
+            self.classes.append([cls.__module__, cls.__qualname__, class_fingerprint(cls)])
+            i = self._class_ids[cls] = len(self.classes) - 1
+        return i
+
+    def add(self, g):
+        kind = g.kind.name
+        if kind == "NATIVE_STATE":
+            for inner in g.expected[1]:
+                self.add(inner)
+            return
+        path = self.path(g.source.expr()) if g.source is not None else None
+        tree = path is not None and reads_only(path, self.roots)
+        x = g.expected
+        if kind == "CONST_MATCH":
+            if x is None or x is True or x is False:
+                item = ["is_const", path, x]
+            elif atom(x) is not None and not isinstance(x, torch.dtype):
+                item = ["const", path, atom(x)]
+            else:
+                raise NotStorable(f"a constant {type(x).__name__}")
+        elif kind == "TYPE_MATCH":
+            item = ["type", path, self.class_index(x)]
+            if tree and issubclass(x, torch.nn.Module):
+                self.watch.append(path)
+        elif kind == "LEN_MATCH":
+            item = ["len", path, int(x)]
+        elif kind == "DICT_KEYS":
+            keys = [atom(k) for k in x]
+            if any(k is None or k[0] == "dtype" for k in keys):
+                raise NotStorable("dict keys that are not atoms")
+            item = ["keys", path, keys]
+        elif kind == "TENSOR_MATCH":
+            item = ["tensor", path, [self.class_index(x.type), str(x.dtype).replace("torch.", ""), str(x.device),
+                                     list(x.shape), list(x.stride), bool(x.requires_grad)]]
+            if tree and issubclass(x.type, torch.nn.Parameter):
+                self.watch.append(path)
+            else:
+                tree = False        # plain tensors (buffers) are checked on every call: no watch sees them
+        elif kind == "GRAD_MODE":
+            item = ["grad", None, bool(x)]
+        elif kind == "STATE_MATCH":
+            f, value = x
+            if atom(value) is None:
+                raise NotStorable("a state that is not an atom")
+            item = ["state", None, [self.fixed_index(f), atom(value)]]
+        elif kind == "ID_MATCH" and not isinstance(x, torch.nn.Module) and path is not None:
+            item = ["is", path, self.fixed_index(x)]
+        else:
+            raise NotStorable(f"a {kind} guard")
+        (self.tree if tree else self.each).append(item)
+
+
+# ---- loading ------------------------------------------------------------------------------------
+
+class _Pin:
+    """The modules the tree checks were last run for (weakly), the module watch's counter then, and their
+    verdict: 1 passed, 0 failed (a module changed after the entry ran: the entry misses at once until the
+    counter moves again, instead of running every check on every call), -1 not known."""
+
+    def __init__(self, env):
+        self.refs, self.epoch, self.verdict, self.env = (), -1, -1, env
+
+    def known(self, roots, _epoch=module_watch.EPOCH):
+        refs = self.refs
+        if self.epoch != _epoch[0] or len(refs) != len(roots):
+            return -1
+        for ref, obj in zip(refs, roots):
+            if ref() is not obj:
+                return -1
+        return self.verdict
+
+    def pin(self, roots, watched, members):
+        for obj in (*roots, *watched):
+            if isinstance(obj, (torch.nn.Module, torch.nn.Parameter)):
+                module_watch.watch(obj)
+        self.env["__fj_m"] = members
+        self._note(roots, 1)
+
+    def refuse(self, roots):
+        for obj in roots:
+            if isinstance(obj, torch.nn.Module):
+                module_watch.watch(obj)
+        self._note(roots, 0)
+
+    def _note(self, roots, verdict):
+        self.refs = tuple(weakref.ref(r) for r in roots)
+        self.epoch, self.verdict = module_watch.EPOCH[0], verdict
+
+
+def load(fn, opts, args, kwargs):
+    """The entry of `fn`'s stored conversion if it passes this call's guards, else None; never raises."""
+    try:
+        if not enabled(opts) or fn.__code__.co_freevars:
+            return None
+        if inductor_aoti._inductor_settings()[1]:
+            raise NotLoadable("the program set values on torch._inductor.config")
+        store = disk.default_store()
+        record = conversions.get(store, _key(fn, opts))
+        if record is None:
+            return None
+        if record.get("code") != code_digest(fn.__code__):
+            return None
+        return _build(fn, record, store, args, kwargs)
+    except NotLoadable as e:
+        log.debug("framejit: stored conversion of %s not used: %s", fn.__qualname__, e)
+    except Exception as e:
+        log.debug("framejit: stored conversion of %s not used (%s: %s)", fn.__qualname__, type(e).__name__, e)
+    return None
+
+
+def _build(fn, record, store, args, kwargs):
+    code = fn.__code__
+    b = fn.__globals__.get("__builtins__", builtins)
+    env = {"__fj_g": fn.__globals__, "__fj_b": b if isinstance(b, dict) else b.__dict__, "__fj_MISS": MISS,
+           "getattr": getattr, "type": type, "len": len, "tuple": tuple, "Exception": Exception, "__fj_m": ()}
+    if record["params"] != list(code.co_varnames[:len(record["params"])]):
+        raise NotLoadable("another parameter list")
+    signature, call_args = signature_source(code, False), call_arguments_source(code)
+    arguments = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs).arguments
+
+    def on_call(path):
+        return eval(path, dict(env), dict(arguments))      # a path of the plan (checked by warm_guards)
+    for i, ref in enumerate(record["fixed"]):
+        env[f"__fj_fixed_{i}"] = obj = resolve_fixed(ref, on_call)
+        if ref[0] == "attr" and len(ref) > 3 and code_digest(obj.__code__) != ref[3]:
+            raise NotLoadable(f"{ref[2]} changed")
+    module_watch.install()             # as when the record was made (class_fingerprint sees its wrappers)
+    classes = [ClassCheck(ref) for ref in record["classes"]]
+    text = entry_text(record, signature, call_args, env, classes)
+    pin = _Pin(env)
+    env["__fj_known"], env["__fj_pin"], env["__fj_refuse"] = pin.known, pin.pin, pin.refuse
+    graph, _ = inductor_aoti.load_stored(store, record["graph"])
+    if graph is None:
+        raise NotLoadable("its library is not in the cache")
+    env["__fj_graph"] = graph
+    exec(compile(text, f"<framejit stored entry {code.co_name}>", "exec"), env)
+    if not env["__fj_guards"](*args, **kwargs):
+        raise NotLoadable("its guards fail for this call")
+    entry = env.pop("__fj_entry")
+    result = ConvertResult("entry", entry=entry, guards=_NoGuards(), graph=None, source_text=text, ns=_Names(),
+                           op_count=0)
+    result.stored = True
+    return result
+
+
+class _NoGuards:
+    """What a miss report reads of a loaded entry's guards: none it can explain (they are in its text)."""
+    guards = ()
+
+
+class _Names:
+    env = {}
