@@ -172,10 +172,13 @@ def run_side(module, compiled):
 # steps than eager's ops (torch.compile's counts differ too): the error, its type and where it is raised
 # are compared; the counter's values are not.
 _VERSIONS = re.compile(r"is at version \d+; expected version \d+")
+_OUTPUT_OF = re.compile(r", which is output \d+ of \w+,")
 
 
 def _without_version_numbers(message):
-    return _VERSIONS.sub("is at version N; expected version M", message)
+    """An autograd error's text without what depends on how many ops ran and which autograd nodes hold
+    the tensor (a compiled graph is one node: eager names "output 0 of Relu" where it names none)."""
+    return _OUTPUT_OF.sub("", _VERSIONS.sub("is at version N; expected version M", message))
 
 
 def _kind_of(root, path, identity):
@@ -218,7 +221,13 @@ def compare_runs(eager, compiled):
             add("torch_state", "torch state", f"{e.torch_state} (eager) != {c.torch_state} (compiled)")
         if e.backward_error != c.backward_error:
             add("grad", "backward()", f"{e.backward_error} (eager) != {c.backward_error} (compiled)")
-        if e.after_backward is not None and c.after_backward is not None:
+        # After a backward that raised the same error on both sides, which leaves had their gradients
+        # accumulated before the error is the autograd engine's order over the nodes it had reached; a
+        # compiled graph is one node, so its partial state is not eager's (not promised: README's
+        # "Differential fuzzing"). Gradients are compared only after a backward that finished.
+        if e.backward_error is not None and e.backward_error == c.backward_error:
+            pass
+        elif e.after_backward is not None and c.after_backward is not None:
             for (root, a), (_, b) in zip(e.after_backward, c.after_backward):
                 if root == "result":
                     continue
