@@ -157,13 +157,17 @@ def _inductor_config_kept():
     process was keyed on the filled dict, so the next process, which loads the library and never fills it,
     missed inductor's caches for every such graph."""
     from torch._inductor import config
-    before = copy.deepcopy(config.get_config_copy())
+    before = {}
+    for name in list(config._config):
+        try:
+            before[name] = copy.deepcopy(getattr(config, name))   # the live value, as code reading it sees it
+        except Exception:                   # a hidden or uncopyable setting: AOTInductor does not fill those
+            continue
     try:
         yield
     finally:
-        after = config.get_config_copy()
         for name, value in before.items():
-            now = after.get(name)
+            now = getattr(config, name)
             if now == value:
                 continue
             if isinstance(now, dict) and isinstance(value, dict):

@@ -7,8 +7,8 @@ graph whose outputs eager lays out otherwise than the library, with eager's stri
 later graph of the cold process; the warm process, loading the library, never filled it and missed for
 every such graph (GPT-2's warm start on the JIT path: 9.6 s of CPU instead of 2.8 s):
 `test_jit_graph_after_a_library_hits_when_started_again` failed there (fxgraph_cache_miss 2).
-(2) Before the library's outputs were restrided, a graph returning a permuted view (GPT-2's KV cache) was
-refused ("an output differs in layout") and `test_permuted_outputs_get_a_library_with_eagers_strides`
+(2) Before the library's outputs were restrided, a graph shaped like GPT-2's KV cache (a permuted view
+concatenated to an empty cache: contiguous in eager, the view's layout in the library) was refused ("an output differs in layout") and `test_permuted_outputs_get_a_library_with_eagers_strides`
 failed."""
 import json
 import os
@@ -27,18 +27,20 @@ _PROGRAM = textwrap.dedent("""
     torch.set_num_threads(1)
     torch.manual_seed(0)
     lin = torch.nn.Linear(6, 4)
+    qkv = torch.nn.Linear(16, 48)
 
-    def infer(x):                           # an inference graph: a library; its 2nd output a permuted view
-        y = lin(x)
-        return torch.tanh(y) * 2, (y + 1).view(3, 2, 2).transpose(1, 2)
+    def infer(x, h):                        # an inference graph: a library. GPT-2's KV cache: the key's
+        q, k, v = qkv(h).split(16, dim=2)   # permuted view into an empty cache, which eager lays out
+        k = k.view(1, 8, 4, 4).transpose(1, 2)          # contiguously and the library as the view
+        return torch.tanh(lin(x)) * 2, torch.cat([torch.tensor([]), k], dim=-2), q.sum() + v.sum()
 
     def train(x):                           # grad on, parameters require grad: the JIT path
         return (torch.sigmoid(lin(x)) ** 2).sum()
 
-    x = torch.randn(3, 6)
+    x, h = torch.randn(3, 6), torch.randn(1, 8, 16)
     out = {}
     with torch.no_grad():
-        expected, got = infer(x), framejit.compile(infer, backend="inductor")(x)
+        expected, got = infer(x, h), framejit.compile(infer, backend="inductor")(x, h)
     out["infer"] = all(torch.allclose(g, e, atol=1e-6) for g, e in zip(got, expected))
     out["strides"] = [[list(g.stride()) for g in got], [list(e.stride()) for e in expected]]
     expected = train(x)
@@ -84,5 +86,5 @@ def test_permuted_outputs_get_a_library_with_eagers_strides(cold_and_warm):
     for run in cold_and_warm:
         assert run["infer"], run
         got, expected = run["strides"]
-        assert got == expected and expected[1] == [4, 1, 2], run
+        assert got == expected and expected[1] == [128, 32, 4, 1], run
         assert ["inductor-aoti", None] in run["listed"], run          # stored as a library, not refused
