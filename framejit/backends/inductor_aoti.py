@@ -160,23 +160,22 @@ def _inductor_config_kept():
     before = {}
     for name in list(config._config):
         try:
-            before[name] = copy.deepcopy(getattr(config, name))   # the live value, as code reading it sees it
+            live = getattr(config, name)    # the live value, as code reading it sees it
+            before[name] = (live, copy.deepcopy(live) if isinstance(live, (dict, list)) else None)
         except Exception:                   # a hidden or uncopyable setting: AOTInductor does not fill those
             continue
     try:
         yield
     finally:
-        for name, value in before.items():
+        for name, (live, kept) in before.items():
             now = getattr(config, name)
-            if now == value:
-                continue
-            if isinstance(now, dict) and isinstance(value, dict):
+            if now is not live:
+                setattr(config, name, live)             # rebound: the old object back
+            elif isinstance(now, dict) and now != kept:
                 now.clear()
-                now.update(value)           # the same object, so a default stays the default
-            elif isinstance(now, list) and isinstance(value, list):
-                now[:] = value
-            else:
-                setattr(config, name, value)
+                now.update(kept)            # filled in place: emptied again, so a default stays the default
+            elif isinstance(now, list) and now != kept:
+                now[:] = kept
 
 
 def _load_library(so_bytes):
