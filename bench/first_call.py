@@ -8,8 +8,9 @@ that first call (import of framejit / torch._dynamo and the model build excluded
          for framejit)
   warm   the same program started again, with the directories the cold run filled
 
-for framejit (backend="inductor") and torch.compile (backend="inductor"), then prints the table with
-the ratios framejit / torch.compile. Each child also checks that its result equals eager's (allclose),
+for framejit (backend="inductor"), framejit with its AOTInductor libraries (side `framejit_aoti`:
+FRAMEJIT_CACHE_AOTI=1, inference graphs stored as libraries) and torch.compile (backend="inductor"), then
+prints the table with the ratios framejit / torch.compile. Each child also checks that its result equals eager's (allclose),
 and reports the steady per-call time (median of a few calls) so a faster start never hides a slower call.
 Wall time is what the table shows; each line also gives the child's own CPU time of the first call (on a
 loaded machine wall time mostly measures the other jobs; C++ compiler subprocesses are not in it).
@@ -19,7 +20,7 @@ KV cache on), gpt2 (4 layers, 256 wide, 64 tokens), unet (diffusers' UNet2DModel
 when diffusers is not importable), train (a GPT-2 training step: 2 layers, forward + loss + backward +
 SGD step compiled as one function).
 
-Usage: .venv/bin/python bench/first_call.py [--runs N] [--sides framejit,torch] [model ...]
+Usage: .venv/bin/python bench/first_call.py [--runs N] [--sides framejit,framejit_aoti,torch] [model ...]
 The default is every model, one run each (about 4 minutes per model on 2 cores: inductor is slow cold).
 This is bench/ code: it alone may call torch.compile.
 """
@@ -161,7 +162,7 @@ def child(name, side):
         with torch.no_grad():
             reference = _first_tensor(model(*args, **kwargs)).clone()
     sys.path.insert(0, str(ROOT))
-    if side == "framejit":
+    if side.startswith("framejit"):
         import framejit
     else:
         import torch._dynamo  # noqa: F401  (both sides' own imports stay outside the timing)
@@ -170,7 +171,7 @@ def child(name, side):
         # the compile call is timed too: torch.compile imports inductor and starts its compile workers
         # there, framejit does that work in the first call
         start, cpu_start = time.perf_counter(), time.process_time()
-        compiled = framejit.compile(model, backend="inductor") if side == "framejit" else \
+        compiled = framejit.compile(model, backend="inductor") if side.startswith("framejit") else \
             torch.compile(model, backend="inductor")
         out = compiled(*args, **kwargs)
         first, first_cpu = time.perf_counter() - start, time.process_time() - cpu_start
@@ -191,7 +192,7 @@ def child(name, side):
 
 def run_child(name, side, inductor_dir, framejit_dir, timeout):
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(inductor_dir), FRAMEJIT_CACHE_DIR=str(framejit_dir),
-               PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
+               PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", FRAMEJIT_CACHE_AOTI="1" if side == "framejit_aoti" else "0")
     proc = subprocess.run([sys.executable, __file__, "--child", name, side], env=env, capture_output=True,
                           text=True, timeout=timeout)
     for line in proc.stdout.splitlines():
@@ -215,7 +216,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("models", nargs="*", default=list(MODELS))
     parser.add_argument("--runs", type=int, default=1, help="cold+warm pairs per model and side")
-    parser.add_argument("--sides", default="framejit,torch")
+    parser.add_argument("--sides", default="framejit,framejit_aoti,torch")
     parser.add_argument("--timeout", type=float, default=900)
     parser.add_argument("--child", nargs=2, metavar=("MODEL", "SIDE"), help=argparse.SUPPRESS)
     opts = parser.parse_args()
@@ -258,23 +259,27 @@ def _best(results, key="first"):
 
 
 def _print_table(rows, sides):
+    ours = [side for side in sides if side != "torch"]
     print()
     print("wall s [this process's CPU s]; ratios framejit / torch.compile, wall then CPU")
-    print("| model | torch.compile cold | framejit cold | torch.compile warm | framejit warm "
-          "| cold ratio | warm ratio | call ms torch / framejit |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    heads = [f"{side} {phase}" for phase in ("cold", "warm") for side in sides]
+    heads += [f"{side} {phase} ratio" for side in ours for phase in ("cold", "warm")]
+    heads += ["call ms " + " / ".join(sides)]
+    print("| model | " + " | ".join(heads) + " |")
+    print("|---|" + "---:|" * len(heads))
     for row in rows:
         cells = [row["model"]]
         for phase in ("cold", "warm"):
-            for side in ("torch", "framejit"):
+            for side in sides:
                 cells.append(_fmt(row.get((side, phase), [])))
-        for phase in ("cold", "warm"):
-            ratios = []
-            for key in ("first", "cpu"):
-                t, f = _best(row.get(("torch", phase), []), key), _best(row.get(("framejit", phase), []), key)
-                ratios.append(f"{f / t:.3f}" if t and f else "-")
-            cells.append(" [".join(ratios) + "]")
-        cells.append(f"{_fmt(row.get(('torch', 'warm'), []), 'call')} / {_fmt(row.get(('framejit', 'warm'), []), 'call')}")
+        for side in ours:
+            for phase in ("cold", "warm"):
+                ratios = []
+                for key in ("first", "cpu"):
+                    t, f = _best(row.get(("torch", phase), []), key), _best(row.get((side, phase), []), key)
+                    ratios.append(f"{f / t:.3f}" if t and f else "-")
+                cells.append(" [".join(ratios) + "]")
+        cells.append(" / ".join(_fmt(row.get((side, "warm"), []), "call") for side in sides))
         print("| " + " | ".join(cells) + " |")
 
 

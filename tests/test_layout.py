@@ -14,8 +14,9 @@ finds its converter that way). The rule, lowest first:
     distributed/                         translate/, shapes/, backends/, bytecode/ and the leaves
     convert/                             translate/, distributed/, backends/, shapes/, bytecode/, leaves
     runtime/                             convert/ and all it may import, and observe/ (beside)
-    observe/                             beside the pipeline: backends/ and the leaves only (a conversion
-                                         reports to it through the observation the runtime hands it)
+    observe/                             beside the pipeline: backends/, persist/ (the signing key) and the
+                                         leaves only (a conversion reports to it through the observation
+                                         the runtime hands it)
     tools/ (replay, explain, report/)    on top of runtime/: they re-run conversions or read the cache
     torch_compile_args                   backends/ and the leaves (torch.compile's arguments as framejit's)
     api                                  everything above
@@ -58,7 +59,7 @@ ALLOWED = {
     "convert": {"leaves", "bytecode", "shapes", "translate", "backends", "distributed", "accuracy"},
     "runtime": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "observe",
                 "accuracy", "persist"},
-    "observe": {"leaves", "backends"},
+    "observe": {"leaves", "backends", "persist"},          # persist/signing.py signs records too
     "tools": {"leaves", "bytecode", "backends", "shapes", "translate", "distributed", "convert", "runtime",
               "observe", "accuracy", "persist"},
     "torch_compile_args": {"leaves", "backends"},     # torch.compile's arguments as framejit's (api uses it)

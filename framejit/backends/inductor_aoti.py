@@ -11,7 +11,9 @@ keyed, like any entry, by the graph's code and its inputs' metadata, never by th
 Which graphs (`aoti_candidate`, then `_behaves_like_eager` at conversion): every input a plain dense CPU
 tensor with static sizes, and nothing to differentiate (grad mode off, or no input requires grad). Before a
 library is stored, the graph is run eagerly and the library once, on copies of the inputs from the same
-random state: the library must return eager's shapes, dtypes and strides and (within inductor's usual
+random state: the library must return eager's shapes, dtypes and strides (an output the library lays out
+contiguously where eager's is a permuted layout of its own memory, like GPT-2's KV cache, is copied into
+eager's strides at the boundary: `_restrided`, the strides kept in the entry) and (within inductor's usual
 tolerance) values, draw as many random numbers, and the graph must not write an input in place or return an
 output that shares memory with an input or another output. A graph that fails any of these, or that
 AOTInductor cannot compile, gets a "no" entry and the JIT inductor path (backends/inductor_caches.py), in
@@ -25,6 +27,7 @@ The route is opt-in (`FRAMEJIT_CACHE_AOTI=1`): the library's C++ wrapper costs a
 time (resnet: 44.7 s of CPU against 30.5 s), and the cold first call is what every user meets. A deployment
 that starts the same program many times (serving replicas, restarts) turns it on where the warm start matters.
 """
+import contextlib
 import copy
 import logging
 import os
@@ -101,7 +104,7 @@ def load_stored(store, key):
     if payload == _NO:
         return None, True
     try:
-        return _load_library(payload, key), True
+        return _keyed(_restrided(_load_library(payload), meta.get("restride")), key), True
     except Exception as e:                  # a library this torch cannot load: compile again
         log.debug("framejit cache: library %s did not load: %s", key, e)
         return None, False
@@ -111,11 +114,12 @@ def build_and_store(store, key, gm, example_inputs, options):
     """Compile `gm` with AOTInductor, check it against eager, store the library (or a "no" entry when it
     does not behave as eager); the loaded library, or None."""
     so_bytes, why = _compile_library(gm, example_inputs, options)
-    run = None
+    run, restride = None, None
     if so_bytes is not None:
-        run = _load_library(so_bytes, key)
-        why = _behaves_like_eager(gm, run, example_inputs)
-    meta = {"backend": BACKEND, "graph": _summary(gm)}
+        run = _load_library(so_bytes)
+        why, restride = _behaves_like_eager(gm, run, example_inputs)
+        run = _keyed(_restrided(run, restride), key)
+    meta = {"backend": BACKEND, "graph": _summary(gm), "restride": restride}
     if why is not None:
         log.debug("framejit cache: graph %s not stored as a library: %s", key, why)
         run, so_bytes, meta["why_not"] = None, _NO, why
@@ -133,7 +137,7 @@ def _compile_library(gm, example_inputs, options):
     folder = tempfile.mkdtemp(prefix="framejit-aoti-")
     try:
         options = {**(options or {}), "aot_inductor.output_path": os.path.join(folder, "graph.so")}
-        with torch.no_grad():
+        with torch.no_grad(), _inductor_config_kept():
             made = aot_compile(copy.deepcopy(gm), tuple(example_inputs), options=options)
         if not isinstance(made, str) or not os.path.isfile(made):
             return None, f"AOTInductor made {type(made).__name__}, not one library"
@@ -145,9 +149,37 @@ def _compile_library(gm, example_inputs, options):
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _load_library(so_bytes, key=None):
-    """The library loaded from a private copy (removed once loaded) as a callable graph; it carries its entry's
-    key (`framejit_aoti_key`, with which runtime/warm_start.py names it in a stored conversion)."""
+@contextlib.contextmanager
+def _inductor_config_kept():
+    """Put inductor's config back as it was after AOTInductor ran. AOTInductor writes into its settings in
+    place (it fills `aot_inductor.metadata`, a dict default, with the CPU's details), and every setting is
+    part of the FX graph cache and AOTAutograd cache keys: a JIT graph compiled after a library in the same
+    process was keyed on the filled dict, so the next process, which loads the library and never fills it,
+    missed inductor's caches for every such graph."""
+    from torch._inductor import config
+    before = {}
+    for name in list(config._config):
+        try:
+            live = getattr(config, name)    # the live value, as code reading it sees it
+            before[name] = (live, copy.deepcopy(live) if isinstance(live, (dict, list)) else None)
+        except Exception:                   # a hidden or uncopyable setting: AOTInductor does not fill those
+            continue
+    try:
+        yield
+    finally:
+        for name, (live, kept) in before.items():
+            now = getattr(config, name)
+            if now is not live:
+                setattr(config, name, live)             # rebound: the old object back
+            elif isinstance(now, dict) and now != kept:
+                now.clear()
+                now.update(kept)            # filled in place: emptied again, so a default stays the default
+            elif isinstance(now, list) and now != kept:
+                now[:] = kept
+
+
+def _load_library(so_bytes):
+    """The library loaded from a private copy (removed once loaded) as a callable graph."""
     folder = tempfile.mkdtemp(prefix="framejit-aoti-")        # mode 0700: nobody can swap the file
     try:
         path = os.path.join(folder, "graph.so")
@@ -162,12 +194,53 @@ def _load_library(so_bytes, key=None):
     def run_library(*inputs):
         return tuple(run_flat(list(inputs)))
     run_library.runner = runner
-    run_library.framejit_aoti_key = key
     return run_library
 
 
+def _keyed(run, key):
+    """`run` carrying its entry's key (`framejit_aoti_key`, with which runtime/warm_start.py names the
+    library in a stored conversion)."""
+    if run is not None:
+        run.framejit_aoti_key = key
+    return run
+
+
+def _restrided(run, restride):
+    """`run` whose outputs take eager's strides where the library lays them out otherwise: `restride` has,
+    per output, None or eager's strides. A library lays every output out contiguously, where eager can
+    return a permuted layout (GPT-2's KV cache: `cat` keeps its input's transposed strides). The output is
+    copied into a fresh tensor with eager's strides (eager's output owns its storage too: outputs that share
+    memory never get a library), so strides, `is_contiguous()` and every later view match eager's."""
+    if not restride or not any(restride):
+        return run
+    plan = [(i, tuple(stride)) for i, stride in enumerate(restride) if stride is not None]
+    empty_strided = torch.empty_strided
+
+    def run_restrided(*inputs):
+        outs = list(run(*inputs))
+        for i, stride in plan:
+            out = outs[i]
+            outs[i] = empty_strided(out.shape, stride, dtype=out.dtype, device=out.device).copy_(out)
+        return tuple(outs)
+    run_restrided.runner = getattr(run, "runner", None)
+    return run_restrided
+
+
+def _dense(t):
+    """Does `t` cover its memory exactly once (strides a permutation of a contiguous layout)? Only such
+    layouts can be made again with empty_strided and one copy."""
+    expected = 1
+    for size, stride in sorted(((s, st) for s, st in zip(t.shape, t.stride()) if s != 1), key=lambda d: d[1]):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
+
+
 def _behaves_like_eager(gm, run, example_inputs):
-    """None when the library `run` does what `gm` does eagerly on copies of `example_inputs`; else why not."""
+    """(None, restride) when the library `run`, its outputs given eager's strides where `restride` says
+    (`_restrided`: per output None or eager's strides), does what `gm` does eagerly on copies of
+    `example_inputs`; else (why not, None)."""
     def copies():
         return [x.detach().clone() for x in example_inputs]
     rng = torch.get_rng_state()
@@ -178,38 +251,42 @@ def _behaves_like_eager(gm, run, example_inputs):
     eager_rng = torch.get_rng_state()
     expected = tuple(expected) if isinstance(expected, (tuple, list)) else (expected,)
     if [x._version for x in eager_inputs] != versions:
-        return "the graph writes an input in place"
+        return "the graph writes an input in place", None
     if not all(isinstance(e, torch.Tensor) for e in expected):
-        return "an output is not a tensor"
+        return "an output is not a tensor", None
     storages = [x.untyped_storage().data_ptr() for x in eager_inputs]
     seen = set()
     for e in expected:
         ptr = e.untyped_storage().data_ptr()
         if ptr in storages or ptr in seen:
-            return "an output shares memory with an input or another output"
+            return "an output shares memory with an input or another output", None
         seen.add(ptr)
     torch.set_rng_state(rng)
     try:
         got = run(*copies())
     except Exception as e:
-        return f"the library raised {type(e).__name__}: {str(e)[:200]}"
+        return f"the library raised {type(e).__name__}: {str(e)[:200]}", None
     finally:
         library_rng = torch.get_rng_state()
         torch.set_rng_state(eager_rng)
     if not torch.equal(library_rng, eager_rng):
-        return "the library draws other random numbers"
+        return "the library draws other random numbers", None
     if len(got) != len(expected):
-        return f"{len(got)} outputs, eager {len(expected)}"
+        return f"{len(got)} outputs, eager {len(expected)}", None
+    restride = [None if g.stride() == e.stride() else list(e.stride()) for g, e in zip(got, expected)]
+    if any(s is not None and (e.storage_offset() != 0 or not _dense(e)) for s, e in zip(restride, expected)):
+        return "an output differs in layout, and eager's layout is not a dense one of its own", None
+    got = _restrided(lambda: got, restride)()
     for g, e in zip(got, expected):
         if (g.shape, g.dtype, g.stride(), g.device) != (e.shape, e.dtype, e.stride(), e.device):
             return f"an output differs in layout: {tuple(g.shape)} {g.dtype} {g.stride()} vs " \
-                   f"{tuple(e.shape)} {e.dtype} {e.stride()}"
+                   f"{tuple(e.shape)} {e.dtype} {e.stride()}", None
         if e.is_floating_point() or e.is_complex():
             if not torch.allclose(g, e, rtol=1e-3, atol=1e-4, equal_nan=True):
-                return "an output differs in value"
+                return "an output differs in value", None
         elif not torch.equal(g, e):
-            return "an output differs in value"
-    return None
+            return "an output differs in value", None
+    return None, restride
 
 
 def _summary(gm):

@@ -46,7 +46,7 @@ nn.Module arguments ("local modules") and other objects are stored whole
 (dill/torch pickling at write time) and deep-copied for each replay run.
 
 The file (marker, signature, JSON header, dill payload), its per-user signing key and the restricted
-unpickler that reads it are in record_file.py, record_key.py and record_unpickler.py: this module is the
+unpickler that reads it are in record_file.py, persist/signing.py and record_unpickler.py: this module is the
 record and the recorder only. Every failure is a `RecordError` with a message meant for a person.
 """
 

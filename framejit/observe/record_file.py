@@ -10,7 +10,7 @@ listing) is what people do with files attached to bug reports, so:
     <dill payload>                             the Record (and what it holds)
 
 * The signature is an HMAC-SHA256 over the whole file but the signature line, with the per-user key
-  kept in the debug directory (observe/record_key.py). `load_record` refuses, unless trust=True
+  kept in the debug directory (persist/signing.py). `load_record` refuses, unless trust=True
   (`--trust`), a file that is not signed (a foreign file, or a record from before signing: format 1,
   as in tests/observe/records/), signed with another key, or changed since; and, as before, a file owned
   by another user or writable by others.
@@ -53,7 +53,7 @@ from framejit.observe.record import (
     importable_by_name,
     truncate,
 )
-from framejit.observe.record_key import RecordKeyError, key_for_writing, key_id, read_key, sign, signature_matches
+from framejit.persist.signing import RECORD_KEY, ForeignFile, key_id, read_key, sign, signature_matches, user_key
 from framejit.observe.record_unpickler import RefusedByRecordReader, restricted_loads
 from framejit.observe.record_values import RecordedModule, UnpicklableValue
 
@@ -249,8 +249,8 @@ def write_record(record: Record, debug_dir: str | os.PathLike) -> Path:
     except OSError as exc:
         raise RecordError(f"cannot create the debug directory {debug_dir}: {exc.strerror or exc}") from None
     try:
-        key = key_for_writing(debug_dir)
-    except RecordKeyError as exc:
+        key = user_key(debug_dir, RECORD_KEY)
+    except ForeignFile as exc:
         raise RecordError(str(exc)) from None
     data = dump_record(record, key)
     records_dir = debug_dir / "records"
@@ -430,8 +430,8 @@ def _check_signature(path: Path, signature: bytes | None, signed: bytes, debug_d
             f"framejit writes now are signed; an unsigned one is a foreign file or from a framejit before "
             f"records were signed). {TRUST_MEANS}")
     try:
-        key = read_key(debug_dir)
-    except RecordKeyError as exc:
+        key = read_key(debug_dir, RECORD_KEY)
+    except ForeignFile as exc:
         raise RecordError(f"refusing to load {path}: {exc}. {TRUST_MEANS}") from None
     try:
         written_id, digest = signature.decode("ascii").split(" ")

@@ -1,6 +1,6 @@
 """Unpickling a record without running anything the file chose: an allow-list of what records hold.
 
-Why this exists: a signed record (record_key.py) was written by framejit for this user, but what it
+Why this exists: a signed record (persist/signing.py) was written by framejit for this user, but what it
 holds came from the user's program, and any object in a program can pickle itself as "call this
 function with these arguments" (`__reduce__`): `os.system`, `subprocess.Popen`, `eval`, a function the
 file itself defines. Loading a record must rebuild data, never run code the file picked, so the

@@ -5,7 +5,8 @@ keeps, per compiled graph, the backend's compiled artifact on disk (`FRAMEJIT_CA
 per-user key so that nothing another user could have written is ever unpickled. It sits beside the
 leaves: it imports nothing of framejit, and the inductor backend uses it (backends/inductor_caches.py).
 
-* `signing.py`  -- the per-user HMAC key (mode 0600) and sealing/unsealing of entry bytes
+* `signing.py`  -- framejit's one kind of per-user HMAC key (mode 0600): sealing/unsealing of entry bytes,
+                   and the signatures of execution records (observe/record_file.py)
 * `store.py`    -- the directory of entries: atomic writes, size bound, info, clear, save/load bundles
 * `graph_key.py` -- what an entry is keyed by: the graph's code and constants, its inputs' metadata, the
                    global torch state compiling depends on, framejit/torch/Python versions, backend options

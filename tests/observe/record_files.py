@@ -9,7 +9,7 @@ import json
 import os
 
 from framejit.observe.record_file import MAGIC
-from framejit.observe.record_key import key_for_writing, key_id, sign
+from framejit.persist.signing import RECORD_KEY, key_id, sign, user_key
 
 
 def split_record(data):
@@ -31,7 +31,7 @@ def signed_record_bytes(header, payload, debug_dir=None, *, fix_digest=True):
         if fix_digest:
             header.update(payload_sha256=hashlib.sha256(payload).hexdigest(), payload_size=len(payload))
         header = json.dumps(header).encode()
-    key = key_for_writing(debug_dir or os.environ["FRAMEJIT_DEBUG_DIR"])
+    key = user_key(debug_dir or os.environ["FRAMEJIT_DEBUG_DIR"], RECORD_KEY)
     signed = MAGIC + header + b"\n" + payload
     return MAGIC + b"sig " + f"{key_id(key)} {sign(key, signed)}".encode() + b"\n" + header + b"\n" + payload
 

@@ -27,7 +27,7 @@ import torch
 
 from framejit.observe.record import ExecutionRecorder, RecordError
 from framejit.observe.record_file import MAGIC, check_record_file, load_record, read_record_header, write_record
-from framejit.observe.record_key import KEY_FILE_NAME, key_for_writing, read_key
+from framejit.persist.signing import RECORD_KEY as KEY_FILE_NAME, read_key, user_key
 from framejit.tools.replay import replay
 
 from .record_files import signed_record_bytes, split_record
@@ -210,7 +210,7 @@ def test_the_detection_works_a_trusted_gadget_runs(debug_dir, tmp_path, sentinel
 def test_an_unsigned_file_with_a_valid_header_is_refused_and_runs_nothing(debug_dir, tmp_path, sentinel):
     """The reported attack: the marker, a valid JSON header (digest matching), a gadget payload; the
     file is yours and writable by no one else (downloaded)."""
-    key_for_writing(debug_dir)
+    user_key(debug_dir, KEY_FILE_NAME)
     header = header_of(debug_dir)
     for name, payload in payload_gadgets(sentinel).items():
         header.update(payload_sha256=__import__("hashlib").sha256(payload).hexdigest(), payload_size=len(payload))
@@ -301,13 +301,13 @@ def test_a_record_from_before_signing_is_refused_clearly_and_loads_with_trust():
 def test_the_key_is_private_made_once_and_never_overwritten(tmp_path):
     debug = tmp_path / "d"
     debug.mkdir()
-    key = key_for_writing(debug)
+    key = user_key(debug, KEY_FILE_NAME)
     key_file = debug / KEY_FILE_NAME
     assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
-    assert key_for_writing(debug) == key == read_key(debug)
+    assert user_key(debug, KEY_FILE_NAME) == key == read_key(debug, KEY_FILE_NAME)
     assert [p.name for p in debug.iterdir()] == [KEY_FILE_NAME]     # no temporary file left behind
     write_record(real_record(), debug)
-    assert read_key(debug) == key
+    assert read_key(debug, KEY_FILE_NAME) == key
 
 
 def test_a_loose_or_linked_key_is_never_used(debug_dir, tmp_path):

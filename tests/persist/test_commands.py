@@ -3,12 +3,10 @@ import os
 
 import framejit
 from framejit.cli import main
-from framejit.persist import signing
 from framejit.persist.store import default_store
 
 
 def test_info_clear_save_load(tmp_path, monkeypatch, capsys):
-    signing.forget_keys()
     monkeypatch.setenv("FRAMEJIT_CACHE_DIR", str(tmp_path / "cache"))
     store = default_store()
     store.put("k" * 64, b"artifacts", {"backend": "inductor", "graph": "3 ops: relu"})
@@ -24,4 +22,3 @@ def test_info_clear_save_load(tmp_path, monkeypatch, capsys):
     assert main(["cache", "load", str(tmp_path / "missing")]) == 2
     monkeypatch.setenv("FRAMEJIT_CACHE", "0")
     assert default_store() is None and not framejit.cache_info()["enabled"]
-    signing.forget_keys()

@@ -15,13 +15,6 @@ from framejit.persist.store import DiskStore
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(autouse=True)
-def _fresh_keys():
-    signing.forget_keys()
-    yield
-    signing.forget_keys()
-
-
 def _entry_path(store, key):
     return Path(store.entries, key + ".fjc")
 
@@ -91,7 +84,6 @@ def test_file_writable_by_others_or_owned_by_another_user_is_refused(tmp_path, m
     assert store.get("k") is None
     os.chmod(path, 0o600)
     assert store.get("k") is not None
-    signing.forget_keys()
     real_uid = os.getuid()
     monkeypatch.setattr(os, "getuid", lambda: real_uid + 1)     # we are now someone else
     with pytest.raises(signing.ForeignFile):
