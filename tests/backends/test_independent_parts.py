@@ -135,3 +135,26 @@ def test_input_written_with_grad_hangs_from_eagers_op(backend):
     G.detach_().copy_(torch.arange(4.0))
     check(input_view_written_by_value_requiring_grad, torch.zeros(3), randn(3, requires_grad=True),
           backend=backend, grads=True)
+
+
+def grad_of_a_mask_sized_like_a_shared_value(w, x):
+    t = x[:, :]
+    t = t * 0.5 + t                        # t feeds both losses, but only through full_like's size
+    gx, = torch.autograd.grad((x * torch.bernoulli(torch.full_like(t, 0.5))).sum() + x.pow(2).sum(), [x])
+    return (x * t).sum() + x.pow(2).sum(), gx
+
+
+def written_view_of_a_view_of_a_global(w, x):
+    v = G.view(2, 2)[0]
+    v.zero_()
+    gw, = torch.autograd.grad((w.sin() * 2.0).sum(), [w])
+    return x * G + v.sum(), gw
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [grad_of_a_mask_sized_like_a_shared_value, written_view_of_a_view_of_a_global])
+def test_values_without_history_do_not_join_parts(fn, backend):
+    """Fuzz seed 500761: autograd.grad through a part freed what a later backward needed, because a
+    `full_like(t)` (no autograd history) joined the two losses into one Function; views and writes of
+    values without history still stay with what they view or write."""
+    check(fn, *_wx(), backend=backend, grads=True)

@@ -191,9 +191,17 @@ def independent_parts(groups):
             continue
         joins, before = order
         part_of = {}
+        before = list(before)
         for node in nodes:
             part_of[node] = node
-            for other in [u for u in node.all_input_nodes if u in part_of] + joins.get(node, []):
+            inside = [u for u in node.all_input_nodes if u in part_of]
+            if _requires_grad(node) or "example_value" not in node.meta or writes_of(node) or \
+                    _storage_keys(node) & set().union(*[_storage_keys(u) for u in inside]) - {None}:
+                linked = inside                 # (a view stays with its base, a write with what it writes)
+            else:                    # no autograd history flows through it (a `full_like(t)`, a mask) and it
+                linked = []          # writes nothing: it may sit in another part, run after what it reads
+                before += [(u, node) for u in inside]
+            for other in linked + joins.get(node, []):
                 _join(part_of, node, other)
         _join_gradless_parts(part_of, nodes)
         position = {n: i for i, n in enumerate(nodes)}
@@ -216,15 +224,17 @@ def independent_parts(groups):
 def _join_gradless_parts(part_of, nodes):
     """Parts where nothing requires grad have no autograd history to keep apart: they join the first
     node's part instead of costing a Function each on every call (an `arange` of positions)."""
-    with_grad = set()
-    for node in nodes:
-        fake = node.meta.get("example_value")
-        if any(isinstance(f, torch.Tensor) and f.requires_grad
-               for f in (fake if isinstance(fake, (tuple, list)) else [fake])):
-            with_grad.add(_root(part_of, node))
+    with_grad = {_root(part_of, node) for node in nodes if _requires_grad(node)}
     for node in nodes:
         if _root(part_of, node) not in with_grad:
             _join(part_of, nodes[0], node)
+
+
+def _requires_grad(node):
+    """Does a tensor node's example value (or one of a tuple's) require grad?"""
+    fake = node.meta.get("example_value")
+    return any(isinstance(f, torch.Tensor) and f.requires_grad
+               for f in (fake if isinstance(fake, (tuple, list)) else [fake]))
 
 
 def _root(part_of, node):
