@@ -9,13 +9,13 @@ To add a pass: write backends/passes/<name>.py with `apply(gm, example_inputs, c
 the module in the lists below where it belongs (passes listed earlier see the graph first and wrap what
 the later ones return).
 """
-from .passes import (dead_tensors, multi_output_views, mutations_outside, none_grads, overlapping_writes,
-                     repeated_blocks, state_regions)
+from .passes import (dead_tensors, multi_output_views, mutations_outside, none_grads, out_arguments,
+                     overlapping_writes, repeated_blocks, state_regions)
 
-AOT_EAGER_PASSES = (state_regions, overlapping_writes, multi_output_views, dead_tensors, none_grads,
+AOT_EAGER_PASSES = (out_arguments, state_regions, overlapping_writes, multi_output_views, dead_tensors, none_grads,
                     mutations_outside)
 # inductor compiles repeated blocks once (repeated_blocks.py; its compiler is a same_graphs.SharedCompiles)
-INDUCTOR_PASSES = (state_regions.COMPILING_NO_GRAD, repeated_blocks, overlapping_writes, multi_output_views,
+INDUCTOR_PASSES = (out_arguments, state_regions.COMPILING_NO_GRAD, repeated_blocks, overlapping_writes, multi_output_views,
                    dead_tensors, none_grads)
 
 

@@ -231,7 +231,11 @@ class GraphBuilder:
                 self.order_events.append(("use", node, used))
         if self.current_stack_trace:
             node.meta["stack_trace"] = self.current_stack_trace
-        return self._wrap(node, out, target)
+        result = self._wrap(node, out, target)
+        written = kwargs.get("out")
+        if isinstance(written, TensorValue) and isinstance(result, TensorValue) and written.fake is out:
+            return written          # `op(..., out=t)` returns t itself, as eagerly (`r is t`)
+        return result
 
     def _run_fake(self, op, target, fake_args, fake_kwargs):
         """The op's result on fake tensors: from the shared memo when the same op already ran on
