@@ -25,6 +25,10 @@ def compile_inductor(gm, example_inputs, options=None):
         return compile_fx(graph, inputs, config_patches=patches)
 
     def compiler(graph, inputs):          # inductor's own caches can hit (backends/inductor_caches.py)
+        if any("unbacked_bindings" in node.meta for node in graph.graph.nodes):
+            # sizes read from data: the nodes' example values hold the conversion's unbacked symbols, which
+            # a trace over fresh fakes of stand-ins would meet again ("possible memo disaster"): uncached
+            return compile_with_caches(compile_patched, graph, inputs, options=patches)
         return compile_with_caches(compile_patched, graph, [_real_stand_in(x) for x in inputs], options=patches)
     # the pieces of repeated blocks (passes/repeated_blocks.py) are compiled once per structure
     return compile_through(INDUCTOR_PASSES, SharedCompiles(compiler), gm, example_inputs)
