@@ -26,6 +26,10 @@ demo: $(STAMP) $(WORDS)
 test: $(STAMP) $(WORDS)
 	$(PY) -m pytest -q -n 2 -p no:cacheprovider tests
 
+# The AOTInductor warm-start tests (fresh processes building libraries cold: about 20 minutes on 2 cores)
+test-aoti: $(STAMP) $(WORDS)
+	FRAMEJIT_AOTI_TESTS=1 $(PY) -m pytest -q -n 2 -p no:cacheprovider tests/persist
+
 # The whole suite on another torch release, in its own venv (.venv-torch-X.Y.Z, gitignored):
 # `make test-torch TORCH=2.14.1`. pyproject.toml's torch range says which releases are supported.
 TORCH ?= 2.14.1
