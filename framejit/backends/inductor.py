@@ -16,6 +16,13 @@ from .same_graphs import SharedCompiles
 EXACT = {"fallback_random": True}
 
 
+# Zero-filled stand-ins for the fakes of a piece or region (so inductor's caches key it) are off: with them,
+# inductor's FX graph cache handed a later conversion with other sizes an artifact compiled for static ones
+# ("expected size 5==4" in tests/translate/graph/test_inputs_first_read_in_inference_mode.py once the cache
+# was warm). Cause not found yet; pieces and regions compile uncached, as before session 23.
+STAND_INS_OFF = True
+
+
 def compile_inductor(gm, example_inputs, options=None):
     patches = {**EXACT, **(options or {})}
 
@@ -25,7 +32,7 @@ def compile_inductor(gm, example_inputs, options=None):
         return compile_fx(graph, inputs, config_patches=patches)
 
     def compiler(graph, inputs):          # inductor's own caches can hit (backends/inductor_caches.py)
-        if any("unbacked_bindings" in node.meta for node in graph.graph.nodes):
+        if STAND_INS_OFF or any("unbacked_bindings" in node.meta for node in graph.graph.nodes):
             # sizes read from data: the nodes' example values hold the conversion's unbacked symbols, which
             # a trace over fresh fakes of stand-ins would meet again ("possible memo disaster"): uncached
             return compile_with_caches(compile_patched, graph, inputs, options=patches)
