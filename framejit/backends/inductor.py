@@ -16,13 +16,6 @@ from .same_graphs import SharedCompiles
 EXACT = {"fallback_random": True}
 
 
-# Zero-filled stand-ins for the fakes of a piece or region (so inductor's caches key it) are off: with them,
-# inductor's FX graph cache handed a later conversion with other sizes an artifact compiled for static ones
-# ("expected size 5==4" in tests/translate/graph/test_inputs_first_read_in_inference_mode.py once the cache
-# was warm). Cause not found yet; pieces and regions compile uncached, as before session 23.
-STAND_INS_OFF = True
-
-
 def compile_inductor(gm, example_inputs, options=None):
     patches = {**EXACT, **(options or {})}
 
@@ -32,33 +25,6 @@ def compile_inductor(gm, example_inputs, options=None):
         return compile_fx(graph, inputs, config_patches=patches)
 
     def compiler(graph, inputs):          # inductor's own caches can hit (backends/inductor_caches.py)
-        if STAND_INS_OFF or any("unbacked_bindings" in node.meta for node in graph.graph.nodes):
-            # sizes read from data: the nodes' example values hold the conversion's unbacked symbols, which
-            # a trace over fresh fakes of stand-ins would meet again ("possible memo disaster"): uncached
-            return compile_with_caches(compile_patched, graph, inputs, options=patches)
-        return compile_with_caches(compile_patched, graph, [_real_stand_in(x) for x in inputs], options=patches)
+        return compile_with_caches(compile_patched, graph, inputs, options=patches)
     # the pieces of repeated blocks (passes/repeated_blocks.py) are compiled once per structure
     return compile_through(INDUCTOR_PASSES, SharedCompiles(compiler), gm, example_inputs)
-
-
-def _real_stand_in(value):
-    """A zero-filled real tensor with the layout of fake tensor `value` (static sizes only; anything else
-    as it is). The pieces and regions the passes cut have only their inputs' fakes from the conversion;
-    inductor_caches.py keys and caches graphs whose inputs are plain tensors, so a piece handed its
-    fakes would be compiled anew by every process (no persistent entry, no warm start)."""
-    from torch._subclasses.fake_tensor import FakeTensor
-    if type(value) is not FakeTensor or value.layout is not torch.strided or \
-            not all(type(d) is int for d in (*value.shape, *value.stride(), value.storage_offset())):
-        return value
-    base = torch.zeros(value.storage_offset() + _span(value.shape, value.stride()), dtype=value.dtype,
-                       device=value.device)
-    real = base.as_strided(value.shape, value.stride(), value.storage_offset()) if base.numel() else \
-        torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=value.device)
-    return real.detach().requires_grad_(value.requires_grad)
-
-
-def _span(shape, stride):
-    """Elements a tensor of `shape` and `stride` reaches from its offset."""
-    if any(d == 0 for d in shape):
-        return 0
-    return 1 + sum((d - 1) * s for d, s in zip(shape, stride))
