@@ -153,14 +153,16 @@ _INPUT_WORDS = _dtype_and_keys(_LAYOUT[3]) if _LAYOUT is not None and _native_ch
 
 def input_check(meta):
     """(check, spec) such that `check(t, spec)` is True only if tensor t matches TensorMeta `meta`
-    (exact type, dtype, device, shape, strides, requires_grad False), or None when that can't be shown
+    (exact type, dtype, device, shape, strides, requires_grad False, inference or not: the dispatch-key
+    word), or None when that can't be shown
     in one native call (requires_grad True, more than five dims, no native module or layout)."""
     if _INPUT_WORDS is None or meta.type is not torch.Tensor or meta.requires_grad or \
             len(meta.shape) > _INLINE_DIMS or meta.device.type != "cpu":
         return None
     pointer_offset, _, meta_word, dims = _LAYOUT
     dtype_word, key_word = _INPUT_WORDS
-    probe = torch.empty_strided(meta.shape, meta.stride, dtype=meta.dtype)
+    with torch.inference_mode(meta.inference):        # the dispatch-key word tells inference tensors apart
+        probe = torch.empty_strided(meta.shape, meta.stride, dtype=meta.dtype)
     full = (1 << 64) - 1
     triples = [(meta_word, full, 0), (dims, full, len(meta.shape))]
     triples += [(dims + 1 + i, full, n) for i, n in enumerate(meta.shape)]
@@ -183,7 +185,8 @@ def dynamic_input_check(meta):
         return None
     pointer_offset, _, meta_word, dims = _LAYOUT
     dtype_word, key_word = _INPUT_WORDS
-    probe = torch.empty(tuple(2 if n is None else n for n in meta.shape), dtype=meta.dtype)
+    with torch.inference_mode(meta.inference):
+        probe = torch.empty(tuple(2 if n is None else n for n in meta.shape), dtype=meta.dtype)
     full = (1 << 64) - 1
     triples = [(meta_word, full, 0), (dims, full, len(meta.shape))]
     triples += [(dims + 1 + i, full, n) for i, n in enumerate(meta.shape) if n is not None]

@@ -1,5 +1,12 @@
-"""The tensor kinds: TENSOR_MATCH (type, dtype, device, exact shape and strides, requires_grad) and
-DYN_TENSOR_MATCH (the same with symbolic dimensions, whose ranges and relations are the SHAPES guard's).
+"""The tensor kinds: TENSOR_MATCH (type, dtype, device, exact shape and strides, requires_grad, inference
+or not) and DYN_TENSOR_MATCH (the same with symbolic dimensions, whose ranges and relations are the SHAPES
+guard's).
+
+Inference-ness is part of both: eagerly an inference tensor (made under torch.inference_mode) refuses an
+in-place write outside inference mode (after the kernel wrote it), a write through a view of it, and being
+saved for backward, and a conversion's fakes are inference tensors exactly when the inputs were, so an
+entry built for a normal tensor must not take an inference tensor of the same layout, nor the reverse
+(fuzz seed 509934).
 
 Both render a native check first (guards/tensor_words.py: one call reading the TensorImpl) that falls
 back to the plain attribute reads when it cannot tell.
@@ -19,10 +26,12 @@ class TensorMeta:
     shape: tuple
     stride: tuple
     requires_grad: bool
+    inference: bool = False
 
     @staticmethod
     def of(t):
-        return TensorMeta(type(t), t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad)
+        return TensorMeta(type(t), t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad,
+                          t.is_inference())
 
 
 @dataclass(frozen=True)
@@ -36,12 +45,13 @@ class DynamicTensorMeta:
     shape: tuple
     requires_grad: bool
     contiguous: bool = True    # False: the strides are checked by the SHAPES guard (shapes/symbols.py)
+    inference: bool = False
 
     @staticmethod
     def of(t, dims):
         return DynamicTensorMeta(type(t), t.dtype, t.device,
                                  tuple(None if d in dims else n for d, n in enumerate(t.shape)), t.requires_grad,
-                                 t.is_contiguous())
+                                 t.is_contiguous(), t.is_inference())
 
 
 def _contiguous_strides(shape):
@@ -72,6 +82,16 @@ def _type_words(m):
     return f"{m.type.__name__} {str(m.dtype).replace('torch.', '')} {m.device}"
 
 
+def _inference_words(m):
+    return " inference" if m.inference else ""
+
+
+def _inference_miss(name, m, actual):
+    if actual.is_inference() != m.inference:
+        return f"{name}.is_inference() changed {m.inference} -> {not m.inference}"
+    return None
+
+
 class TensorMatch(GuardKind):
     name = "TENSOR_MATCH"
     check_steps = 6
@@ -79,7 +99,7 @@ class TensorMatch(GuardKind):
     def describe(self, g):
         m = g.expected
         return (f"{source_name(g)}: Tensor {_type_words(m)} shape={list(m.shape)} stride={list(m.stride)} "
-                f"requires_grad={m.requires_grad}")
+                f"requires_grad={m.requires_grad}{_inference_words(m)}")
 
     def render(self, g, e, bind):
         m = g.expected
@@ -93,7 +113,7 @@ class TensorMatch(GuardKind):
         device = f"{v}.is_cpu" if m.device.type == "cpu" else f"{v}.device == {bind(m.device)}"
         plain = (f"{head} and {v}.dtype is {bind(m.dtype)} and {device}"
                  f" and {v}.shape == {bind(torch.Size(m.shape))}{_stride_check(v, m, bind)}"
-                 f" and {v}.requires_grad is {m.requires_grad}")
+                 f" and {v}.requires_grad is {m.requires_grad} and {v}.is_inference() is {m.inference}")
         return plain if native is None else f"({first} or ({plain}))"
 
     def miss(self, g, name, actual):
@@ -109,7 +129,7 @@ class TensorMatch(GuardKind):
                         if p != q:
                             return f"{name}.shape[{i}] changed {p} -> {q}"
                 return f"{name}.{f} changed {a} -> {b}"
-        return None
+        return _inference_miss(name, was, actual)
 
     def module_covered(self, plan, g):
         return isinstance(plan.tensors.get(g.source), torch.nn.Parameter)   # a buffer keeps its checks
@@ -129,7 +149,7 @@ class DynTensorMatch(GuardKind):
         shape = ", ".join("*" if n is None else str(n) for n in m.shape)
         layout = "contiguous" if m.contiguous else "strides in the shape guards"
         return (f"{source_name(g)}: Tensor {_type_words(m)} shape=[{shape}] (* dynamic) {layout} "
-                f"requires_grad={m.requires_grad}")
+                f"requires_grad={m.requires_grad}{_inference_words(m)}")
 
     def render(self, g, e, bind):
         m = g.expected
@@ -139,7 +159,7 @@ class DynTensorMatch(GuardKind):
         sizes = "".join(f" and {v}.size({i}) == {n}" for i, n in enumerate(m.shape) if n is not None)
         layout = f" and {v}.is_contiguous()" if m.contiguous else ""     # else: strides in SHAPES
         plain = (f"{head} and {v}.dtype is {bind(m.dtype)} and {device} and {v}.dim() == {len(m.shape)}{sizes}"
-                 f"{layout} and {v}.requires_grad is {m.requires_grad}")
+                 f"{layout} and {v}.requires_grad is {m.requires_grad} and {v}.is_inference() is {m.inference}")
         from ..tensor_words import dynamic_input_check
         native = dynamic_input_check(m)
         if native is None:
@@ -164,7 +184,7 @@ class DynTensorMatch(GuardKind):
                 return f"{name}.shape[{i}] changed {n} -> {actual.shape[i]}"
         if m.contiguous and not actual.is_contiguous():
             return f"{name} is no longer contiguous (stride {tuple(actual.stride())})"
-        return None
+        return _inference_miss(name, m, actual)
 
 
 DYN_TENSOR_MATCH = register(DynTensorMatch)
