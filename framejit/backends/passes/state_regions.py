@@ -23,7 +23,8 @@ So such a graph is cut into regions at its state switches. A region where grad i
 off (the state at entry and every `_enter_autocast` / `_exit_autocast` node followed) is compiled by
 the given compiler (one Function each); a region where grad is off, inference mode is on or autocast
 is on runs as the fx code it is: eager's own ops in eager's own mode, which is exactly what eager would
-do there (autocast's casts and their backward included). Under inductor (`COMPILING_NO_GRAD`) a region
+do there (autocast's casts and their backward included). A `requires_grad_` node runs so too (the new
+leaf it makes cannot come out of a traced Function). Under inductor (`COMPILING_NO_GRAD`) a region
 where only grad is off is compiled too, with grad off (AOT autograd's inference path: no Function, no
 backward, nothing of the above applies), so a graph run under no_grad keeps its kernels; aot_eager runs
 such regions as fx code. The switches themselves run between the
@@ -142,12 +143,21 @@ def regions(graph, grad_at_entry, autocast_at_entry=None, split_no_grad=False):
                     _, device, before = autocast_blocks.pop(opened)
                     autocast[device] = before
             continue
-        plain_ops = not inference and not any(autocast.values()) and not _storage_keys(node) & eager_written
+        plain_ops = not inference and not any(autocast.values()) and not _storage_keys(node) & eager_written \
+            and not _sets_requires_grad(node)
         kind = "grad" if grad and plain_ops else "no_grad" if split_no_grad and plain_ops else "plain"
         if not groups or groups[-1][0] != kind:
             groups.append((kind, []))
         groups[-1][1].append(node)
     return groups
+
+
+def _sets_requires_grad(node):
+    """`t.requires_grad_(...)`: it makes t an autograd leaf of its own, which a traced Function cannot hand
+    back (`x.clone().requires_grad_()` came out of AOT autograd not requiring grad), so it runs as eager's
+    own op, between the regions before and after it."""
+    return (node.op == "call_method" and node.target == "requires_grad_") or \
+        (node.op == "call_function" and node.target is torch.Tensor.requires_grad_)
 
 
 def _inputs_given_history(graph):
