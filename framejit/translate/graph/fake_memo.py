@@ -28,7 +28,7 @@ What is never memoised (the op always runs on fake tensors):
   - targets that are not torch's own: method names, builtins, OpOverloads and functions defined in
     torch's modules qualify; user functions (autograd.Function wrappers) do not;
   - a view output whose base is not one of the inputs; multi-output views in grad mode (autograd
-    marks those specially);
+    marks those specially); an output that shares an input's storage without being a view (`detach`);
   - ops that raised (only successes are recorded).
 The memo is process-wide and bounded; entries hold only torch functions, names and metadata.
 """
@@ -243,9 +243,20 @@ def _tensor_recipe(t, tensors):
             root = (tuple(origin.shape), origin.stride(), origin.dtype, origin.device)
         else:
             return None
-    elif t.requires_grad or t.storage_offset():
-        return None
+    elif t.requires_grad or t.storage_offset() or _shares_storage(t, tensors):
+        return None                     # (`detach` shares its input's storage without being a view)
     return (base, root, tuple(t.shape), t.stride(), t.storage_offset(), t.dtype, t.device, t.requires_grad, None)
+
+
+def _shares_storage(t, tensors):
+    """Does output `t`, not a view, share a storage with one of the op's inputs? A rebuilt fresh output
+    would not, and the overlap of a later write through it (`t += t.detach().t()`, graph/overlap.py)
+    would be lost (fuzz seed 510103)."""
+    try:
+        key = t.untyped_storage()._cdata
+        return any(i.untyped_storage()._cdata == key for i in tensors)
+    except (RuntimeError, NotImplementedError):
+        return True
 
 
 def _rebuild(part, tensors, fake_mode):
