@@ -1,4 +1,4 @@
-# open: an in-place add to a global inference tensor outside inference mode raises eagerly (G_T unchanged) but the aot_eager graph writes it (fuzz seed 509934, session 23)
+# (c, fixed: translate/guards/kinds/tensors.py) an in-place add to a global inference tensor outside inference mode raises eagerly (after writing it) but the aot_eager graph built for a normal G_T wrote it; tensor guards now check is_inference() (fuzz seed 509934, session 23)
 import contextlib
 import dataclasses
 import math
