@@ -28,6 +28,7 @@ from ..translate.values.base import Const, DictValue, ObjectValue, SeqValue, Set
 from ..translate.values.tensors.tensor_subclasses import as_subclass_after_graph, plain_tensor
 from ..translate.values.dicts.identity_hashed_keys import IdentityKey
 from ..translate.values.numbers.sym_values import SymValue
+from ..translate.values.numbers.drawn_seeds import DrawnSeedValue
 from ..translate.values.numbers.sym_concrete import holds_symbolic
 from ..translate.context import is_namedtuple_class
 from ..translate.source import LocalSource
@@ -135,7 +136,7 @@ class Rebuilder:
     def _expr(self, v):
         if isinstance(v, Const):
             return self.ns.bind(v.value)
-        if isinstance(v, (TensorValue, SymValue)):     # a SymValue: a size the graph computes (or reads)
+        if isinstance(v, (TensorValue, SymValue, DrawnSeedValue)):   # a SymValue: a size the graph computes
             if v.node.op == "placeholder" and v.source is not None:
                 return self.reload(v.source)
             if isinstance(v, TensorValue) and v.cls is not None:   # a tensor subclass instance (values/tensors/tensor_subclasses.py):
@@ -176,7 +177,8 @@ def _children(v):
 
 
 def tensors_in(values):
-    """Graph tensors and symbolic sizes (not untouched inputs) reachable from values, in first-seen order."""
+    """Graph tensors, symbolic sizes and drawn seeds (not untouched inputs) reachable from values, in
+    first-seen order."""
     out, seen, stack = [], set(), list(reversed(values))
     visited = set()
     while stack:
@@ -184,7 +186,7 @@ def tensors_in(values):
         if id(v) in visited:
             continue
         visited.add(id(v))
-        if isinstance(v, (TensorValue, SymValue)):
+        if isinstance(v, (TensorValue, SymValue, DrawnSeedValue)):    # (a number torch.seed() drew)
             if not (v.node.op == "placeholder" and v.source is not None) and v.node not in seen:
                 seen.add(v.node)
                 out.append(v)

@@ -82,8 +82,120 @@ def test_torch_seed_draws_from_the_seed_it_set(backend):
     torch.testing.assert_close(out, expected, rtol=0, atol=0)
 
 
-def test_a_used_result_stays_a_break():
-    def keeps_the_generator(x):
-        g = torch.manual_seed(1)
-        return x + torch.rand(3, generator=g)
-    check(keeps_the_generator, randn(3), backend="eager")
+def keeps_the_generator(x):
+    g = torch.manual_seed(1)
+    return x + torch.rand(3, generator=g)
+
+
+def returns_the_generator(x):
+    gen = torch.manual_seed(3)
+    return x + torch.rand(3), gen is torch.default_generator, gen
+
+
+def reads_the_seed_it_set(x):
+    torch.manual_seed(5)
+    s = torch.initial_seed()
+    return x * s + torch.rand(3), s
+
+
+def reads_a_negative_seed(x):
+    torch.manual_seed(-5)
+    return x + torch.initial_seed() % 1000
+
+
+def seed_in_a_helper_then_read(x):
+    _reseed()
+    a = torch.rand(3)
+    return x + a, torch.initial_seed()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn", [returns_the_generator, reads_the_seed_it_set, reads_a_negative_seed,
+                                seed_in_a_helper_then_read], ids=lambda f: f.__name__)
+def test_a_used_result_keeps_the_graph(fn, backend):
+    """manual_seed's result is the default generator; initial_seed() after it is the seed it set: one graph,
+    as torch.compile keeps."""
+    check(fn, randn(3), backend=backend, graphs=1, breaks=0)
+
+
+@pytest.mark.filterwarnings("ignore::framejit.GraphBreakWarning")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_generator_passed_to_a_draw(backend):
+    """(a generator argument of a random op is a break: right, not one graph)"""
+    check(keeps_the_generator, randn(3), backend=backend)
+
+
+def initial_seed_without_a_seed_before(x):
+    y = x + 1
+    return y * torch.initial_seed() % 5
+
+
+@pytest.mark.filterwarnings("ignore::framejit.GraphBreakWarning")
+def test_initial_seed_set_outside_the_frame_is_read_at_run_time():
+    for seed in (3, 8):
+        torch.manual_seed(seed)
+        check(initial_seed_without_a_seed_before, randn(3), backend="aot_eager")
+
+
+def _drawn(fn, backend, calls=3):
+    """The compiled fn's results over `calls` calls, each with the seed the generator held afterwards and the
+    numbers a generator seeded with it draws first (what eager's numbers after torch.seed() are)."""
+    framejit.reset()
+    counter = framejit.backends.CompileCounter(backend)
+    compiled = framejit.compile(fn, backend=counter)
+    out = []
+    for _ in range(calls):
+        result = compiled(torch.zeros(3))
+        out.append((result, torch.initial_seed(), torch.rand(3, generator=torch.Generator().manual_seed(torch.initial_seed()))))
+    return out, counter
+
+
+def returns_the_seed(x):
+    a = torch.rand(3)
+    s = torch.seed()
+    return x + torch.rand(3), s, a
+
+
+G_SEED = []
+
+
+def stores_the_seed(x):
+    G_SEED.append(torch.seed())
+    return x + torch.rand(3)
+
+
+def computes_with_the_seed(x):
+    s = torch.seed()
+    return x + torch.rand(3), s % 1000
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_torch_seed_result_is_the_seed_drawn_each_call(backend):
+    """`s = torch.seed()` returns the number that call drew (torch.compile returns the number of its trace on
+    every call): the seed the generator holds after the call, and the one the later draws come from."""
+    out, counter = _drawn(returns_the_seed, backend)
+    seeds = [s for (_, s, _), _, _ in out]
+    assert len(set(seeds)) == len(seeds)
+    for (y, s, _), held, expected in out:
+        assert s == held
+        torch.testing.assert_close(y, expected, rtol=0, atol=0)
+    assert counter.frame_count == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_torch_seed_result_stored_in_a_global(backend):
+    G_SEED.clear()
+    out, counter = _drawn(stores_the_seed, backend)
+    assert G_SEED == [held for _, held, _ in out]
+    for y, _, expected in out:
+        torch.testing.assert_close(y, expected, rtol=0, atol=0)
+    assert counter.frame_count == 1
+
+
+@pytest.mark.filterwarnings("ignore::framejit.GraphBreakWarning")
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+def test_torch_seed_result_used_in_arithmetic(backend):
+    out, _ = _drawn(computes_with_the_seed, backend)
+    for (y, rest), held, expected in out:
+        assert rest == held % 1000
+        torch.testing.assert_close(y, expected, rtol=0, atol=0)
