@@ -10,7 +10,8 @@ of a few kinds, each with the meaning of the guard kind it came from (translate/
   ["type", path, k]                     type(path) is class k         (TYPE_MATCH)
   ["len", path, n]                      len(path) == n                (LEN_MATCH)
   ["keys", path, [atoms]]               the keys, in order, same types (DICT_KEYS)
-  ["tensor", path, [k, dtype, device, shape, stride, requires_grad]]  (TENSOR_MATCH)
+  ["tensor", path, [k, dtype, device, shape, stride, requires_grad, inference]]  (TENSOR_MATCH; inference
+                                        absent in older records: False)
   ["grad", None, bool]                  grad mode                      (GRAD_MODE)
   ["state", f, atom]                    fixed function f() == atom     (STATE_MATCH)
   ["is", path, f]                       path is fixed object f         (ID_MATCH on a long-lived object)
@@ -161,13 +162,14 @@ def render_check(item, env, classes):
         keys = tuple(atom_value(a) for a in value)
         return f"{_bind(env, _same_keys)}(tuple({e}.keys()), {_bind(env, keys)})"
     if kind == "tensor":
-        k, dtype, device, shape, stride, requires_grad = value
+        k, dtype, device, shape, stride, requires_grad, *inference = value
+        inference = bool(inference[0]) if inference else False
         dtype = atom_value(["dtype", dtype])
         head = _class_test(f"type({e})", k, env, classes)
         where = f"{e}.is_cpu" if device == "cpu" else f"{e}.device == {_bind(env, torch.device(device))}"
         return (f"{head} and {e}.dtype is {_bind(env, dtype)} and {where} and {e}.shape == "
                 f"{_bind(env, torch.Size(shape))} and {e}.stride() == {_bind(env, tuple(stride))} and "
-                f"{e}.requires_grad is {bool(requires_grad)!r}")
+                f"{e}.requires_grad is {bool(requires_grad)!r} and {e}.is_inference() is {inference!r}")
     if kind == "grad":
         return f"{_bind(env, torch.is_grad_enabled)}() is {bool(value)!r}"
     if kind == "state":

@@ -194,7 +194,7 @@ class _Plan:
             item = ["keys", path, keys]
         elif kind == "TENSOR_MATCH":
             item = ["tensor", path, [self.class_index(x.type), str(x.dtype).replace("torch.", ""), str(x.device),
-                                     list(x.shape), list(x.stride), bool(x.requires_grad)]]
+                                     list(x.shape), list(x.stride), bool(x.requires_grad), bool(x.inference)]]
             if tree and issubclass(x.type, torch.nn.Parameter):
                 self.watch.append(path)
             else:

@@ -52,6 +52,12 @@ def test_checks_mean_what_the_guards_did():
     assert not eval(text, env, {"x": torch.zeros(2, 3, dtype=torch.float64)})
     assert not eval(text, env, {"x": torch.zeros(3, 2).t()})                 # same shape, other strides
     assert not eval(text, env, {"x": torch.nn.Parameter(torch.zeros(2, 3))})
+    with torch.inference_mode():
+        inference = torch.zeros(2, 3)
+    assert not eval(text, env, {"x": inference})     # a record without the field: not an inference tensor
+    for field, normal in ((True, False), (False, True)):
+        text = render_check(["tensor", "x", [0, "float32", "cpu", [2, 3], [3, 1], False, field]], env, classes)
+        assert eval(text, env, {"x": inference}) is field and eval(text, env, {"x": torch.zeros(2, 3)}) is normal
     const = render_check(["const", "v", ["int", 1]], env, classes)
     assert eval(const, env, {"v": 1}) and not eval(const, env, {"v": True}) and not eval(const, env, {"v": 1.0})
     with pytest.raises(NotLoadable):
