@@ -6,6 +6,9 @@ compiled region inductor failed on it ("Tried to erase Node _record_function_ent
 users"), so the whole frame ran as plain Python after a wasted inductor compile. Now the block's ends are
 state switches: the code between them is compiled, and a profiler running around the call still records
 the range.
+Before the change, the three tests of a block under no_grad (the SGD-like step, a real optimizer step, the
+profiler around the call) failed; the two with grads (AOT autograd's joint trace kept the pair) passed, and
+stay to check that cutting at the block's ends keeps gradients.
 """
 import pytest
 import torch
