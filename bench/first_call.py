@@ -164,8 +164,11 @@ def child(name, side):
     sys.path.insert(0, str(ROOT))
     if side.startswith("framejit"):
         import framejit
-    else:
-        import torch._dynamo  # noqa: F401  (both sides' own imports stay outside the timing)
+    # both sides' own imports stay outside the timing; torch._dynamo on both: torch.compile imports it,
+    # and so does framejit's first conversion (torch's FakeTensorMode imports torch._dynamo.config). A
+    # transformers model has imported it already; resnet's framejit row paid ~1.2 s CPU for it that
+    # torch's row did not (session 24)
+    import torch._dynamo  # noqa: F401
     grad = torch.enable_grad() if is_train else torch.no_grad()
     with grad:
         # the compile call is timed too: torch.compile imports inductor and starts its compile workers
@@ -193,8 +196,11 @@ def child(name, side):
 def run_child(name, side, inductor_dir, framejit_dir, timeout):
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(inductor_dir), FRAMEJIT_CACHE_DIR=str(framejit_dir),
                PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", FRAMEJIT_CACHE_AOTI="1" if side == "framejit_aoti" else "0")
-    proc = subprocess.run([sys.executable, __file__, "--child", name, side], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    try:
+        proc = subprocess.run([sys.executable, __file__, "--child", name, side], env=env, capture_output=True,
+                              text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s wall"}
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[len("RESULT "):])

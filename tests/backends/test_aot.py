@@ -309,12 +309,15 @@ def test_inductor_keeps_a_none_grad_too():
 
 
 def test_the_state_switches_aot_knows_are_the_translators():
-    from framejit.backends.passes.state_regions import SWITCHES as STATE_SWITCHES, is_switch
+    from framejit.backends.passes.state_regions import PROFILER_SWITCHES, SWITCHES as STATE_SWITCHES, is_switch
     from framejit.translate.values.managers.state_managers import STATE_NODE_TARGETS
     from framejit.translate.lookasides.random_seeding import SEEDING
+    from framejit.translate.lookasides.profiler_blocks import _ENTER, _EXIT
     marked = {t for t in STATE_NODE_TARGETS if t not in STATE_SWITCHES}     # kernel-flag blocks mark themselves
     assert marked and all(is_switch(t) for t in marked)
-    assert STATE_SWITCHES | marked == STATE_NODE_TARGETS | set(SEEDING)       # plus the seed nodes
+    assert {_ENTER, _EXIT} <= PROFILER_SWITCHES                              # the record_function block's nodes
+    # plus the seed nodes and the record_function nodes
+    assert STATE_SWITCHES | marked == STATE_NODE_TARGETS | set(SEEDING) | PROFILER_SWITCHES
 
 
 G_BUF = torch.arange(4.0)

@@ -50,10 +50,18 @@ _hold_autocast_cache = torch.autocast_increment_nesting
 # reseeding the global generator (translate/lookasides/random_seeding.py): run for real between regions,
 # so the random ops of the regions before and after draw from the streams eager's do
 RNG_SWITCHES = frozenset({torch.random.manual_seed, torch.random.seed, torch.random.set_rng_state})
+# a record_function block (translate/lookasides/profiler_blocks.py): its enter and exit run for real between
+# regions, so a running profiler records the range around the compiled code as eagerly. Inside a region
+# they broke inductor (its post-grad pass erases them, but AOT autograd had made the enter's handle an
+# output: "Tried to erase Node _record_function_enter_new", and the frame ran as Python: SGD.step)
+_enter_record_function = torch.ops.profiler._record_function_enter_new
+_exit_record_function = torch.ops.profiler._record_function_exit._RecordFunction
+PROFILER_SWITCHES = frozenset({_enter_record_function, _enter_record_function.default, _exit_record_function})
 SWITCHES = frozenset({_set_grad_enabled, _enter_inference_mode, _exit_inference_mode, _enter_autocast,
-                      _exit_autocast, _hold_autocast_cache}) | RNG_SWITCHES
+                      _exit_autocast, _hold_autocast_cache}) | RNG_SWITCHES | PROFILER_SWITCHES
 # the switches that open a block, and the one that closes each (their handles are closed on an error)
-_CLOSERS = {_enter_inference_mode: _exit_inference_mode, _enter_autocast: _exit_autocast}
+_CLOSERS = {_enter_inference_mode: _exit_inference_mode, _enter_autocast: _exit_autocast,
+            _enter_record_function: _exit_record_function, _enter_record_function.default: _exit_record_function}
 # Other switches mark themselves (the translator's kernel-flag blocks, translate/lookasides/backend_flags.py,
 # which this layer does not import): `fn.framejit_state_switch` is the closer of the block fn opens, or
 # True for a closer or a switch that opens nothing.
@@ -70,7 +78,8 @@ def _closer(target):
 
 
 def _closes(target):
-    return target in (_exit_inference_mode, _exit_autocast) or getattr(target, MARK, None) is True
+    return target in (_exit_inference_mode, _exit_autocast, _exit_record_function) or \
+        getattr(target, MARK, None) is True
 AUTOCAST_DEVICES = ("cpu", "cuda")
 
 
@@ -128,8 +137,9 @@ def regions(graph, grad_at_entry, autocast_at_entry=None, split_no_grad=False):
             elif node.target is _exit_inference_mode:
                 if inference:
                     inference.pop()
-            elif node.target is _hold_autocast_cache or node.target in RNG_SWITCHES or node.target not in SWITCHES:
-                pass                          # (a marked switch: no grad or autocast state of its own)
+            elif node.target is _hold_autocast_cache or node.target in RNG_SWITCHES or \
+                    node.target in PROFILER_SWITCHES or node.target not in SWITCHES:
+                pass                          # (no grad or autocast state of its own)
             elif node.target is _enter_autocast:
                 device, enabled = _autocast_block(node)
                 autocast_blocks.append((node, device, autocast.get(device, False)))
