@@ -2,13 +2,16 @@
 pipeline (backends/pipeline.py: state regions, overlapping writes, multi-output views, None gradients).
 
 `compile_inductor` is the one entry point: the graph, its example inputs and an options dict (inductor
-config patches, handed to compile_fx as they are; None for its defaults).
+config patches, handed to compile_fx as they are; None for its defaults); `repeated_blocks=False` leaves
+out the pass that cuts repeated blocks into pieces (bench/repeated_blocks.py compares both).
 """
 import torch
 
 from .inductor_caches import compile_with_caches
+from .passes import repeated_blocks as cut_repeated_blocks
 from .pipeline import INDUCTOR_PASSES, compile_through
 from .same_graphs import SharedCompiles
+from .stand_ins import real_stand_ins
 
 # inductor's own settings that framejit's exactness needs (options given to compile_inductor win):
 # random ops call torch's own kernels on the default generator, drawing eager's numbers (inductor's
@@ -16,7 +19,7 @@ from .same_graphs import SharedCompiles
 EXACT = {"fallback_random": True}
 
 
-def compile_inductor(gm, example_inputs, options=None):
+def compile_inductor(gm, example_inputs, options=None, repeated_blocks=True):
     patches = {**EXACT, **(options or {})}
 
     def compile_patched(graph, inputs):
@@ -25,6 +28,10 @@ def compile_inductor(gm, example_inputs, options=None):
         return compile_fx(graph, inputs, config_patches=patches)
 
     def compiler(graph, inputs):          # inductor's own caches can hit (backends/inductor_caches.py)
-        return compile_with_caches(compile_patched, graph, inputs, options=patches)
+        # a piece or region the passes cut has only its inputs' fakes: real stand-ins make it cacheable
+        stand_ins = real_stand_ins(graph, inputs)
+        return compile_with_caches(compile_patched, graph, inputs if stand_ins is None else stand_ins,
+                                   options=patches)
     # the pieces of repeated blocks (passes/repeated_blocks.py) are compiled once per structure
-    return compile_through(INDUCTOR_PASSES, SharedCompiles(compiler), gm, example_inputs)
+    passes = INDUCTOR_PASSES if repeated_blocks else tuple(p for p in INDUCTOR_PASSES if p is not cut_repeated_blocks)
+    return compile_through(passes, SharedCompiles(compiler), gm, example_inputs)
