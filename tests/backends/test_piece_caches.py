@@ -8,7 +8,8 @@ Each case starts the same child program twice, in fresh processes sharing fresh 
   - a function whose inference-mode block splits it into regions (passes/state_regions.py), called with
     batches 2, 4 and 5 (the second call makes the batch symbolic): a region of `(x @ w).relu()` has a
     symbolic input and a static (4, 4) one, the case whose warm start failed with "expected size 5==4";
-and prints inductor's FX graph cache misses. Warm, there must be none, and every result equals eager's.
+and prints inductor's FX graph cache and AOT autograd cache misses. Warm, there must be none (without
+stand-ins, the FX graph cache hit but AOT autograd traced every piece again), and every result equals eager's.
 """
 import json
 import os
@@ -70,7 +71,10 @@ CHILD = textwrap.dedent("""
         got = compiled_regions(a.detach().clone().requires_grad_(), w.detach().clone().requires_grad_())
         same = same and all(torch.allclose(g, e) for g, e in zip(got, want))
     print("RESULT " + json.dumps({"same": bool(same), "misses": counters["inductor"]["fxgraph_cache_miss"],
-                                  "hits": counters["inductor"]["fxgraph_cache_hit"]}))
+                                  "hits": counters["inductor"]["fxgraph_cache_hit"],
+                                  "aot_misses": counters["aot_autograd"]["autograd_cache_miss"] +
+                                  counters["aot_autograd"]["autograd_cache_bypass"],
+                                  "aot_hits": counters["aot_autograd"]["autograd_cache_hit"]}))
 """)
 
 
@@ -91,5 +95,6 @@ def test_warm_process_compiles_no_piece_and_matches_eager(tmp_path):
     assert cold["misses"] > 0, cold                 # the cold process compiled its graphs
     warm = _run_child(tmp_path)
     assert warm["same"], warm                       # a region loaded for another size would differ or raise
-    assert warm["misses"] == 0, warm                # every piece and region came from the caches
-    assert warm["hits"] > 0, warm
+    assert warm["misses"] == 0, warm                # no piece or region was lowered again,
+    assert warm["aot_misses"] == 0, warm            # nor traced again by AOT autograd
+    assert warm["hits"] > 0 and warm["aot_hits"] > 0, warm
