@@ -3,7 +3,7 @@ symbolic-size region next to static inputs is not loaded for the wrong size (bac
 
 Each case starts the same child program twice, in fresh processes sharing fresh cache directories
 (TORCHINDUCTOR_CACHE_DIR, FRAMEJIT_CACHE_DIR): cold, then warm. The child compiles with inductor
-  - a model of three identical blocks (backends/passes/repeated_blocks.py cuts it into pieces), with
+  - a model of three identical blocks (backends/passes/repeated_blocks.py, opted in, cuts it into pieces), with
     gradients, checking outputs and gradients against eager;
   - a function whose inference-mode block splits it into regions (passes/state_regions.py), called with
     batches 2, 4 and 5 (the second call makes the batch symbolic): a region of `(x @ w).relu()` has a
@@ -80,7 +80,7 @@ CHILD = textwrap.dedent("""
 
 def _run_child(tmp_path):
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"),
-               FRAMEJIT_CACHE_DIR=str(tmp_path / "framejit"), FRAMEJIT_CACHE_AOTI="0", PYTHONPATH=str(ROOT),
+               FRAMEJIT_CACHE_DIR=str(tmp_path / "framejit"), FRAMEJIT_CACHE_AOTI="0", FRAMEJIT_REPEATED_BLOCKS="1", PYTHONPATH=str(ROOT),
                OMP_NUM_THREADS="1")
     proc = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True, timeout=900)
     for line in proc.stdout.splitlines():
