@@ -251,6 +251,7 @@ def test_inductor_compiles_the_block_once(monkeypatch):
         counts[-1] += 1
         return real(*args, **kwargs)
     monkeypatch.setattr(inductor_backend, "compile_with_caches", counting)
+    monkeypatch.setenv(inductor_backend.REPEATED_BLOCKS_ENV, "1")      # opt-in (backends/inductor.py)
     for n in (2, 6):
         counts.append(0)
         framejit.reset()

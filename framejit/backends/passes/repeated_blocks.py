@@ -8,7 +8,8 @@ piece goes through the rest of the pipeline on its own; the backend's compiler i
 `same_graphs.SharedCompiles`, so the pieces of identical blocks (each block's parameters are inputs of
 its piece) share one compiled callable. The conversion, its graph count and its break count are
 unchanged: this happens inside one backend call. Autograd crosses the pieces as it crosses the regions
-of state_regions.py (one Function per piece), which is what regional compilation does.
+of state_regions.py (one Function per piece), which is what regional compilation does. It runs only
+when asked for (FRAMEJIT_REPEATED_BLOCKS=1, backends/inductor.py): the pieces cost per call.
 
 Where a block is: the translator marks every node made inside an inlined module call with the calls it
 is in (`node.meta["framejit_module_calls"]`, outermost first, each `(call number, module class)`;
