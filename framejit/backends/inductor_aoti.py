@@ -63,6 +63,21 @@ def aoti_candidate(example_inputs):
     return True
 
 
+def library_route(gm, example_inputs):
+    """Will `gm` (a graph that reached inductor's compiler) be compiled whole as a stored library? Then the
+    repeated-blocks pass leaves it whole: a library is compiled once and loaded in every later process, and
+    pieces would each take the JIT path, whose warm start compiles them again (they take fakes,
+    backends/inductor_caches.py)."""
+    from ..persist.store import default_store
+    if not enabled() or not aoti_candidate(example_inputs) or default_store() is None:
+        return False
+    for node in gm.graph.nodes:
+        value = node.meta.get("example_value") if node.op == "placeholder" else None
+        if isinstance(value, torch.Tensor) and not all(type(d) is int for d in (*value.shape, *value.stride())):
+            return False                    # a symbolic size: the JIT path (inductor_caches.can_use_caches)
+    return True
+
+
 def aoti_key(gm, example_inputs, options):
     """The entry's key: persist/graph_key.py's, with the machine and inductor's settings. A library runs
     as it is (no inductor key checks it, as inductor's caches check theirs), so everything its code

@@ -22,7 +22,7 @@ import types
 
 from .graph_key import versions
 
-FORMAT = 1
+FORMAT = 2
 BACKEND = "framejit-conversion"
 _SOURCES = []
 

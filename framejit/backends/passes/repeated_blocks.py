@@ -26,6 +26,7 @@ runs with `fallback_random`: torch's own kernels, one draw after another), so th
 """
 import torch.fx as fx
 
+from .. import inductor_aoti
 from ..in_place import written_values
 from ..same_graphs import storage_key, structure_key
 from .state_regions import _subgraph, _written_storages, is_switch
@@ -36,7 +37,7 @@ MIN_BLOCK_OPS = 5
 
 def apply(gm, example_inputs, compile_rest):
     """The pass: `gm` cut into pieces when it holds repeated blocks (see the module doc), else the rest."""
-    pieces = plan(gm)
+    pieces = None if inductor_aoti.library_route(gm, example_inputs) else plan(gm)   # whole, as one library
     if pieces is None:
         return compile_rest(gm, example_inputs)
     return compile_pieces(gm, pieces, compile_rest)
