@@ -58,7 +58,8 @@ class NotLoadable(Exception):
 def check_path(text, params, fixed_count):
     """Raise NotLoadable unless `text` is one expression over the parameters, the frame's globals, the
     fixed objects and a few builtins: attribute reads, subscripts by constants, calls of those builtins, of
-    fixed objects (framejit's class-dictionary lookups) and of `__getitem__` (a dict subclass read raw),
+    fixed objects (framejit's class-dictionary lookups) and of `__getitem__`/`__contains__` (a dict
+    subclass read raw),
     `not`/`or`/`and`/`in`/`==`/`is` and sets of ids (hook tables, `'forward' in m.__dict__`, distinct modules)."""
     try:
         tree = ast.parse(text, mode="eval")
@@ -72,8 +73,8 @@ def check_path(text, params, fixed_count):
         elif isinstance(node, ast.Call):
             func = node.func
             if node.keywords or not (isinstance(func, ast.Name) and (func.id in _CALLABLE or _FIXED.match(func.id))
-                                     or isinstance(func, ast.Attribute) and func.attr == "__getitem__"):
-                raise NotLoadable("a path calls something other than a builtin, a fixed object or __getitem__")
+                                     or isinstance(func, ast.Attribute) and func.attr in ("__getitem__", "__contains__")):
+                raise NotLoadable("a path calls something other than a builtin, a fixed object or a raw read")
         elif not isinstance(node, (ast.Expression, ast.Attribute, ast.Subscript, ast.Constant, ast.Load, ast.UnaryOp,
                                    ast.Not, ast.BoolOp, ast.Or, ast.And, ast.Compare, ast.In, ast.NotIn, ast.Eq, ast.NotEq,
                                    ast.Is, ast.IsNot, ast.Tuple, ast.Set)):

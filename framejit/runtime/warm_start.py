@@ -162,6 +162,11 @@ class _Plan:
             if isinstance(obj, types.FunctionType):
                 return ["attr", module, qualname, code_digest(obj.__code__)]
             return ["attr", module, qualname]
+        if isinstance(obj, types.FunctionType) and isinstance(module, str):
+            outer = resolve_named(module, obj.__qualname__)     # a decorated function: its wrapper has the name
+            cells = _cell_path(outer, obj) if isinstance(outer, types.FunctionType) else None
+            if cells is not None:
+                return ["cell", self.fixed_index(outer), cells, code_digest(obj.__code__)]
         if isinstance(obj, types.FunctionType):
             for path, cls in self._typed:
                 if cls.__dict__.get(obj.__name__) is obj:
@@ -282,6 +287,23 @@ def _home(obj):
     return getattr(owner, "__module__", None) if isinstance(owner, type) else None
 
 
+def _cell_path(outer, obj, depth=3):
+    """The closure-cell indices that lead from function `outer` to `obj` (a decorated function's original,
+    through one or more wrappers), or None."""
+    for i, cell in enumerate(outer.__closure__ or ()):
+        try:
+            inner = cell.cell_contents
+        except ValueError:              # an empty cell
+            continue
+        if inner is obj:
+            return [i]
+        if depth > 1 and isinstance(inner, types.FunctionType):
+            rest = _cell_path(inner, obj, depth - 1)
+            if rest is not None:
+                return [i, *rest]
+    return None
+
+
 def _global_name(obj):
     """(module, name) of a module-level instance (a sentinel, a registry object): a global of its class's
     module that is this object, or None."""
@@ -370,6 +392,14 @@ def _build(fn, record, store, args, kwargs):
     def on_call(path):
         return eval(path, dict(env), dict(arguments))      # a path of the plan (checked by warm_guards)
     for i, ref in enumerate(record["fixed"]):
+        if ref[0] == "cell":            # a decorated function's original, in its wrapper's closure (_cell_path)
+            obj = env[f"__fj_fixed_{int(ref[1])}"] if int(ref[1]) < i else None
+            for index in ref[2]:
+                obj = obj.__closure__[int(index)].cell_contents
+            if not isinstance(obj, types.FunctionType) or code_digest(obj.__code__) != ref[3]:
+                raise NotLoadable("a wrapped function changed")
+            env[f"__fj_fixed_{i}"] = obj
+            continue
         env[f"__fj_fixed_{i}"] = obj = resolve_fixed(ref, on_call)
         if ref[0] == "attr" and len(ref) > 3 and code_digest(obj.__code__) != ref[3]:
             raise NotLoadable(f"{ref[2]} changed")
