@@ -6,6 +6,7 @@ config patches, handed to compile_fx as they are; None for its defaults).
 """
 import torch
 
+from . import inductor_aoti
 from .inductor_caches import compile_with_caches
 from .pipeline import INDUCTOR_PASSES, compile_through
 from .same_graphs import SharedCompiles
@@ -27,4 +28,5 @@ def compile_inductor(gm, example_inputs, options=None):
     def compiler(graph, inputs):          # inductor's own caches can hit (backends/inductor_caches.py)
         return compile_with_caches(compile_patched, graph, inputs, options=patches)
     # the pieces of repeated blocks (passes/repeated_blocks.py) are compiled once per structure
-    return compile_through(INDUCTOR_PASSES, SharedCompiles(compiler), gm, example_inputs)
+    with inductor_aoti.options_for_graphs(patches):      # a library's key holds them (inductor_aoti.py)
+        return compile_through(INDUCTOR_PASSES, SharedCompiles(compiler), gm, example_inputs)

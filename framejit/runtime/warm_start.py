@@ -97,9 +97,10 @@ def plan_of(fn, result, args, kwargs):
     chosen = result.companion or result
     parts = getattr(chosen.entry, "_framejit_parts", None)
     graph = result.ns.env.get("__fj_graph") if result.ns is not None else None
-    while getattr(graph, "framejit_wraps", None) is not None:
+    library_key = getattr(graph, "framejit_aoti_key", None)    # a JIT graph whose library is built later
+    while library_key is None and getattr(graph, "framejit_wraps", None) is not None:
         graph = graph.framejit_wraps       # passes/none_grads.py's hook: nothing to do on a library's outputs
-    library_key = getattr(graph, "framejit_aoti_key", None)
+        library_key = getattr(graph, "framejit_aoti_key", None)
     if parts is None or library_key is None:
         raise NotStorable("the graph is not one stored library")
     calls = [i for i, line in enumerate(parts[1]) if "__fj_graph(" in line]

@@ -37,10 +37,14 @@ MIN_BLOCK_OPS = 5
 
 def apply(gm, example_inputs, compile_rest):
     """The pass: `gm` cut into pieces when it holds repeated blocks (see the module doc), else the rest."""
-    pieces = None if inductor_aoti.library_route(gm, example_inputs) else plan(gm)   # whole, as one library
+    action, value = inductor_aoti.library_route(gm, example_inputs)    # whole, as one stored library
+    if action == "library":
+        return value
+    later = value if action == "later" else None
+    pieces = None if action == "whole" else plan(gm)
     if pieces is None:
-        return compile_rest(gm, example_inputs)
-    return compile_pieces(gm, pieces, compile_rest)
+        return inductor_aoti.tagged(compile_rest(gm, example_inputs), later)
+    return inductor_aoti.tagged(compile_pieces(gm, pieces, compile_rest), later)
 
 
 def _compute_nodes(gm):
