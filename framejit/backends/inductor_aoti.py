@@ -130,11 +130,18 @@ def library_route(gm, example_inputs):
 def tagged(compiled, key):
     """The JIT-compiled callable of a graph whose library is being built: it carries the library's key,
     so the frame's stored conversion names the library (runtime/warm_start.py)."""
-    if key is not None and compiled is not None:
-        try:
-            compiled.framejit_aoti_key = key
-        except (AttributeError, TypeError):    # a callable that takes no attributes: no stored conversion
-            pass
+    if key is None or compiled is None:
+        return compiled
+    if getattr(compiled, "framejit_aoti_key", key) != key:     # a callable another graph tagged: its own name
+        inner = compiled
+
+        def compiled(*inputs):
+            return inner(*inputs)
+        compiled.framejit_wraps = inner
+    try:
+        compiled.framejit_aoti_key = key
+    except (AttributeError, TypeError):        # a callable that takes no attributes: no stored conversion
+        pass
     return compiled
 
 
