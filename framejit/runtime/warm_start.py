@@ -34,7 +34,7 @@ import weakref
 
 import torch
 
-from ..backends import inductor_aoti
+from ..backends import aoti_background, inductor_aoti
 from ..backends.registry import BACKENDS
 from ..convert.codegen import MISS, call_arguments_source, signature_source
 from ..convert.results import ConvertResult
@@ -74,18 +74,21 @@ def _key(fn, opts):
 # ---- storing ------------------------------------------------------------------------------------
 
 def remember(fn, result, opts, args, kwargs):
-    """Write `result` (a frame's first conversion) down for later processes, if it can be; never raises."""
+    """Write `result` (a frame's first conversion) down for later processes, if it can be, and start the
+    background library builds the conversion scheduled; never raises."""
     try:
         if not enabled(opts):
             return None
         module_watch.install()         # classes are fingerprinted with the watch's wrappers in, as at load
         record = plan_of(fn, result, args, kwargs)
         conversions.put(disk.default_store(), _key(fn, opts), record)
+        aoti_background.start_pending()
         return record
     except NotStorable as e:
         log.debug("framejit: conversion of %s not stored: %s", fn.__qualname__, e)
     except Exception as e:          # a bug here must cost the warm start only
         log.debug("framejit: conversion of %s not stored (%s: %s)", fn.__qualname__, type(e).__name__, e)
+    aoti_background.start_pending()
     return None
 
 
