@@ -58,9 +58,19 @@ def _claim(store, key):
         return False
 
 
+def later(gm, example_inputs, key):
+    """`key` when the build of `gm`'s library under it is scheduled (inductor_aoti.library_route said
+    "later"), else None (then nothing names the library)."""
+    from ..persist.store import default_store
+    from .inductor_aoti import current_options
+    store = default_store()
+    ok = store is not None and schedule(store, key, gm, example_inputs, current_options())
+    return key if ok else None
+
+
 def schedule(store, key, gm, example_inputs, options):
-    """Start a child that builds and stores the library of `gm` under `key`; False when it cannot (then
-    nothing names the library). Never raises."""
+    """Queue a child that builds and stores the library of `gm` under `key` (`start_pending` starts it);
+    False when it cannot. Never raises."""
     with _LOCK:
         if key in _STARTED:
             return True

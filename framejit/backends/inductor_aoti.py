@@ -98,8 +98,8 @@ def library_route(gm, example_inputs):
     """What the repeated-blocks pass does with a graph that reached inductor's compiler, before it cuts:
     ("whole", None) compile it whole, its library built now (FRAMEJIT_CACHE_AOTI=1: inductor_caches.py);
     ("library", run) its library is stored (the default, background mode): run it; ("later", key) its
-    library is being built in the background: compile on the JIT path and tag the callable with `key`
-    (`tagged`); (None, None) the JIT path. A library is compiled once and loaded by every later process;
+    library is to be built in the background (aoti_background.schedule): compile on the JIT path and tag the
+    callable with `key` (`tagged`); (None, None) the JIT path. A library is compiled once and loaded by every later process;
     pieces each take the JIT path, whose warm start compiles them again (they take fakes)."""
     from ..persist.store import default_store
     how = mode()
@@ -123,8 +123,12 @@ def library_route(gm, example_inputs):
         return "library", library
     if found:                               # a "no" entry: the JIT path
         return None, None
-    from . import aoti_background
-    return ("later", key) if aoti_background.schedule(store, key, gm, example_inputs, options) else (None, None)
+    return "later", key                     # the caller schedules the build (aoti_background.schedule)
+
+
+def current_options():
+    """The inductor options of the graph being compiled (`options_for_graphs`)."""
+    return getattr(_OPTIONS, "value", None)
 
 
 def tagged(compiled, key):

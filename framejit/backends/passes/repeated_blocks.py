@@ -26,7 +26,7 @@ runs with `fallback_random`: torch's own kernels, one draw after another), so th
 """
 import torch.fx as fx
 
-from .. import inductor_aoti
+from .. import aoti_background, inductor_aoti
 from ..in_place import written_values
 from ..same_graphs import storage_key, structure_key
 from .state_regions import _subgraph, _written_storages, is_switch
@@ -40,7 +40,7 @@ def apply(gm, example_inputs, compile_rest):
     action, value = inductor_aoti.library_route(gm, example_inputs)    # whole, as one stored library
     if action == "library":
         return value
-    later = value if action == "later" else None
+    later = aoti_background.later(gm, example_inputs, value) if action == "later" else None
     pieces = None if action == "whole" else plan(gm)
     if pieces is None:
         return inductor_aoti.tagged(compile_rest(gm, example_inputs), later)
