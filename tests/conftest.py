@@ -20,6 +20,9 @@ import pytest
 os.environ.setdefault("FRAMEJIT_DEBUG_DIR", tempfile.mkdtemp(prefix="framejit-tests-"))
 # and the persistent compile cache to another (tests/persist/ point it at their own directories)
 os.environ.setdefault("FRAMEJIT_CACHE_DIR", tempfile.mkdtemp(prefix="framejit-cache-tests-"))
+# no background library builds (backends/aoti_background.py) for every inference graph of the suite: the tests
+# of libraries ask for them (FRAMEJIT_CACHE_AOTI=1 in their own processes)
+os.environ.setdefault("FRAMEJIT_CACHE_AOTI", "0")
 
 
 def pytest_configure(config):

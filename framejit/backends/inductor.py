@@ -13,6 +13,7 @@ import os
 
 import torch
 
+from . import inductor_aoti
 from .inductor_caches import compile_with_caches
 from .passes import repeated_blocks as cut_repeated_blocks
 from .pipeline import INDUCTOR_PASSES, compile_through
@@ -43,7 +44,8 @@ def compile_inductor(gm, example_inputs, options=None, repeated_blocks=None):
     if repeated_blocks is None:
         repeated_blocks = repeated_blocks_wanted()
     passes = INDUCTOR_PASSES if repeated_blocks else tuple(p for p in INDUCTOR_PASSES if p is not cut_repeated_blocks)
-    return compile_through(passes, SharedCompiles(compiler), gm, example_inputs)
+    with inductor_aoti.options_for_graphs(patches):      # a library's key holds them (inductor_aoti.py)
+        return compile_through(passes, SharedCompiles(compiler), gm, example_inputs)
 
 
 def repeated_blocks_wanted():

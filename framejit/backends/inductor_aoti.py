@@ -23,9 +23,11 @@ The entry (`persist/`, backend name "inductor-aoti", with the CPU's capability i
 bytes, sealed under the user's key: a later process checks the seal, writes the bytes to a private fresh
 directory, loads them and removes the file.
 
-The route is opt-in (`FRAMEJIT_CACHE_AOTI=1`): the library's C++ wrapper costs a cold first call more compiler
-time (resnet: 44.7 s of CPU against 30.5 s), and the cold first call is what every user meets. A deployment
-that starts the same program many times (serving replicas, restarts) turns it on where the warm start matters.
+When: by default after the first result, in a child process (`mode()`, backends/aoti_background.py): the
+library costs a cold first call more C++ compiler time than the JIT path (GPT-2: 12.2 s of this process's CPU
+and 47 s of compiler CPU, against 7.0 s and 16.4 s), and the cold first call is what every user meets.
+`FRAMEJIT_CACHE_AOTI=1` builds it at conversion instead (the first process runs the library too), `0` turns
+libraries off.
 """
 import contextlib
 import copy
@@ -35,6 +37,7 @@ import platform
 import shutil
 import sys
 import tempfile
+import threading
 
 import torch
 
@@ -45,8 +48,36 @@ BACKEND = "inductor-aoti"
 _NO = b"no"
 
 
+def mode():
+    """`FRAMEJIT_CACHE_AOTI`: "1" builds a graph's library at conversion (the first call waits for it), "0"
+    turns libraries off, and the default, "background", compiles on the JIT path and builds the library
+    after, in a child process (backends/aoti_background.py). Stored libraries are loaded in both "1" and
+    "background"."""
+    value = os.environ.get("FRAMEJIT_CACHE_AOTI", "background").strip().lower()
+    if value in ("1", "true", "yes", "on", "now"):
+        return "now"
+    if value in ("0", "false", "no", "off"):
+        return "off"
+    return "background"
+
+
 def enabled():
-    return os.environ.get("FRAMEJIT_CACHE_AOTI", "0").strip().lower() in ("1", "true", "yes", "on")
+    return mode() != "off"
+
+
+_OPTIONS = threading.local()
+
+
+@contextlib.contextmanager
+def options_for_graphs(options):
+    """The inductor options of the graphs compiled inside (a library's key holds them; the
+    repeated-blocks pass, which decides about libraries, is not handed them)."""
+    before = getattr(_OPTIONS, "value", None)
+    _OPTIONS.value = options
+    try:
+        yield
+    finally:
+        _OPTIONS.value = before
 
 
 def aoti_candidate(example_inputs):
@@ -61,6 +92,61 @@ def aoti_candidate(example_inputs):
         if x.device.type != "cpu" or (grad and x.requires_grad):
             return False
     return True
+
+
+def library_route(gm, example_inputs):
+    """What the repeated-blocks pass does with a graph that reached inductor's compiler, before it cuts:
+    ("whole", None) compile it whole, its library built now (FRAMEJIT_CACHE_AOTI=1: inductor_caches.py);
+    ("library", run) its library is stored (the default, background mode): run it; ("later", key) its
+    library is to be built in the background (aoti_background.schedule): compile on the JIT path and tag the
+    callable with `key` (`tagged`); (None, None) the JIT path. A library is compiled once and loaded by every later process;
+    pieces each take the JIT path, whose warm start compiles them again (they take fakes)."""
+    from ..persist.store import default_store
+    how = mode()
+    store = default_store() if how != "off" else None
+    if store is None or not aoti_candidate(example_inputs):
+        return None, None
+    for node in gm.graph.nodes:
+        value = node.meta.get("example_value") if node.op == "placeholder" else None
+        if isinstance(value, torch.Tensor) and not all(type(d) is int for d in (*value.shape, *value.stride())):
+            return None, None              # a symbolic size: the JIT path (inductor_caches.can_use_caches)
+    if how == "now":
+        return "whole", None
+    options = getattr(_OPTIONS, "value", None)
+    try:
+        key = aoti_key(gm, example_inputs, options)
+    except Exception as e:                  # something in the graph the key cannot read: no library
+        log.debug("framejit cache: no key: %s", e)
+        return None, None
+    library, found = load_stored(store, key)
+    if library is not None:
+        return "library", library
+    if found:                               # a "no" entry: the JIT path
+        return None, None
+    return "later", key                     # the caller schedules the build (aoti_background.schedule)
+
+
+def current_options():
+    """The inductor options of the graph being compiled (`options_for_graphs`)."""
+    return getattr(_OPTIONS, "value", None)
+
+
+def tagged(compiled, key):
+    """The JIT-compiled callable of a graph whose library is being built: it carries the library's key,
+    so the frame's stored conversion names the library (runtime/warm_start.py)."""
+    if key is None or compiled is None:
+        return compiled
+    if getattr(compiled, "framejit_aoti_key", key) != key:     # a callable another graph tagged: its own name
+        inner = compiled
+
+        def compiled(*inputs):
+            return inner(*inputs)
+        compiled.framejit_wraps = inner
+    try:
+        compiled.framejit_aoti_key = key
+    except (AttributeError, TypeError):        # a callable that takes no attributes: no stored conversion
+        pass
+    return compiled
 
 
 def aoti_key(gm, example_inputs, options):

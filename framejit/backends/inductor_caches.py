@@ -89,8 +89,8 @@ def _stored_library(store, gm, example_inputs, options):
     """The graph as an AOTInductor library (inductor_aoti.py): loaded from its entry, or compiled, checked
     and stored when there is none; None when the graph takes the JIT path (no cache, not an inference
     graph, a "no" entry, or a library that does not behave as eager)."""
-    if store is None or not inductor_aoti.enabled() or not inductor_aoti.aoti_candidate(example_inputs):
-        return None
+    if store is None or inductor_aoti.mode() != "now" or not inductor_aoti.aoti_candidate(example_inputs):
+        return None                         # background libraries: passes/repeated_blocks.py asks for them
     try:
         key = inductor_aoti.aoti_key(gm, example_inputs, options)
     except Exception as e:                  # something in the graph the key cannot read: no entry

@@ -22,7 +22,7 @@ import types
 
 from .graph_key import versions
 
-FORMAT = 1
+FORMAT = 2
 BACKEND = "framejit-conversion"
 _SOURCES = []
 
@@ -75,6 +75,12 @@ def _const_text(const):
     return type(const).__name__ + ":" + repr(const)
 
 
+# attributes Python caches on a class as a program runs: pickling an instance sets `__slotnames__` (copyreg),
+# so a process that pickled a tensor (a background library's job: backends/aoti_background.py) saw another
+# torch.Tensor than one that did not, and no stored conversion it made ever loaded
+_CACHES = frozenset({"__slotnames__"})
+
+
 def class_fingerprint(cls):
     """What a class is across processes: its name, its bases' names, and for each class of its MRO the
     names of its attributes and the code of its functions (a changed method misses)."""
@@ -84,6 +90,8 @@ def class_fingerprint(cls):
         if klass.__module__ == "builtins":
             continue
         for name in sorted(klass.__dict__):
+            if name in _CACHES:
+                continue
             value = klass.__dict__[name]
             if isinstance(value, (staticmethod, classmethod)):
                 value = value.__func__

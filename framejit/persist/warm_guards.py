@@ -15,6 +15,16 @@ of a few kinds, each with the meaning of the guard kind it came from (translate/
   ["grad", None, bool]                  grad mode                      (GRAD_MODE)
   ["state", f, atom]                    fixed function f() == atom     (STATE_MATCH)
   ["is", path, f]                       path is fixed object f         (ID_MATCH on a long-lived object)
+  ["same", path, description]           path is an object like the one described (ID_MATCH on an object
+                                        with no name, CONST_MATCH on a tuple): `Same` below
+
+Objects a check or the entry's body needs and that have no name are described instead (`Same`):
+  ["single", "None"|"True"|"False"]  ["atom", [type, value]]  ["fixed", f]  ["tuple", [descriptions]]
+  ["func", module, qualname, code digest]   a function of that code (a decorated function's original,
+                                            reached through its wrapper's closure)
+  ["code", code digest]   ["prop", [code digests of fget, fset, fdel]]
+  ["mutable", "dict"|"list"]   a container the frame reads through guards of its own (a registry dict):
+                               only its type, its contents are checked by those guards
 
 Objects are named, never stored: fixed objects (`fixed`) as a module by name, a module's globals, an
 attribute path from a module, or a method of the class of a path; classes (`classes`) by module, qualified
@@ -29,13 +39,14 @@ arguments, buffers, global state) run on every call.
 import ast
 import re
 import sys
+import types
 import weakref
 
 import torch
 
-from .conversions import class_fingerprint
+from .conversions import class_fingerprint, code_digest
 
-_CALLABLE = frozenset({"getattr", "type", "len", "tuple", "id"})
+_CALLABLE = frozenset({"getattr", "hasattr", "type", "len", "tuple", "id"})
 _HELPERS = _CALLABLE | {"__fj_g", "__fj_b"}
 _FIXED = re.compile(r"__fj_fixed_(\d+)$")
 _ATOMS = {"int": int, "str": str, "bool": bool, "float": float}
@@ -47,7 +58,9 @@ class NotLoadable(Exception):
 
 def check_path(text, params, fixed_count):
     """Raise NotLoadable unless `text` is one expression over the parameters, the frame's globals, the
-    fixed objects and a few builtins: attribute reads, subscripts by constants, calls of those builtins,
+    fixed objects and a few builtins: attribute reads, subscripts by constants, calls of those builtins, of
+    fixed objects (framejit's class-dictionary lookups) and of `__getitem__`/`__contains__` (a dict
+    subclass read raw),
     `not`/`or`/`and`/`in`/`==`/`is` and sets of ids (hook tables, `'forward' in m.__dict__`, distinct modules)."""
     try:
         tree = ast.parse(text, mode="eval")
@@ -59,8 +72,10 @@ def check_path(text, params, fixed_count):
             if not (node.id in params or node.id in _HELPERS or m and int(m.group(1)) < fixed_count):
                 raise NotLoadable(f"a path names {node.id!r}")
         elif isinstance(node, ast.Call):
-            if not (isinstance(node.func, ast.Name) and node.func.id in _CALLABLE) or node.keywords:
-                raise NotLoadable("a path calls something other than getattr/type/len/tuple/id")
+            func = node.func
+            if node.keywords or not (isinstance(func, ast.Name) and (func.id in _CALLABLE or _FIXED.match(func.id))
+                                     or isinstance(func, ast.Attribute) and func.attr in ("__getitem__", "__contains__")):
+                raise NotLoadable("a path calls something other than a builtin, a fixed object or a raw read")
         elif not isinstance(node, (ast.Expression, ast.Attribute, ast.Subscript, ast.Constant, ast.Load, ast.UnaryOp,
                                    ast.Not, ast.BoolOp, ast.Or, ast.And, ast.Compare, ast.In, ast.NotIn, ast.Eq, ast.NotEq,
                                    ast.Is, ast.IsNot, ast.Tuple, ast.Set)):
@@ -68,22 +83,34 @@ def check_path(text, params, fixed_count):
     return text
 
 
-def check_return(text, n_outputs):
-    """The result line: `return` of graph outputs and literals in tuples, lists and dicts."""
+CALL = "__fj_call__"           # the body's graph call, made again at load from the inputs' paths
+_BODY_NAMES = frozenset({"__fj_cl", "__fj_g", "__fj_b", "__fj_MISS", "__fj_d", "__fj_rng", "__fj_kept", CALL,
+                         "setattr", "delattr", "getattr", "type", "len", "tuple", "id", "Exception", "set", "list",
+                         "dict"})
+_BODY_NAME = re.compile(r"__fj_(o|v)(\d+)$|__fj_c\d+$")
+
+
+def check_body(lines, n_outputs, params, fixed_count, consts):
+    """The entry's body after its guards (the graph call as the line `__fj_call__`, the side effects, the
+    result rebuilt, a raising graph's handler): one block of statements that names only graph outputs, its
+    own temporaries, the stored constants (`consts`), the fixed objects, the parameters and a few builtins."""
+    if not all(isinstance(line, str) and "\n" not in line for line in lines) or \
+            sum(line.strip() == CALL for line in lines) != 1:
+        raise NotLoadable("a malformed body")
     try:
-        tree = ast.parse(text)
+        tree = ast.parse("def __fj_body():\n" + "".join(f"    {line}\n" for line in lines))
     except SyntaxError as e:
-        raise NotLoadable("the result line does not parse") from e
-    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Return):
-        raise NotLoadable("the result line is not one return")
-    for node in ast.walk(tree.body[0]):
+        raise NotLoadable("the body does not parse") from e
+    for node in ast.walk(tree):
         if isinstance(node, ast.Name):
-            m = re.fullmatch(r"__fj_o(\d+)", node.id)
-            if m is None or int(m.group(1)) >= n_outputs:
-                raise NotLoadable(f"the result names {node.id!r}")
-        elif not isinstance(node, (ast.Return, ast.Tuple, ast.List, ast.Dict, ast.Constant, ast.Load)):
-            raise NotLoadable(f"the result holds {type(node).__name__}")
-    return text
+            name, m = node.id, _BODY_NAME.match(node.id)
+            fixed = _FIXED.match(name)
+            ok = name in _BODY_NAMES or name in params or bool(fixed and int(fixed.group(1)) < fixed_count)
+            if not ok and m is not None:
+                ok = int(m.group(2)) < n_outputs if m.group(1) == "o" else m.group(1) == "v" or name in consts
+            if not ok:
+                raise NotLoadable(f"the body names {name!r}")
+    return lines
 
 
 def atom(value):
@@ -177,7 +204,72 @@ def render_check(item, env, classes):
         return f"{_fixed(f)}() == {_bind(env, atom_value(expected))}"
     if kind == "is":
         return f"{e} is {_fixed(value)}"
+    if kind == "same":
+        return f"{_bind(env, Same(value, env))}({e})"
     raise NotLoadable(f"a check of kind {kind!r}")
+
+
+class Same:
+    """Is an object like the described one (module docstring)? The last object that passed is kept, so a
+    check on a long-lived object (a function in a module) costs one identity test after the first call."""
+
+    __slots__ = ("test", "last")
+
+    def __init__(self, description, env):
+        self.test, self.last = tester(description, env), _NOTHING
+
+    def __call__(self, obj):
+        if obj is self.last:
+            return True
+        if self.test(obj):
+            if type(obj) not in (dict, list):      # a mutable one may be replaced by an equal-typed other
+                self.last = obj
+            return True
+        return False
+
+
+_NOTHING = object()
+
+
+def tester(d, env):
+    """A predicate for description `d` (fixed objects are read from `env`, already resolved)."""
+    kind = d[0]
+    if kind == "single":
+        expected = {"None": None, "True": True, "False": False}[d[1]]
+        return lambda obj: obj is expected
+    if kind == "atom":
+        value = atom_value(d[1])
+        if isinstance(value, torch.dtype):
+            return lambda obj: obj is value
+        return lambda obj: type(obj) is type(value) and obj == value
+    if kind == "fixed":
+        expected = env[_fixed(d[1])]
+        return lambda obj: obj is expected
+    if kind == "tuple":
+        items = [tester(x, env) for x in d[1]]
+        return lambda obj: type(obj) is tuple and len(obj) == len(items) and all(t(x) for t, x in zip(items, obj))
+    if kind == "func":
+        module, qualname, digest = d[1], d[2], d[3]
+        return lambda obj: (type(obj) is types.FunctionType and obj.__module__ == module and
+                            obj.__qualname__ == qualname and code_digest(obj.__code__) == digest)
+    if kind == "code":
+        return lambda obj: type(obj) is types.CodeType and code_digest(obj) == d[1]
+    if kind == "prop":
+        digests = list(d[1])
+        return lambda obj: type(obj) is property and [function_digest(f) for f in (obj.fget, obj.fset, obj.fdel)] == digests
+    if kind == "mutable":
+        cls = {"dict": dict, "list": list}[d[1]]
+        return lambda obj: type(obj) is cls
+    raise NotLoadable(f"a description of kind {kind!r}")
+
+
+def function_digest(f):
+    """A property's accessor as text: its code's digest, '-' for none, its kind for a builtin."""
+    if f is None:
+        return "-"
+    if isinstance(f, types.FunctionType):
+        return code_digest(f.__code__)
+    return "builtin:" + type(f).__qualname__ + ":" + str(getattr(f, "__qualname__", ""))
 
 
 def _fixed(i):
@@ -224,9 +316,10 @@ def resolve_fixed(ref, call_env):
 def entry_text(record, signature, call_args, env, classes):
     """The text of `__fj_guards` (the checks: those on the received modules first, only when the module watch
     moved or other modules came since they last ran, `__fj_tree`, which pins them and the graph inputs read from them,
-    `__fj_m`) and of `__fj_entry`. Names the runtime binds: __fj_graph, __fj_MISS, __fj_known, __fj_pin, __fj_refuse,
-    __fj_m, __fj_fixed_<i>. Raises NotLoadable for anything the plan should not hold."""
-    params = set(record["params"])
+    `__fj_m`) and of `__fj_entry` (the guards, then the stored body with the graph call made from the inputs'
+    paths). Names the runtime binds: __fj_graph, __fj_MISS, __fj_known, __fj_pin, __fj_refuse, __fj_m,
+    __fj_fixed_<i>, the constants `consts` names. Raises NotLoadable for anything the plan should not hold."""
+    params = set(record["params"]) | ({"__fj_cl"} if record.get("closure") else set())
     nfixed = len(record["fixed"])
     roots = list(record["module_roots"])
     if not set(roots) <= params:
@@ -238,7 +331,7 @@ def entry_text(record, signature, call_args, env, classes):
     tree = [render_check(_checked(item, params, nfixed, {}), env, classes) for item in record["tree"]]
     watch = [check_path(p, params, nfixed) for p in record["watch"]]
     n = int(record["n_outputs"])
-    last = check_return(record["return"], n)
+    body = check_body(list(record["body"]), n, params, nfixed, set(record.get("consts", {})))
     roots_tuple = "(" + "".join(f"{r}, " for r in roots) + ")"
     src = [f"def __fj_tree({signature}):",
            "    try:",
@@ -257,8 +350,9 @@ def entry_text(record, signature, call_args, env, classes):
             f"        if not __fj_guards({call_args}):", "            return __fj_MISS",
             "    except Exception:", "        return __fj_MISS"]
     call = f"__fj_graph({', '.join(member_at.get(p, p) for p in inputs)})"
-    src.append("    " + ("".join(f"__fj_o{i}, " for i in range(n)) + "= " + call if n else call))
-    src.append("    " + last)
+    call = "".join(f"__fj_o{i}, " for i in range(n)) + "= " + call if n else call
+    for line in body:
+        src.append("    " + (line.replace(CALL, call) if line.strip() == CALL else line))
     return "\n".join(src) + "\n"
 
 

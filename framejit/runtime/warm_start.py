@@ -34,14 +34,16 @@ import weakref
 
 import torch
 
-from ..backends import inductor_aoti
+from ..backends import aoti_background, inductor_aoti
 from ..backends.registry import BACKENDS
 from ..convert.codegen import MISS, call_arguments_source, signature_source
 from ..convert.results import ConvertResult
 from ..persist import conversions, store as disk
 from ..persist.conversions import class_fingerprint, code_digest
 from ..persist.graph_key import global_state
-from ..persist.warm_guards import ClassCheck, NotLoadable, atom, entry_text, reads_only, resolve_fixed, resolve_named
+from ..convert import raising_graphs
+from ..persist.warm_guards import (CALL, ClassCheck, NotLoadable, atom, atom_value, entry_text, function_digest,
+                                      reads_only, resolve_fixed, resolve_named)
 from ..translate.guards import module_watch
 from ..translate.source import FIXED_OBJECTS
 
@@ -72,57 +74,69 @@ def _key(fn, opts):
 # ---- storing ------------------------------------------------------------------------------------
 
 def remember(fn, result, opts, args, kwargs):
-    """Write `result` (a frame's first conversion) down for later processes, if it can be; never raises."""
+    """Write `result` (a frame's first conversion) down for later processes, if it can be, and start the
+    background library builds the conversion scheduled; never raises."""
     try:
         if not enabled(opts):
             return None
         module_watch.install()         # classes are fingerprinted with the watch's wrappers in, as at load
         record = plan_of(fn, result, args, kwargs)
         conversions.put(disk.default_store(), _key(fn, opts), record)
+        aoti_background.start_pending()
         return record
     except NotStorable as e:
         log.debug("framejit: conversion of %s not stored: %s", fn.__qualname__, e)
     except Exception as e:          # a bug here must cost the warm start only
         log.debug("framejit: conversion of %s not stored (%s: %s)", fn.__qualname__, type(e).__name__, e)
+    aoti_background.start_pending()
     return None
 
 
 def plan_of(fn, result, args, kwargs):
     """The record of a conversion (plain JSON data), or NotStorable."""
     code = fn.__code__
-    if result.kind != "entry" or result.breaks or code.co_freevars:
-        raise NotStorable("a graph break, or a closure")
+    if result.kind != "entry" or result.breaks:
+        raise NotStorable("a graph break")
     chosen = result.companion or result
     parts = getattr(chosen.entry, "_framejit_parts", None)
     graph = result.ns.env.get("__fj_graph") if result.ns is not None else None
-    while getattr(graph, "framejit_wraps", None) is not None:
+    library_key = getattr(graph, "framejit_aoti_key", None)    # a JIT graph whose library is built later
+    while library_key is None and getattr(graph, "framejit_wraps", None) is not None:
         graph = graph.framejit_wraps       # passes/none_grads.py's hook: nothing to do on a library's outputs
-    library_key = getattr(graph, "framejit_aoti_key", None)
+        library_key = getattr(graph, "framejit_aoti_key", None)
     if parts is None or library_key is None:
         raise NotStorable("the graph is not one stored library")
-    body = parts[1]
-    if len(body) != 2 or not body[1].startswith("return "):
-        raise NotStorable("side effects or a rebuilt result")
-    n_outputs = len(re.findall(r"__fj_o\d+, ", body[0].split("=")[0])) if body[0].startswith("__fj_o") else 0
+    calls = [i for i, line in enumerate(parts[1]) if "__fj_graph(" in line]
+    if len(calls) != 1:
+        raise NotStorable("not one graph call")
+    call = parts[1][calls[0]]
+    n_outputs = len(re.findall(r"__fj_o\d+, ", call.split("=")[0])) if call.lstrip().startswith("__fj_o") else 0
+    indent = call[:len(call) - len(call.lstrip())]
     bound = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs)
     params = list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount +
                                    bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)])
     roots = [p for p in params if isinstance(bound.arguments.get(p), torch.nn.Module)]
-    plan = _Plan(roots, chosen.guards.guards)
+    plan = _Plan(fn, roots, chosen.guards.guards)
     for g in chosen.guards.guards:
         plan.add(g)
     inputs = [plan.path(s.expr()) for s in getattr(result, "graph_input_sources", None) or ()]
     if len(inputs) != sum(1 for n in result.graph.graph.nodes if n.op == "placeholder"):
         raise NotStorable("the graph's inputs are not known by path")
+    body = [indent + CALL if i == calls[0] else plan.path(line) for i, line in enumerate(parts[1])]
+    consts = {}
+    for name in sorted(set(re.findall(r"\b__fj_c\d+\b", "\n".join(body)))):
+        consts[name] = plan.const_ref(parts[2].env[name])
+    if any("__fj_m[" in line for line in body):
+        raise NotStorable("the result reads the module member cache")
     return {"format": conversions.FORMAT, "frame": code.co_qualname, "params": params, "module_roots": roots,
-            "fixed": plan.fixed, "classes": plan.classes, "each_call": plan.each, "tree": plan.tree,
-            "watch": plan.watch, "inputs": inputs, "n_outputs": n_outputs, "return": body[1],
-            "graph": library_key, "code": code_digest(code)}
+            "closure": bool(code.co_freevars), "fixed": plan.fixed, "classes": plan.classes,
+            "each_call": plan.each, "tree": plan.tree, "watch": plan.watch, "inputs": inputs,
+            "n_outputs": n_outputs, "body": body, "consts": consts, "graph": library_key, "code": code_digest(code)}
 
 
 class _Plan:
-    def __init__(self, roots, guards):
-        self.roots = roots
+    def __init__(self, fn, roots, guards):
+        self.fn, self.roots = fn, roots
         self.fixed, self.classes, self.each, self.tree, self.watch = [], [], [], [], []
         self._fixed_ids, self._class_ids = {}, {}
         # methods of classes defined in functions are named through a path to an object of the class
@@ -147,16 +161,65 @@ class _Plan:
             module = sys.modules.get(obj["__name__"])
             if module is not None and module.__dict__ is obj:
                 return ["globals", obj["__name__"]]
-        module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+        module, qualname = _home(obj), getattr(obj, "__qualname__", None)
         if isinstance(module, str) and isinstance(qualname, str) and resolve_named(module, qualname) is obj:
             if isinstance(obj, types.FunctionType):
                 return ["attr", module, qualname, code_digest(obj.__code__)]
             return ["attr", module, qualname]
+        if isinstance(obj, types.FunctionType) and isinstance(module, str):
+            outer = resolve_named(module, obj.__qualname__)     # a decorated function: its wrapper has the name
+            cells = _cell_path(outer, obj) if isinstance(outer, types.FunctionType) else None
+            if cells is not None:
+                return ["cell", self.fixed_index(outer), cells, code_digest(obj.__code__)]
         if isinstance(obj, types.FunctionType):
             for path, cls in self._typed:
                 if cls.__dict__.get(obj.__name__) is obj:
                     return ["method", self.path(path), obj.__name__]
+        name = _global_name(obj)
+        if name is not None:
+            return ["attr", *name]
         raise NotStorable(f"{type(obj).__name__} {qualname or ''} has no name in another process")
+
+    def describe(self, obj):
+        """A description of `obj` another process can check an object against (warm_guards.Same)."""
+        if obj is None or obj is True or obj is False:
+            return ["single", repr(obj)]
+        a = atom(obj)
+        if a is not None:
+            return ["atom", a]
+        if type(obj) is tuple:
+            return ["tuple", [self.describe(x) for x in obj]]
+        if type(obj) in (dict, list):
+            return ["mutable", type(obj).__name__]
+        try:
+            return ["fixed", self.fixed_index(obj)]
+        except NotStorable:
+            pass
+        if isinstance(obj, types.FunctionType) and isinstance(obj.__module__, str):
+            return ["func", obj.__module__, obj.__qualname__, code_digest(obj.__code__)]
+        if isinstance(obj, types.CodeType):
+            return ["code", code_digest(obj)]
+        if type(obj) is property:
+            return ["prop", [function_digest(f) for f in (obj.fget, obj.fset, obj.fdel)]]
+        raise NotStorable(f"a {type(obj).__name__} with no name in another process")
+
+    def const_ref(self, obj):
+        """How the entry's body gets a constant it names (`resolve_const`)."""
+        if obj is self.fn or getattr(obj, "__qualname__", None) == "_rerun_target.<locals>.plain" and \
+                getattr(obj, "__module__", None) == raising_graphs.__name__:
+            return ["rerun"]          # the frame run as Python when its graph raises (convert/raising_graphs.py)
+        if isinstance(obj, torch.device):
+            return ["device", str(obj)]
+        if isinstance(obj, torch.Size):
+            return ["size", list(obj)]
+        if type(obj) is tuple:
+            return ["tuple", [self.const_ref(x) for x in obj]]
+        if obj is None or obj is True or obj is False:
+            return ["single", repr(obj)]
+        a = atom(obj)
+        if a is not None:
+            return ["atom", a]
+        return ["fixed", self.fixed_index(obj)]
 
     def class_index(self, cls):
         i = self._class_ids.get(cls)
@@ -179,6 +242,8 @@ class _Plan:
                 item = ["is_const", path, x]
             elif atom(x) is not None and not isinstance(x, torch.dtype):
                 item = ["const", path, atom(x)]
+            elif type(x) is tuple:
+                item = ["same", path, self.describe(x)]
             else:
                 raise NotStorable(f"a constant {type(x).__name__}")
         elif kind == "TYPE_MATCH":
@@ -207,10 +272,50 @@ class _Plan:
                 raise NotStorable("a state that is not an atom")
             item = ["state", None, [self.fixed_index(f), atom(value)]]
         elif kind == "ID_MATCH" and not isinstance(x, torch.nn.Module) and path is not None:
-            item = ["is", path, self.fixed_index(x)]
+            d = self.describe(x)
+            item = ["is", path, d[1]] if d[0] == "fixed" else ["same", path, d]
         else:
             raise NotStorable(f"a {kind} guard")
         (self.tree if tree else self.each).append(item)
+
+
+def _home(obj):
+    """The module an object is found in by its qualified name: its own `__module__`, or for a builtin
+    method or slot of a class (`object.__setattr__`, `dict.__new__`) that class's module."""
+    module = getattr(obj, "__module__", None)
+    if isinstance(module, str):
+        return module
+    owner = getattr(obj, "__objclass__", None)
+    if owner is None and isinstance(getattr(obj, "__self__", None), type):
+        owner = obj.__self__
+    return getattr(owner, "__module__", None) if isinstance(owner, type) else None
+
+
+def _cell_path(outer, obj, depth=3):
+    """The closure-cell indices that lead from function `outer` to `obj` (a decorated function's original,
+    through one or more wrappers), or None."""
+    for i, cell in enumerate(outer.__closure__ or ()):
+        try:
+            inner = cell.cell_contents
+        except ValueError:              # an empty cell
+            continue
+        if inner is obj:
+            return [i]
+        if depth > 1 and isinstance(inner, types.FunctionType):
+            rest = _cell_path(inner, obj, depth - 1)
+            if rest is not None:
+                return [i, *rest]
+    return None
+
+
+def _global_name(obj):
+    """(module, name) of a module-level instance (a sentinel, a registry object): a global of its class's
+    module that is this object, or None."""
+    module = sys.modules.get(getattr(type(obj), "__module__", None) or "")
+    if module is None:
+        return None
+    names = [k for k, v in vars(module).items() if v is obj and isinstance(k, str) and not k.startswith("__")]
+    return (module.__name__, names[0]) if len(names) == 1 else None
 
 
 # ---- loading ------------------------------------------------------------------------------------
@@ -253,7 +358,7 @@ class _Pin:
 def load(fn, opts, args, kwargs):
     """The entry of `fn`'s stored conversion if it passes this call's guards, else None; never raises."""
     try:
-        if not enabled(opts) or fn.__code__.co_freevars:
+        if not enabled(opts):
             return None
         if inductor_aoti._inductor_settings()[1]:
             raise NotLoadable("the program set values on torch._inductor.config")
@@ -278,15 +383,34 @@ def _build(fn, record, store, args, kwargs):
            "getattr": getattr, "type": type, "len": len, "tuple": tuple, "Exception": Exception, "__fj_m": ()}
     if record["params"] != list(code.co_varnames[:len(record["params"])]):
         raise NotLoadable("another parameter list")
-    signature, call_args = signature_source(code, False), call_arguments_source(code)
-    arguments = inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs).arguments
+    closure = bool(code.co_freevars)
+    if bool(record.get("closure")) != closure:
+        raise NotLoadable("a closure where there was none, or none where there was one")
+    signature = signature_source(code, closure)
+    call_args = ("__fj_cl, " if closure else "") + call_arguments_source(code)
+    lead = (fn.__closure__,) if closure else ()
+    arguments = dict(inspect.signature(fn, follow_wrapped=False).bind(*args, **kwargs).arguments)
+    if closure:
+        arguments["__fj_cl"] = fn.__closure__
 
     def on_call(path):
         return eval(path, dict(env), dict(arguments))      # a path of the plan (checked by warm_guards)
     for i, ref in enumerate(record["fixed"]):
+        if ref[0] == "cell":            # a decorated function's original, in its wrapper's closure (_cell_path)
+            obj = env[f"__fj_fixed_{int(ref[1])}"] if int(ref[1]) < i else None
+            for index in ref[2]:
+                obj = obj.__closure__[int(index)].cell_contents
+            if not isinstance(obj, types.FunctionType) or code_digest(obj.__code__) != ref[3]:
+                raise NotLoadable("a wrapped function changed")
+            env[f"__fj_fixed_{i}"] = obj
+            continue
         env[f"__fj_fixed_{i}"] = obj = resolve_fixed(ref, on_call)
         if ref[0] == "attr" and len(ref) > 3 and code_digest(obj.__code__) != ref[3]:
             raise NotLoadable(f"{ref[2]} changed")
+    for name, ref in record.get("consts", {}).items():
+        if not re.fullmatch(r"__fj_c\d+", name):
+            raise NotLoadable(f"a constant named {name!r}")
+        env[name] = resolve_const(ref, env, fn)
     module_watch.install()             # as when the record was made (class_fingerprint sees its wrappers)
     classes = [ClassCheck(ref) for ref in record["classes"]]
     text = entry_text(record, signature, call_args, env, classes)
@@ -297,13 +421,33 @@ def _build(fn, record, store, args, kwargs):
         raise NotLoadable("its library is not in the cache")
     env["__fj_graph"] = graph
     exec(compile(text, f"<framejit stored entry {code.co_name}>", "exec"), env)
-    if not env["__fj_guards"](*args, **kwargs):
+    if not env["__fj_guards"](*lead, *args, **kwargs):
         raise NotLoadable("its guards fail for this call")
     entry = env.pop("__fj_entry")
     result = ConvertResult("entry", entry=entry, guards=_NoGuards(), graph=None, source_text=text, ns=_Names(),
                            op_count=0)
     result.stored = True
     return result
+
+
+def resolve_const(ref, env, fn):
+    """The constant `ref` (`_Plan.const_ref`) names, in this process (fixed objects already resolved)."""
+    kind = ref[0]
+    if kind == "rerun":
+        return raising_graphs._rerun_target(fn)
+    if kind == "device":
+        return torch.device(ref[1])
+    if kind == "size":
+        return torch.Size([int(x) for x in ref[1]])
+    if kind == "tuple":
+        return tuple(resolve_const(x, env, fn) for x in ref[1])
+    if kind == "single":
+        return {"None": None, "True": True, "False": False}[ref[1]]
+    if kind == "atom":
+        return atom_value(ref[1])
+    if kind == "fixed":
+        return env[f"__fj_fixed_{int(ref[1])}"]
+    raise NotLoadable(f"a constant of kind {kind!r}")
 
 
 class _NoGuards:

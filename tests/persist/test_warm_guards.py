@@ -1,7 +1,7 @@
 """A stored conversion's text is checked before it is compiled, and its digests do not depend on the process.
 
-Paths may name only the frame's parameters, its globals, the fixed objects and getattr/type/len/tuple/id; the
-result line only graph outputs and literals. Code digests sort frozenset constants (their order follows string
+Paths may name only the frame's parameters, its globals, the fixed objects and getattr/hasattr/type/len/tuple/id;
+the body only graph outputs, its temporaries, the stored constants, fixed objects and parameters. Code digests sort frozenset constants (their order follows string
 hashing, randomized per process: before that, torch.nn.Conv2d's fingerprint differed between two processes
 and no stored conversion of a model with a Conv2d ever loaded)."""
 import os
@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from framejit.persist.conversions import class_fingerprint, code_digest
-from framejit.persist.warm_guards import NotLoadable, check_path, check_return, render_check, ClassCheck
+from framejit.persist.warm_guards import NotLoadable, check_body, check_path, render_check, ClassCheck, Same
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[2]
     "x", "self._modules['a']._parameters['w']", "getattr(__fj_fixed_0, '__closure__')[0].cell_contents",
     "not (self._forward_hooks or self._forward_pre_hooks)", "('forward' in self.__dict__)",
     "len({id(self._modules['a']), id(self._modules['b'])}) == 2", "__fj_g['SCALE']",
+    "hasattr(self, 'config')", "__fj_fixed_0(type(self), 'forward')",
+    "__fj_b['dict'].__getitem__(__fj_fixed_0['REGISTRY'], 'GPT2Model')",
 ])
 def test_paths_a_conversion_makes_are_accepted(path):
     assert check_path(path, {"x", "self"}, 1) == path
@@ -29,18 +31,48 @@ def test_paths_a_conversion_makes_are_accepted(path):
 
 @pytest.mark.parametrize("path", [
     "__import__('os').system('true')", "open('/etc/passwd')", "x.__class__.__subclasses__()", "y", "__fj_fixed_3",
-    "(lambda: 1)()", "[a for a in x]", "x + 1", "getattr(x, 'f')()",
+    "(lambda: 1)()", "[a for a in x]", "x + 1", "getattr(x, 'f')()", "x.__class__.__subclasses__()",
+    "x.f(1)", "__fj_c0(x)",
 ])
 def test_anything_else_is_refused(path):
     with pytest.raises(NotLoadable):
         check_path(path, {"x", "self"}, 1)
 
 
-def test_result_lines():
-    assert check_return("return (__fj_o0, [__fj_o1, 3], {'a': None})", 2)
-    for bad in ("return __fj_o2", "return f(__fj_o0)", "x = 1", "return __fj_o0.sum()"):
+def test_bodies():
+    """The body after the guards: graph outputs, temporaries, stored constants, fixed objects, parameters."""
+    body = ["try:", "    __fj_call__", "except Exception:", "    return __fj_c1(self, x)",
+            "__fj_v0 = __fj_c2(__fj_c3)", "__fj_c4(__fj_v0, '__dict__', {'logits': __fj_o0, 'k': [__fj_o1]})",
+            "__fj_c4(__fj_fixed_0['_active'], 'compiling', False)", "return (__fj_v0, [__fj_o1, 3], {'a': None})"]
+    assert check_body(body, 2, {"self", "x"}, 1, {"__fj_c1", "__fj_c2", "__fj_c3", "__fj_c4"}) == body
+    for bad in (["__fj_call__", "return __fj_o2"], ["__fj_call__", "return __fj_c9"], ["return __fj_o0"],
+                ["__fj_call__", "return __import__('os')"], ["__fj_call__", "return __fj_fixed_1"],
+                ["__fj_call__", "return __fj_m[0]"], ["__fj_call__", "__fj_call__", "return 1"]):
         with pytest.raises(NotLoadable):
-            check_return(bad, 2)
+            check_body(bad, 2, {"self", "x"}, 1, {"__fj_c1"})
+
+
+def test_objects_with_no_name_are_checked_by_what_they_are():
+    """An ID_MATCH on a function reached through a closure (a decorated forward's original), a tuple of
+    defaults, a registry dict: compared by code, by items, by type, in another process."""
+    def f(a, b=2):
+        return a + b
+
+    def g(a, b=2):
+        return a - b
+    from framejit.persist.conversions import code_digest
+    env = {"__fj_fixed_0": torch.relu}
+    same_f = Same(["func", f.__module__, f.__qualname__, code_digest(f.__code__)], env)
+    assert same_f(f) and not same_f(g) and not same_f(torch.relu)
+    defaults = Same(["tuple", [["atom", ["int", 0]], ["single", "None"], ["fixed", 0], ["atom", ["dtype", "float32"]]]],
+                    env)
+    assert defaults((0, None, torch.relu, torch.float32))
+    assert not defaults((0, None, torch.tanh, torch.float32)) and not defaults((False, None, torch.relu, torch.float32))
+    assert not defaults((0, None, torch.relu)) and not defaults([0, None, torch.relu, torch.float32])
+    registry = Same(["mutable", "dict"], env)
+    assert registry({}) and registry({"a": 1}) and not registry([])
+    with pytest.raises(NotLoadable):
+        Same(["pickle", "..."], env)
 
 
 def test_checks_mean_what_the_guards_did():
