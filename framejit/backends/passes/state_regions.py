@@ -28,7 +28,7 @@ where only grad is off is compiled too, with grad off (AOT autograd's inference 
 backward, nothing of the above applies), so a graph run under no_grad keeps its kernels; aot_eager runs
 such regions as fx code. The switches themselves run between the
 regions, in order; when a region raises, open inference-mode and autocast handles are closed (innermost
-first) and grad mode is put back, as the with-blocks would.
+first) and grad mode is left as eager's with-blocks leave it (the `UNWIND_GRAD` mark of the last switch run).
 """
 import torch
 import torch.fx as fx
@@ -71,6 +71,10 @@ def _closer(target):
 def _closes(target):
     return target in (_exit_inference_mode, _exit_autocast) or getattr(target, MARK, None) is True
 AUTOCAST_DEVICES = ("cpu", "cuda")
+# node.meta key: the grad mode a raise after this grad-mode switch leaves, None: as it is (the translator's
+# translate/values/managers/raise_unwinding.py sets it; this layer does not import translate/)
+UNWIND_GRAD = "framejit_unwind_grad"
+_GRAD_SWITCHES = frozenset({_set_grad_enabled, _enter_inference_mode, _exit_inference_mode})
 
 
 class StateRegions:
@@ -369,11 +373,14 @@ def compile_by_regions(gm, grad_at_entry, compile_region, autocast_at_entry=None
     def run_regions(*args):
         env = dict(zip(placeholders, args))
         grad_mode = torch.is_grad_enabled()
+        unwind_grad = None
         handles = []
         try:
             for run, inputs, outputs in steps:
                 if run is None:
                     node = inputs
+                    if node.target in _GRAD_SWITCHES:      # unmarked (not the translator's): as at the start
+                        unwind_grad = node.meta.get(UNWIND_GRAD, grad_mode)
                     value = node.target(*fx.node.map_arg(node.args, env.__getitem__),
                                         **fx.node.map_arg(node.kwargs, env.__getitem__))
                     env[node] = value
@@ -388,7 +395,8 @@ def compile_by_regions(gm, grad_at_entry, compile_region, autocast_at_entry=None
         except BaseException:
             for close, handle in reversed(handles):
                 close(handle)
-            _set_grad_enabled(grad_mode)
+            if unwind_grad is not None:
+                _set_grad_enabled(unwind_grad)
             raise
     return run_regions
 
