@@ -10,13 +10,13 @@ the module in the lists below where it belongs (passes listed earlier see the gr
 the later ones return).
 """
 from .passes import (dead_tensors, multi_output_views, mutations_outside, none_grads, out_arguments,
-                     overlapping_writes, repeated_blocks, state_regions)
+                     overlapping_writes, repeated_blocks, state_regions, unreached_inputs)
 
-AOT_EAGER_PASSES = (out_arguments, state_regions, overlapping_writes, multi_output_views, dead_tensors, none_grads,
-                    mutations_outside)
+AOT_EAGER_PASSES = (out_arguments, state_regions, overlapping_writes, multi_output_views, unreached_inputs, dead_tensors,
+                    none_grads, mutations_outside)
 # inductor compiles repeated blocks once (repeated_blocks.py; its compiler is a same_graphs.SharedCompiles)
 INDUCTOR_PASSES = (out_arguments, state_regions.COMPILING_NO_GRAD, repeated_blocks, overlapping_writes, multi_output_views,
-                   dead_tensors, none_grads)
+                   unreached_inputs, dead_tensors, none_grads)
 
 
 def compile_through(passes, compiler, gm, example_inputs):
