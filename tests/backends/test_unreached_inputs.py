@@ -114,7 +114,8 @@ def test_hooks_of_unreached_inputs_run_as_eager(fn, backend, capsys):
 
 def test_unreached_inputs_found():
     """What the pass detaches: inputs read only as placeholders (returned as they are by the entry, not
-    the graph), compared or detached; not one an output reaches, not one written in place."""
+    the graph), compared or detached; not one an output reaches, one written in place, or one an output
+    shares memory with."""
     from framejit.backends.passes.unreached_inputs import unreached_inputs
     seen = []
 
@@ -123,14 +124,15 @@ def test_unreached_inputs_found():
                      unreached_inputs(gm)))
         return gm.forward
 
-    def f(a, b, c, d, e, w):
+    def f(a, b, c, d, e, w, v):
         w.mul_(1)
         alias = b
-        return a * 2 + (c > 0).float() + d.detach() + w.detach(), e, alias
+        return a * 2 + (c > 0).float() + d.detach() + w.detach(), e, alias, v.detach().view(-1)
 
     framejit.reset()
-    leaves = _leaves(5)
+    leaves = _leaves(6)
     w = leaves[0] * 1
-    framejit.compile(f, backend=capture)(*leaves, w)
+    framejit.compile(f, backend=capture)(*leaves[:5], w, leaves[5])
     ((index, unreached),) = seen
+    # (v: an output shares its memory, as a view made under no_grad would)
     assert {name for name, i in index.items() if i in unreached} == {"b", "c", "d", "e"}

@@ -9,8 +9,10 @@ from the loss to an input the graph never uses differentiably (it is only read a
 detached, or used by an op without a derivative), so its hooks never run.
 
 Which inputs: those requiring grad that no output's autograd history reaches (read from the autograd
-graph fake propagation built, as passes/none_grads.py reads it), and that the graph does not write in place
-(a written input is one more output of the Function). They are detached in the example inputs the rest of
+graph fake propagation built, as passes/none_grads.py reads it), that the graph does not write in place
+(a written input is one more output of the Function), and that no output shares memory with (a view made
+under no_grad requires grad as its base does, and only a base that requires grad gives it that). They are
+detached in the example inputs the rest of
 the pipeline compiles with, and at every call, so the Function has no edge to them. Outputs here are the
 graph's own results: the pass runs before dead_tensors, whose extra outputs nobody differentiates.
 Not covered: an input some outputs reach, visited by a backward through other outputs of the same Function
@@ -47,15 +49,27 @@ def unreached_inputs(gm):
         anchors = _input_anchors(placeholders)
         if anchors is None:
             return frozenset()
-        reached = set()
+        reached, out_storages = set(), set()
         output = next(n for n in gm.graph.nodes if n.op == "output")
         for value in _flat(output.args[0]):
             fake = value.meta.get("example_value") if hasattr(value, "meta") else None
-            if isinstance(fake, torch.Tensor) and fake.requires_grad:
-                reached |= _reached_inputs(fake, anchors)
+            if isinstance(fake, torch.Tensor):
+                out_storages.add(_storage(fake))
+                if fake.requires_grad:
+                    reached |= _reached_inputs(fake, anchors)
     except RuntimeError:            # a view whose base was written after it: its grad_fn cannot be read
         return frozenset()
-    return frozenset(wanting - reached)
+    # an output on an input's memory (a view made under no_grad) keeps eager's requires_grad only from the
+    # input itself
+    aliased = {i for i in wanting if _storage(fakes[i]) in out_storages}
+    return frozenset(wanting - reached - aliased)
+
+
+def _storage(fake):
+    try:
+        return fake.untyped_storage()._cdata
+    except Exception:               # (no storage to compare: counted as aliased)
+        return None
 
 
 def _flat(value):
