@@ -35,7 +35,7 @@ import torch.fx as fx
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
 from ..in_place import written_values as writes_of
-from .dead_tensors import is_dead_tensor
+from .dead_tensors import handed_out, is_dead_tensor
 from ...random_draws import node_may_draw
 
 _set_grad_enabled = torch._C._set_grad_enabled
@@ -313,7 +313,7 @@ def _subgraph(gm, nodes, written_before=frozenset()):
     for node in nodes:
         env[node] = graph.node_copy(node, lambda a: env[a])
     outputs = [n for n in nodes if any(user not in inside for user in n.users) or is_dead_tensor(n)]
-    graph.output(tuple(env[n] for n in outputs))
+    graph.output(tuple(handed_out(graph, env[n]) if is_dead_tensor(n) else env[n] for n in outputs))
     return fx.GraphModule(gm, graph), inputs, outputs
 
 
