@@ -221,8 +221,30 @@ def independent_parts(groups):
         parts = {}
         for node in nodes:
             parts.setdefault(_root(part_of, node), []).append(node)
-        out += [(kind, part) for part in parts.values()]
+        for part in parts.values():
+            out += [(kind, stage) for stage in _stages(part, set(nodes))]
     return out
+
+
+def _stages(part, region):
+    """`part` cut after each value requiring grad that it hands out of the region and also reads itself:
+    one Function per stage, in order. One Function saves what the gradients of all its outputs need and
+    checks and frees all of it in any backward through any of them, where eager's backward through `t3`
+    reaches t3's own history only (`t4 = t3 * (t3 * g)` live across a break, `g` written after it: the
+    backward through t3 raised "modified by an inplace operation", fuzz seed 533128). A part that writes
+    in place or draws random numbers stays whole (its order is kept by `independent_parts`). Not covered:
+    a first stage that saves nothing is still a Function refusing a second backward (seed 710248)."""
+    if len(part) < 2 or any(writes_of(n) or node_may_draw(n) for n in part):
+        return [part]
+    inside = set(part)
+    stage = {}
+    for node in part:
+        stage[node] = max([stage[u] + (1 if _requires_grad(u) and any(x not in region for x in u.users) else 0)
+                           for u in node.all_input_nodes if u in inside] or [0])
+    stages = {}
+    for node in part:
+        stages.setdefault(stage[node], []).append(node)
+    return [stages[k] for k in sorted(stages)]
 
 
 def _join_gradless_parts(part_of, nodes):
