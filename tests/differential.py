@@ -321,12 +321,17 @@ def _fail(part, path, message):
     raise DifferentialMismatch(f"{part}{path}: {message}")
 
 
-_POSITIONED_ITERATORS = (type(iter(())), type(iter([])), type(iter(range(0))))
+_REVERSED_ITERATORS = (reversed, type(reversed([])))
+_POSITIONED_ITERATORS = (type(iter(())), type(iter([])), type(iter(range(0)))) + _REVERSED_ITERATORS
 
 
 def _items_left(it):
     state = it.__reduce__()
-    return list(state[1][0][state[2]:]) if len(state) > 2 else []
+    if len(state) <= 2:
+        return []
+    if type(it) in _REVERSED_ITERATORS:           # its index counts down
+        return list(state[1][0][state[2]::-1]) if state[2] >= 0 else []
+    return list(state[1][0][state[2]:])
 
 
 def compare(eager, compiled, part="result", path="", atol=1e-6, rtol=1e-5, depth=0):

@@ -20,8 +20,9 @@ the effects up to the failing op, then its exception (from the op itself, with e
     returns `fn(<the same arguments>)` run as plain Python (a generated resume function runs its own
     code, which is the rest of the original frame);
   * what a partial run can leave behind, and how it is undone: draws from the default random generator
-    (its state is saved before the graph and set back), and in-place writes to tensors the graph reads
-    from outside (their contents are copied aside before the graph and copied back). Only graphs that
+    (its state is saved before the graph and set back), in-place writes to tensors the graph reads
+    from outside (their contents are copied aside before the graph and copied back), and grad mode
+    (the graph's handler leaves it as eager would; read before the graph and set back). Only graphs that
     have such ops pay for saving them; a graph that only computes new tensors saves nothing.
 
 The try block costs nothing on the fast path (3.11 exceptions are zero-cost until raised). Rerunning
@@ -177,11 +178,22 @@ def _rerun_target(fn):
     return plain if fn.__code__.co_freevars else fn
 
 
+def _switches_grad_mode(gm):
+    targets = (torch._C._set_grad_enabled, torch.autograd.grad_mode._enter_inference_mode)
+    return any(n.op == "call_function" and n.target in targets for n in gm.graph.nodes)
+
+
 def wrap_graph_call(call_line, gm, input_exprs, fn, call_args, ns):
     """The entry lines around `call_line` (the graph call) for a frame whose effects must survive a
     raising graph (see the module docstring)."""
     written, random = partial_run_leftovers(gm)
     before, undo = [], []
+    if _switches_grad_mode(gm):
+        # the graph's own handler leaves grad mode as eager's with-blocks would at the failing op
+        # (translate/values/managers/raise_unwinding.py); the rerun starts where the graph started
+        grad = ns.bind(torch.is_grad_enabled, by_name=True)
+        before.append(f"__fj_grad_at_start = {grad}()")
+        undo.append(f"{ns.bind(torch._C._set_grad_enabled, by_name=True)}(__fj_grad_at_start)")
     if random:
         gen = ns.bind(torch.default_generator, by_name=True)
         before.append(f"__fj_rng = {gen}.get_state()")

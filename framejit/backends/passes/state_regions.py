@@ -29,14 +29,14 @@ where only grad is off is compiled too, with grad off (AOT autograd's inference 
 backward, nothing of the above applies), so a graph run under no_grad keeps its kernels; aot_eager runs
 such regions as fx code. The switches themselves run between the
 regions, in order; when a region raises, open inference-mode and autocast handles are closed (innermost
-first) and grad mode is put back, as the with-blocks would.
+first) and grad mode is left as eager's with-blocks leave it (the `UNWIND_GRAD` mark of the last switch run).
 """
 import torch
 import torch.fx as fx
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
 from ..in_place import written_values as writes_of
-from .dead_tensors import is_dead_tensor
+from .dead_tensors import handed_out, is_dead_tensor
 from ...random_draws import node_may_draw
 
 _set_grad_enabled = torch._C._set_grad_enabled
@@ -81,6 +81,10 @@ def _closes(target):
     return target in (_exit_inference_mode, _exit_autocast, _exit_record_function) or \
         getattr(target, MARK, None) is True
 AUTOCAST_DEVICES = ("cpu", "cuda")
+# node.meta key: the grad mode a raise after this grad-mode switch leaves, None: as it is (the translator's
+# translate/values/managers/raise_unwinding.py sets it; this layer does not import translate/)
+UNWIND_GRAD = "framejit_unwind_grad"
+_GRAD_SWITCHES = frozenset({_set_grad_enabled, _enter_inference_mode, _exit_inference_mode})
 
 
 class StateRegions:
@@ -237,8 +241,30 @@ def independent_parts(groups):
         parts = {}
         for node in nodes:
             parts.setdefault(_root(part_of, node), []).append(node)
-        out += [(kind, part) for part in parts.values()]
+        for part in parts.values():
+            out += [(kind, stage) for stage in _stages(part, set(nodes))]
     return out
+
+
+def _stages(part, region):
+    """`part` cut after each value requiring grad that it hands out of the region and also reads itself:
+    one Function per stage, in order. One Function saves what the gradients of all its outputs need and
+    checks and frees all of it in any backward through any of them, where eager's backward through `t3`
+    reaches t3's own history only (`t4 = t3 * (t3 * g)` live across a break, `g` written after it: the
+    backward through t3 raised "modified by an inplace operation", fuzz seed 533128). A part that writes
+    in place or draws random numbers stays whole (its order is kept by `independent_parts`). Not covered:
+    a first stage that saves nothing is still a Function refusing a second backward (seed 710248)."""
+    if len(part) < 2 or any(writes_of(n) or node_may_draw(n) for n in part):
+        return [part]
+    inside = set(part)
+    stage = {}
+    for node in part:
+        stage[node] = max([stage[u] + (1 if _requires_grad(u) and any(x not in region for x in u.users) else 0)
+                           for u in node.all_input_nodes if u in inside] or [0])
+    stages = {}
+    for node in part:
+        stages.setdefault(stage[node], []).append(node)
+    return [stages[k] for k in sorted(stages)]
 
 
 def _join_gradless_parts(part_of, nodes):
@@ -329,7 +355,7 @@ def _subgraph(gm, nodes, written_before=frozenset()):
     for node in nodes:
         env[node] = graph.node_copy(node, lambda a: env[a])
     outputs = [n for n in nodes if any(user not in inside for user in n.users) or is_dead_tensor(n)]
-    graph.output(tuple(env[n] for n in outputs))
+    graph.output(tuple(handed_out(graph, env[n]) if is_dead_tensor(n) else env[n] for n in outputs))
     return fx.GraphModule(gm, graph), inputs, outputs
 
 
@@ -389,11 +415,14 @@ def compile_by_regions(gm, grad_at_entry, compile_region, autocast_at_entry=None
     def run_regions(*args):
         env = dict(zip(placeholders, args))
         grad_mode = torch.is_grad_enabled()
+        unwind_grad = None
         handles = []
         try:
             for run, inputs, outputs in steps:
                 if run is None:
                     node = inputs
+                    if node.target in _GRAD_SWITCHES:      # unmarked (not the translator's): as at the start
+                        unwind_grad = node.meta.get(UNWIND_GRAD, grad_mode)
                     value = node.target(*fx.node.map_arg(node.args, env.__getitem__),
                                         **fx.node.map_arg(node.kwargs, env.__getitem__))
                     env[node] = value
@@ -408,7 +437,8 @@ def compile_by_regions(gm, grad_at_entry, compile_region, autocast_at_entry=None
         except BaseException:
             for close, handle in reversed(handles):
                 close(handle)
-            _set_grad_enabled(grad_mode)
+            if unwind_grad is not None:
+                _set_grad_enabled(unwind_grad)
             raise
     return run_regions
 

@@ -15,6 +15,7 @@ from ..values.attrs import get_attribute, store_attr
 from ..values.base import GENERIC, Const, DictValue, IteratorValue, ObjectValue, SeqValue, SetValue, TensorValue, \
     iterated_sequence
 from ..values.iterators.composed_iterators import composed
+from ..values.iterators.reversed_iterators import reversed_iterator
 from ..values.dicts.identity_hashed_keys import key_value
 from ..values.protocol import dict_key
 from ..values.protocol import as_python, python_type_of, truth, unpack_iterable
@@ -228,7 +229,9 @@ def _zip(tx, args, kwargs):
 
 @lookaside(reversed)
 def _reversed(tx, args, kwargs):
-    return IteratorValue(list(reversed(unpack_iterable(tx, args[0]))))
+    if isinstance(args[0], TensorValue):          # Tensor.__reversed__: the tensor flipped, not an iterator
+        return args[0] if args[0].fake.ndim == 0 else tx.call_method(args[0], "flip", [Const(0)], {})
+    return reversed_iterator(args[0], list(reversed(unpack_iterable(tx, args[0]))))
 
 
 @lookaside(iter)

@@ -16,10 +16,13 @@ import itertools
 from ...source import FixedObjectSource, Source, fixed_source
 from ..base import Const, IteratorValue, SeqValue
 from .composed_iterators import COMPOSED_TYPES, composed_rows
+from .reversed_iterators import (INPUT_REVERSE_TYPES, LIST_REVERSE_ITERATOR, ReversedItems, reversed_index,
+                                 reversed_list, reversed_rows)
 
 LIST_ITERATOR = type(iter([]))
-# (zip, enumerate, map and filter objects over tuple and range iterators too: composed_iterators.py)
-MODELLED_TYPES = (type(iter(())), LIST_ITERATOR, type(iter(range(0)))) + COMPOSED_TYPES
+# (zip, enumerate, map and filter objects over tuple and range iterators too: composed_iterators.py; reversed()
+# of a list or tuple: reversed_iterators.py)
+MODELLED_TYPES = (type(iter(())), LIST_ITERATOR, type(iter(range(0)))) + COMPOSED_TYPES + INPUT_REVERSE_TYPES
 MAX_MODELLED = 64
 
 
@@ -105,7 +108,17 @@ def wrap_input_iterator(ctx, obj, source):
         if not isinstance(list_value, SeqValue) or list_value.kind is not list:
             return None
         return InputIteratorValue(list_value.items, source, t, start=index)
-    reader = composed_rows if t in COMPOSED_TYPES else remaining_items
+    if t is LIST_REVERSE_ITERATOR and reversed_index(obj) >= 0:
+        index = reversed_index(obj)
+        if index + 1 > MAX_MODELLED:
+            return None
+        ctx.guards.add("TYPE_MATCH", source, t)
+        ctx.guards.add("CONST_MATCH", _state_source(source, reversed_index), index)
+        list_value = ctx.wrap(reversed_list(obj), _state_source(source, reversed_list))
+        if not isinstance(list_value, SeqValue) or list_value.kind is not list:
+            return None
+        return InputIteratorValue(ReversedItems(list_value.items, index), source, t)
+    reader = composed_rows if t in COMPOSED_TYPES else reversed_rows if t in INPUT_REVERSE_TYPES else remaining_items
     rest = reader(obj)
     if rest is None or len(rest) > MAX_MODELLED:
         return None

@@ -21,6 +21,7 @@ import torch
 
 from ....errors import GraphBreak
 from ..base import Const, ObjectValue, Value
+from .raise_unwinding import HANDLE_EXITS, mark_unwind, restore_state_on_error
 
 _set_grad_enabled = torch._C._set_grad_enabled
 _enter_inference_mode = torch.autograd.grad_mode._enter_inference_mode
@@ -53,46 +54,18 @@ def _sample_decorated():
 TORCH_DECORATOR_CODE = torch.no_grad()(_sample_decorated).__code__
 
 
-def _state_node(tx, target, args):
-    """An fx node changing torch global state (no fake propagation: the caller changes the real state)."""
+def _state_node(tx, target, args, opening=None):
+    """An fx node changing torch global state (no fake propagation: the caller changes the real state).
+    `opening`: the block this node enters (raise_unwinding.py: what a raise after it leaves)."""
     builder = tx.ctx.graph
     node = builder.graph.create_node("call_function", target, args, {})
     builder.created.append(node)
-    _restore_state_on_error(builder.graph)
+    mark_unwind(node, tx.active_managers, opening)
+    restore_state_on_error(builder.graph)
     return node
 
 
-# Python expressions (over the `torch` global of fx's generated code) closing each kind of handle
-_HANDLE_EXITS = {_enter_inference_mode: "torch.autograd.grad_mode._exit_inference_mode",
-                 _enter_autocast: "torch.amp.autocast_mode._exit_autocast"}
-
-
-def _restore_state_on_error(graph):
-    """Make the graph's generated Python code exception-safe: if an op raises (on values fake tensors
-    could not judge), close the autocast / inference-mode handles still open and put grad mode back as
-    it was when the graph started, as the eager with-blocks would. (Backends that retrace the graph,
-    such as aot_eager and inductor, take the state changes out of the runtime code themselves.)"""
-    if getattr(graph, "framejit_restores_state", False):
-        return
-    graph.framejit_restores_state = True
-    graph.on_generate_code(lambda previous: _restoring_transformer(graph, previous))
-
-
-def _restoring_transformer(graph, previous):
-    def transform(body):
-        if previous is not None:
-            body = previous(body)
-        handles = [(n.name, _HANDLE_EXITS[n.target]) for n in graph.nodes
-                   if n.op == "call_function" and n.target in _HANDLE_EXITS]
-        head = ["__fj_grad_mode = torch.is_grad_enabled()\n"] + [f"{name} = None\n" for name, _ in handles]
-        inner = "".join(body).split("\n")
-        if inner and inner[-1] == "":
-            inner.pop()
-        tail = ["except BaseException:\n"]
-        tail += [f"    if {name} is not None: {close}({name})\n" for name, close in reversed(handles)]
-        tail += ["    torch._C._set_grad_enabled(__fj_grad_mode)\n", "    raise\n"]
-        return head + ["try:\n"] + ["    " + line + "\n" for line in inner] + tail
-    return transform
+_HANDLE_EXITS = HANDLE_EXITS          # (lookasides/backend_flags.py adds its block's closer)
 
 
 class ManagerValue(Value):
@@ -121,6 +94,7 @@ class ManagerValue(Value):
 class GlobalStateManager(ManagerValue):
     """A manager of torch thread-local state: graph nodes plus the same change to the real state."""
     __slots__ = ()
+    grad_before_block = None    # the grad mode its exit restores, for a block that switches it (raise_unwinding.py)
 
     def enter(self, tx):
         self._check_fresh()
@@ -155,13 +129,18 @@ class GradModeManager(GlobalStateManager):
     Nodes are emitted only when the mode actually changes: the grad mode at frame entry is guarded
     (GRAD_MODE), so the mode at every point of the translation is known.
     """
-    __slots__ = ("mode", "prev", "factory")
+    __slots__ = ("mode", "prev", "factory", "given")
 
     def __init__(self, mode, factory):
         super().__init__()
         self.mode = bool(mode)
         self.prev = None
         self.factory = factory            # the torch class, for rebuilding an un-entered manager
+        self.given = False                # entered before the frame (resumed_grad_block): not the graph's
+
+    @property
+    def grad_before_block(self):
+        return None if self.given else self.prev
 
     def python_type(self):
         return self.factory
@@ -169,7 +148,7 @@ class GradModeManager(GlobalStateManager):
     def apply_enter(self, tx):
         tx.ctx.guard_state(torch.is_grad_enabled)     # which nodes are emitted depends on the entry mode
         self.prev = torch.is_grad_enabled()
-        _switch_grad(tx, self.mode)
+        _switch_grad(tx, self.mode, opening=self)
 
     def apply_exit(self, tx):
         _switch_grad(tx, self.prev)
@@ -197,27 +176,29 @@ class GradModeManager(GlobalStateManager):
         return f"GradModeManager({self.factory.__name__}, mode={self.mode})"
 
 
-def _switch_grad(tx, mode):
+def _switch_grad(tx, mode, opening=None):
     if torch.is_grad_enabled() != mode:
-        _state_node(tx, _set_grad_enabled, (mode,))
+        _state_node(tx, _set_grad_enabled, (mode,), opening)
         _set_grad_enabled(mode)
 
 
 class InferenceModeManager(GlobalStateManager):
     """torch.inference_mode(mode): an enter node returning a handle, and an exit node taking it."""
-    __slots__ = ("mode", "handle", "node")
+    __slots__ = ("mode", "handle", "node", "grad_before_block")
 
     def __init__(self, mode):
         super().__init__()
         self.mode = bool(mode)
         self.handle = None
         self.node = None
+        self.grad_before_block = None     # its exit restores grad mode too
 
     def python_type(self):
         return torch.inference_mode
 
     def apply_enter(self, tx):
-        self.node = _state_node(tx, _enter_inference_mode, (self.mode,))
+        self.grad_before_block = torch.is_grad_enabled()
+        self.node = _state_node(tx, _enter_inference_mode, (self.mode,), opening=self)
         self.handle = _enter_inference_mode(self.mode)
 
     def apply_exit(self, tx):
@@ -598,6 +579,7 @@ def resumed_grad_block(ctx, obj, source):
     manager = GradModeManager(torch.is_grad_enabled(), torch.set_grad_enabled)
     manager.entered = True
     manager.prev = obj.prev
+    manager.given = True
     ctx.active_managers.append(manager)
     return ExitValue(manager, source)
 
