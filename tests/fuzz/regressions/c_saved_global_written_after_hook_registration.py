@@ -1,4 +1,4 @@
-# open: a write into a global after a value saved for backward from it (a dead product), with a forward pre-hook registered in the frame; the second call (x requiring grad) raises 'modified by an inplace operation' in backward under aot_eager where eager does not (fuzz seed 533128, session 24; not triaged)
+# (c, fixed: backends/passes/state_regions.py _stages) aot_eager: fuzz seed 533128, minimized. A write into a global after a value saved for backward from it, with a forward pre-hook registered in the frame; the second call (x requiring grad) raised 'modified by an inplace operation' in backward where eager does not: one Function saved what a value live across a break needed and checked G_T's version in every backward.
 import contextlib
 import dataclasses
 import math
