@@ -311,12 +311,14 @@ def resolve_fixed(ref, call_env):
     return obj
 
 
-def entry_text(record, signature, call_args, env, classes):
+def entry_text(record, signature, call_args, env, classes, versioned=frozenset()):
     """The text of `__fj_guards` (the checks: those on the received modules first, only when the module watch
     moved or other modules came since they last ran, `__fj_tree`, which pins them and the graph inputs read from them,
     `__fj_m`) and of `__fj_entry` (the guards, then the stored body with the graph call made from the inputs'
-    paths). Names the runtime binds: __fj_graph, __fj_MISS, __fj_known, __fj_pin, __fj_refuse, __fj_m,
-    __fj_fixed_<i>, the constants `consts` names. Raises NotLoadable for anything the plan should not hold."""
+    paths). The `each_call` checks whose indices are in `versioned` run in `__fj_stamped` only when
+    `__fj_st.unchanged()` says a watched word moved (runtime/warm_words.py). Names the runtime binds:
+    __fj_graph, __fj_MISS, __fj_known, __fj_pin, __fj_refuse, __fj_m, __fj_st, __fj_fixed_<i>, the constants
+    `consts` names. Raises NotLoadable for anything the plan should not hold."""
     params = set(record["params"]) | ({"__fj_cl"} if record.get("closure") else set())
     nfixed = len(record["fixed"])
     roots = list(record["module_roots"])
@@ -325,7 +327,10 @@ def entry_text(record, signature, call_args, env, classes):
     inputs = [check_path(p, params, nfixed) for p in record["inputs"]]
     members = [p for p in inputs if reads_only(p, roots)]
     member_at = {p: f"__fj_m[{i}]" for i, p in enumerate(members)}
-    each = [render_check(_checked(item, params, nfixed, member_at), env, classes) for item in record["each_call"]]
+    each, stamped = [], []
+    for i, item in enumerate(record["each_call"]):
+        (stamped if i in versioned else each).append(render_check(_checked(item, params, nfixed, member_at), env,
+                                                                  classes))
     tree = [render_check(_checked(item, params, nfixed, {}), env, classes) for item in record["tree"]]
     watch = [check_path(p, params, nfixed) for p in record["watch"]]
     n = int(record["n_outputs"])
@@ -343,6 +348,10 @@ def entry_text(record, signature, call_args, env, classes):
            "    return True"]
     test = ([f"((__fj_v := __fj_known({roots_tuple})) == 1 or __fj_v == -1 and __fj_tree({call_args}))"]
             if roots else []) + each
+    if stamped:
+        src += [f"def __fj_stamped({signature}):", "    __fj_st.collect(locals())",
+                f"    return {' and '.join(stamped)} and __fj_st.commit()"]
+        test.append(f"(__fj_st.unchanged() or __fj_stamped({call_args}))")
     src += [f"def __fj_guards({signature}):", f"    return {' and '.join(test) or 'True'}"]
     src += [f"def __fj_entry({signature}):", "    try:",
             f"        if not __fj_guards({call_args}):", "            return __fj_MISS",
