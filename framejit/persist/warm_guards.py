@@ -170,7 +170,10 @@ class ClassCheck:
         return ok
 
 
-def render_check(item, env, classes):
+def render_check(item, env, classes, native_tensor=None):
+    """The check as an expression. `native_tensor(dtype, device, shape, stride, requires_grad)`, when given, is
+    (check, spec) for one native call testing an exact torch.Tensor so (translate/guards/tensor_words.py's
+    input_check, what a converted entry uses), or None."""
     kind, path, value = item
     e = f"({path})" if path is not None else None
     if kind == "is_const":
@@ -190,6 +193,10 @@ def render_check(item, env, classes):
     if kind == "tensor":
         k, dtype, device, shape, stride, requires_grad = value
         dtype = atom_value(["dtype", dtype])
+        native = native_tensor(dtype, torch.device(device), tuple(shape), tuple(stride), bool(requires_grad)) \
+            if native_tensor is not None and classes[int(k)].exact is torch.Tensor else None
+        if native is not None:
+            return f"{_bind(env, native[0])}({e}, {_bind(env, native[1])})"
         head = _class_test(f"type({e})", k, env, classes)
         where = f"{e}.is_cpu" if device == "cpu" else f"{e}.device == {_bind(env, torch.device(device))}"
         return (f"{head} and {e}.dtype is {_bind(env, dtype)} and {where} and {e}.shape == "
@@ -311,7 +318,7 @@ def resolve_fixed(ref, call_env):
     return obj
 
 
-def entry_text(record, signature, call_args, env, classes, versioned=frozenset()):
+def entry_text(record, signature, call_args, env, classes, versioned=frozenset(), native_tensor=None):
     """The text of `__fj_guards` (the checks: those on the received modules first, only when the module watch
     moved or other modules came since they last ran, `__fj_tree`, which pins them and the graph inputs read from them,
     `__fj_m`) and of `__fj_entry` (the guards, then the stored body with the graph call made from the inputs'
@@ -330,7 +337,7 @@ def entry_text(record, signature, call_args, env, classes, versioned=frozenset()
     each, stamped = [], []
     for i, item in enumerate(record["each_call"]):
         (stamped if i in versioned else each).append(render_check(_checked(item, params, nfixed, member_at), env,
-                                                                  classes))
+                                                                  classes, native_tensor))
     tree = [render_check(_checked(item, params, nfixed, {}), env, classes) for item in record["tree"]]
     watch = [check_path(p, params, nfixed) for p in record["watch"]]
     n = int(record["n_outputs"])

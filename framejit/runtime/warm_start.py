@@ -45,7 +45,7 @@ from ..convert import raising_graphs
 from ..persist.warm_guards import (CALL, ClassCheck, NotLoadable, atom, atom_value, check_path, entry_text,
                                       function_digest, reads_only, resolve_fixed, resolve_named)
 from . import warm_words
-from ..translate.guards import module_watch
+from ..translate.guards import module_watch, tensor_words
 from ..translate.source import FIXED_OBJECTS
 
 log = logging.getLogger("framejit.warm_start")
@@ -422,7 +422,7 @@ def _build(fn, record, store, args, kwargs):
             check_path(item[1], params, len(record["fixed"]))
     versioned = frozenset(i for i, item in enumerate(record["each_call"])
                           if warm_words.versionable(item, env, arguments, roots))
-    text = entry_text(record, signature, call_args, env, classes, versioned)
+    text = entry_text(record, signature, call_args, env, classes, versioned, _native_tensor)
     stamp = warm_words.Stamp([record["each_call"][i] for i in sorted(versioned)], env, roots)
     pin = _Pin(env, stamp)
     env["__fj_known"], env["__fj_pin"], env["__fj_refuse"] = pin.known, pin.pin, pin.refuse
@@ -439,6 +439,13 @@ def _build(fn, record, store, args, kwargs):
                            op_count=0)
     result.stored = True
     return result
+
+
+def _native_tensor(dtype, device, shape, stride, requires_grad):
+    """An argument's tensor check as one native call, as the converted entry's (or None)."""
+    meta = types.SimpleNamespace(type=torch.Tensor, dtype=dtype, device=device, shape=shape, stride=stride,
+                                 requires_grad=requires_grad)
+    return tensor_words.input_check(meta)
 
 
 def resolve_const(ref, env, fn):
