@@ -318,14 +318,17 @@ def resolve_fixed(ref, call_env):
     return obj
 
 
-def entry_text(record, signature, call_args, env, classes, versioned=frozenset(), native_tensor=None):
+def entry_text(record, signature, call_args, env, classes, versioned=frozenset(), native_tensor=None,
+               native_state=None):
     """The text of `__fj_guards` (the checks: those on the received modules first, only when the module watch
     moved or other modules came since they last ran, `__fj_tree`, which pins them and the graph inputs read from them,
     `__fj_m`) and of `__fj_entry` (the guards, then the stored body with the graph call made from the inputs'
     paths). The `each_call` checks whose indices are in `versioned` run in `__fj_stamped` only when
     `__fj_st.unchanged()` says a watched word moved (runtime/warm_words.py). Names the runtime binds:
     __fj_graph, __fj_MISS, __fj_known, __fj_pin, __fj_refuse, __fj_m, __fj_st, __fj_fixed_<i>, the constants
-    `consts` names. Raises NotLoadable for anything the plan should not hold."""
+    `consts` names. `native_tensor` (render_check) and `native_state` ([(kind, function or None, expected)]
+    of the grad / state checks -> (check, mask, value) for one native call, or None) render the argument
+    tensors and the state as a converted entry does. Raises NotLoadable for anything the plan should not hold."""
     params = set(record["params"]) | ({"__fj_cl"} if record.get("closure") else set())
     nfixed = len(record["fixed"])
     roots = list(record["module_roots"])
@@ -334,8 +337,18 @@ def entry_text(record, signature, call_args, env, classes, versioned=frozenset()
     inputs = [check_path(p, params, nfixed) for p in record["inputs"]]
     members = [p for p in inputs if reads_only(p, roots)]
     member_at = {p: f"__fj_m[{i}]" for i, p in enumerate(members)}
-    each, stamped = [], []
+    each, stamped, fused = [], [], set()
+    states = [(i, item) for i, item in enumerate(record["each_call"]) if item[0] in ("grad", "state")]
+    if states and native_state is not None:
+        pieces = [("grad", None, bool(item[2])) if item[0] == "grad" else
+                  ("state", env.get(_fixed(item[2][0])), atom_value(item[2][1])) for _, item in states]
+        found = native_state(pieces)
+        if found is not None:
+            each.append(f"{_bind(env, found[0])}({int(found[1])}, {int(found[2])})")
+            fused = {i for i, _ in states}
     for i, item in enumerate(record["each_call"]):
+        if i in fused:
+            continue
         (stamped if i in versioned else each).append(render_check(_checked(item, params, nfixed, member_at), env,
                                                                   classes, native_tensor))
     tree = [render_check(_checked(item, params, nfixed, {}), env, classes) for item in record["tree"]]

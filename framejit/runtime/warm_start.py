@@ -45,7 +45,7 @@ from ..convert import raising_graphs
 from ..persist.warm_guards import (CALL, ClassCheck, NotLoadable, atom, atom_value, check_path, entry_text,
                                       function_digest, reads_only, resolve_fixed, resolve_named)
 from . import warm_words
-from ..translate.guards import module_watch, tensor_words
+from ..translate.guards import guard_set, module_watch, native_state, tensor_words
 from ..translate.source import FIXED_OBJECTS
 
 log = logging.getLogger("framejit.warm_start")
@@ -422,7 +422,7 @@ def _build(fn, record, store, args, kwargs):
             check_path(item[1], params, len(record["fixed"]))
     versioned = frozenset(i for i, item in enumerate(record["each_call"])
                           if warm_words.versionable(item, env, arguments, roots))
-    text = entry_text(record, signature, call_args, env, classes, versioned, _native_tensor)
+    text = entry_text(record, signature, call_args, env, classes, versioned, _native_tensor, _native_state)
     stamp = warm_words.Stamp([record["each_call"][i] for i in sorted(versioned)], env, roots)
     pin = _Pin(env, stamp)
     env["__fj_known"], env["__fj_pin"], env["__fj_refuse"] = pin.known, pin.pin, pin.refuse
@@ -446,6 +446,19 @@ def _native_tensor(dtype, device, shape, stride, requires_grad):
     meta = types.SimpleNamespace(type=torch.Tensor, dtype=dtype, device=device, shape=shape, stride=stride,
                                  requires_grad=requires_grad)
     return tensor_words.input_check(meta)
+
+
+def _native_state(pieces):
+    """Grad mode and the state checks as one native call, as the converted entry fuses them
+    (guard_set.fuse_state_guards): (check, mask, value), or None."""
+    mask = value = 0
+    for kind, fn, expected in pieces:
+        name = "grad" if kind == "grad" else guard_set._state_kind(fn) if callable(fn) else None
+        bits = native_state.state_bits(name, expected) if name is not None else None
+        if bits is None:
+            return None
+        mask, value = mask | bits[0], value | bits[1]
+    return native_state.state_is, mask, value
 
 
 def resolve_const(ref, env, fn):

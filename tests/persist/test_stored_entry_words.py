@@ -97,6 +97,23 @@ def test_checks_outside_the_arguments_run_once_then_only_when_a_word_moves(monke
     assert torch.equal(_call(entry, model, x), got) and ran == [1]
 
 
+def test_grad_mode_and_the_default_dtype_still_miss(monkeypatch):
+    """Checked on every call (fused into one native call where _words.c can read them)."""
+    torch.manual_seed(0)
+    model, x = Net().eval(), torch.randn(3, 4)
+    entry = _stored_entry(monkeypatch, model, x)
+    assert _call(entry, model, x) is not MISS
+    with torch.enable_grad():
+        assert entry(model, x) is MISS
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert _call(entry, model, x) is MISS
+    finally:
+        torch.set_default_dtype(before)
+    assert _call(entry, model, x) is not MISS
+
+
 @pytest.mark.parametrize("change", ["global function", "global number", "registry entry", "class attribute",
                                     "buffer metadata"])
 def test_a_change_outside_the_module_tree_misses(monkeypatch, change):
