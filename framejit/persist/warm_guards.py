@@ -171,7 +171,10 @@ class ClassCheck:
         return ok
 
 
-def render_check(item, env, classes):
+def render_check(item, env, classes, native_tensor=None):
+    """The check as an expression. `native_tensor(dtype, device, shape, stride, requires_grad)`, when given, is
+    (check, spec) for one native call testing an exact torch.Tensor so (translate/guards/tensor_words.py's
+    input_check, what a converted entry uses), or None."""
     kind, path, value = item
     e = f"({path})" if path is not None else None
     if kind == "is_const":
@@ -192,6 +195,10 @@ def render_check(item, env, classes):
         k, dtype, device, shape, stride, requires_grad, *inference = value
         inference = bool(inference[0]) if inference else False
         dtype = atom_value(["dtype", dtype])
+        native = native_tensor(dtype, torch.device(device), tuple(shape), tuple(stride), bool(requires_grad)) \
+            if native_tensor is not None and classes[int(k)].exact is torch.Tensor else None
+        if native is not None:
+            return f"{_bind(env, native[0])}({e}, {_bind(env, native[1])})"
         head = _class_test(f"type({e})", k, env, classes)
         where = f"{e}.is_cpu" if device == "cpu" else f"{e}.device == {_bind(env, torch.device(device))}"
         return (f"{head} and {e}.dtype is {_bind(env, dtype)} and {where} and {e}.shape == "
@@ -313,12 +320,17 @@ def resolve_fixed(ref, call_env):
     return obj
 
 
-def entry_text(record, signature, call_args, env, classes):
+def entry_text(record, signature, call_args, env, classes, versioned=frozenset(), native_tensor=None,
+               native_state=None):
     """The text of `__fj_guards` (the checks: those on the received modules first, only when the module watch
     moved or other modules came since they last ran, `__fj_tree`, which pins them and the graph inputs read from them,
     `__fj_m`) and of `__fj_entry` (the guards, then the stored body with the graph call made from the inputs'
-    paths). Names the runtime binds: __fj_graph, __fj_MISS, __fj_known, __fj_pin, __fj_refuse, __fj_m,
-    __fj_fixed_<i>, the constants `consts` names. Raises NotLoadable for anything the plan should not hold."""
+    paths). The `each_call` checks whose indices are in `versioned` run in `__fj_stamped` only when
+    `__fj_st.unchanged()` says a watched word moved (runtime/warm_words.py). Names the runtime binds:
+    __fj_graph, __fj_MISS, __fj_known, __fj_pin, __fj_refuse, __fj_m, __fj_st, __fj_fixed_<i>, the constants
+    `consts` names. `native_tensor` (render_check) and `native_state` ([(kind, function or None, expected)]
+    of the grad / state checks -> (check, mask, value) for one native call, or None) render the argument
+    tensors and the state as a converted entry does. Raises NotLoadable for anything the plan should not hold."""
     params = set(record["params"]) | ({"__fj_cl"} if record.get("closure") else set())
     nfixed = len(record["fixed"])
     roots = list(record["module_roots"])
@@ -327,7 +339,20 @@ def entry_text(record, signature, call_args, env, classes):
     inputs = [check_path(p, params, nfixed) for p in record["inputs"]]
     members = [p for p in inputs if reads_only(p, roots)]
     member_at = {p: f"__fj_m[{i}]" for i, p in enumerate(members)}
-    each = [render_check(_checked(item, params, nfixed, member_at), env, classes) for item in record["each_call"]]
+    each, stamped, fused = [], [], set()
+    states = [(i, item) for i, item in enumerate(record["each_call"]) if item[0] in ("grad", "state")]
+    if states and native_state is not None:
+        pieces = [("grad", None, bool(item[2])) if item[0] == "grad" else
+                  ("state", env.get(_fixed(item[2][0])), atom_value(item[2][1])) for _, item in states]
+        found = native_state(pieces)
+        if found is not None:
+            each.append(f"{_bind(env, found[0])}({int(found[1])}, {int(found[2])})")
+            fused = {i for i, _ in states}
+    for i, item in enumerate(record["each_call"]):
+        if i in fused:
+            continue
+        (stamped if i in versioned else each).append(render_check(_checked(item, params, nfixed, member_at), env,
+                                                                  classes, native_tensor))
     tree = [render_check(_checked(item, params, nfixed, {}), env, classes) for item in record["tree"]]
     watch = [check_path(p, params, nfixed) for p in record["watch"]]
     n = int(record["n_outputs"])
@@ -345,6 +370,10 @@ def entry_text(record, signature, call_args, env, classes):
            "    return True"]
     test = ([f"((__fj_v := __fj_known({roots_tuple})) == 1 or __fj_v == -1 and __fj_tree({call_args}))"]
             if roots else []) + each
+    if stamped:
+        src += [f"def __fj_stamped({signature}):", "    __fj_st.collect(locals())",
+                f"    return {' and '.join(stamped)} and __fj_st.commit()"]
+        test.append(f"(__fj_st.unchanged() or __fj_stamped({call_args}))")
     src += [f"def __fj_guards({signature}):", f"    return {' and '.join(test) or 'True'}"]
     src += [f"def __fj_entry({signature}):", "    try:",
             f"        if not __fj_guards({call_args}):", "            return __fj_MISS",

@@ -42,9 +42,10 @@ from ..persist import conversions, store as disk
 from ..persist.conversions import class_fingerprint, code_digest
 from ..persist.graph_key import global_state
 from ..convert import raising_graphs
-from ..persist.warm_guards import (CALL, ClassCheck, NotLoadable, atom, atom_value, entry_text, function_digest,
-                                      reads_only, resolve_fixed, resolve_named)
-from ..translate.guards import module_watch
+from ..persist.warm_guards import (CALL, ClassCheck, NotLoadable, atom, atom_value, check_path, entry_text,
+                                      function_digest, reads_only, resolve_fixed, resolve_named)
+from . import warm_words
+from ..translate.guards import guard_set, module_watch, native_state, tensor_words
 from ..translate.source import FIXED_OBJECTS
 
 log = logging.getLogger("framejit.warm_start")
@@ -325,8 +326,8 @@ class _Pin:
     verdict: 1 passed, 0 failed (a module changed after the entry ran: the entry misses at once until the
     counter moves again, instead of running every check on every call), -1 not known."""
 
-    def __init__(self, env):
-        self.refs, self.epoch, self.verdict, self.env = (), -1, -1, env
+    def __init__(self, env, stamp=None):
+        self.refs, self.epoch, self.verdict, self.env, self.stamp = (), -1, -1, env, stamp
 
     def known(self, roots, _epoch=module_watch.EPOCH):
         refs = self.refs
@@ -351,6 +352,8 @@ class _Pin:
         self._note(roots, 0)
 
     def _note(self, roots, verdict):
+        if self.stamp is not None:
+            self.stamp.drop()          # what the stamped checks read from these modules is read again
         self.refs = tuple(weakref.ref(r) for r in roots)
         self.epoch, self.verdict = module_watch.EPOCH[0], verdict
 
@@ -413,9 +416,17 @@ def _build(fn, record, store, args, kwargs):
         env[name] = resolve_const(ref, env, fn)
     module_watch.install()             # as when the record was made (class_fingerprint sees its wrappers)
     classes = [ClassCheck(ref) for ref in record["classes"]]
-    text = entry_text(record, signature, call_args, env, classes)
-    pin = _Pin(env)
+    roots, params = list(record["module_roots"]), set(record["params"]) | ({"__fj_cl"} if closure else set())
+    for item in record["each_call"]:
+        if isinstance(item, list) and len(item) == 3 and isinstance(item[1], str):
+            check_path(item[1], params, len(record["fixed"]))
+    versioned = frozenset(i for i, item in enumerate(record["each_call"])
+                          if warm_words.versionable(item, env, arguments, roots))
+    text = entry_text(record, signature, call_args, env, classes, versioned, _native_tensor, _native_state)
+    stamp = warm_words.Stamp([record["each_call"][i] for i in sorted(versioned)], env, roots)
+    pin = _Pin(env, stamp)
     env["__fj_known"], env["__fj_pin"], env["__fj_refuse"] = pin.known, pin.pin, pin.refuse
+    env["__fj_st"] = stamp
     graph, _ = inductor_aoti.load_stored(store, record["graph"])
     if graph is None:
         raise NotLoadable("its library is not in the cache")
@@ -428,6 +439,26 @@ def _build(fn, record, store, args, kwargs):
                            op_count=0)
     result.stored = True
     return result
+
+
+def _native_tensor(dtype, device, shape, stride, requires_grad):
+    """An argument's tensor check as one native call, as the converted entry's (or None)."""
+    meta = types.SimpleNamespace(type=torch.Tensor, dtype=dtype, device=device, shape=shape, stride=stride,
+                                 requires_grad=requires_grad)
+    return tensor_words.input_check(meta)
+
+
+def _native_state(pieces):
+    """Grad mode and the state checks as one native call, as the converted entry fuses them
+    (guard_set.fuse_state_guards): (check, mask, value), or None."""
+    mask = value = 0
+    for kind, fn, expected in pieces:
+        name = "grad" if kind == "grad" else guard_set._state_kind(fn) if callable(fn) else None
+        bits = native_state.state_bits(name, expected) if name is not None else None
+        if bits is None:
+            return None
+        mask, value = mask | bits[0], value | bits[1]
+    return native_state.state_is, mask, value
 
 
 def resolve_const(ref, env, fn):

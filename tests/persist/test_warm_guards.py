@@ -104,3 +104,17 @@ def test_digests_are_the_same_in_every_process():
             for seed in (1, 2, 3)}
     assert len(outs) == 1, outs
     assert outs.pop().split()[-1] == code_digest(torch.nn.Conv2d._conv_forward.__code__)
+
+
+def test_an_argument_tensor_checked_natively_means_the_same():
+    """A stored entry's argument tensor check as the converted entry's one native call (tensor_words)."""
+    from framejit.runtime.warm_start import _native_tensor
+    classes = [ClassCheck([torch.Tensor.__module__, torch.Tensor.__qualname__, class_fingerprint(torch.Tensor)])]
+    env = {}
+    text = render_check(["tensor", "x", [0, "float32", "cpu", [2, 3], [3, 1], False]], env, classes, _native_tensor)
+    if _native_tensor(torch.float32, torch.device("cpu"), (2, 3), (3, 1), False) is not None:
+        assert "stride" not in text                                           # the native call was chosen
+    assert eval(text, env, {"x": torch.zeros(2, 3)})
+    for other in (torch.zeros(3, 2), torch.zeros(2, 3, dtype=torch.float64), torch.zeros(3, 2).t(),
+                  torch.nn.Parameter(torch.zeros(2, 3)), torch.zeros(2, 3, requires_grad=True), torch.zeros(2, 3, 1)):
+        assert not eval(text, env, {"x": other})
