@@ -172,9 +172,9 @@ class ClassCheck:
 
 
 def render_check(item, env, classes, native_tensor=None):
-    """The check as an expression. `native_tensor(dtype, device, shape, stride, requires_grad)`, when given, is
-    (check, spec) for one native call testing an exact torch.Tensor so (translate/guards/tensor_words.py's
-    input_check, what a converted entry uses), or None."""
+    """The check as an expression. `native_tensor(dtype, device, shape, stride, requires_grad, inference)`,
+    when given, is (check, spec) for one native call testing an exact torch.Tensor so
+    (translate/guards/tensor_words.py's input_check, what a converted entry uses), or None."""
     kind, path, value = item
     e = f"({path})" if path is not None else None
     if kind == "is_const":
@@ -195,7 +195,8 @@ def render_check(item, env, classes, native_tensor=None):
         k, dtype, device, shape, stride, requires_grad, *inference = value
         inference = bool(inference[0]) if inference else False
         dtype = atom_value(["dtype", dtype])
-        native = native_tensor(dtype, torch.device(device), tuple(shape), tuple(stride), bool(requires_grad)) \
+        native = native_tensor(dtype, torch.device(device), tuple(shape), tuple(stride), bool(requires_grad),
+                               inference) \
             if native_tensor is not None and classes[int(k)].exact is torch.Tensor else None
         if native is not None:
             return f"{_bind(env, native[0])}({e}, {_bind(env, native[1])})"

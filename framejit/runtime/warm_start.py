@@ -441,10 +441,11 @@ def _build(fn, record, store, args, kwargs):
     return result
 
 
-def _native_tensor(dtype, device, shape, stride, requires_grad):
-    """An argument's tensor check as one native call, as the converted entry's (or None)."""
+def _native_tensor(dtype, device, shape, stride, requires_grad, inference=False):
+    """An argument's tensor check as one native call, as the converted entry's (or None); inference-ness is in
+    the dispatch-key word it compares (tensor_words.input_check)."""
     meta = types.SimpleNamespace(type=torch.Tensor, dtype=dtype, device=device, shape=shape, stride=stride,
-                                 requires_grad=requires_grad)
+                                 requires_grad=requires_grad, inference=inference)
     return tensor_words.input_check(meta)
 
 

@@ -118,3 +118,9 @@ def test_an_argument_tensor_checked_natively_means_the_same():
     for other in (torch.zeros(3, 2), torch.zeros(2, 3, dtype=torch.float64), torch.zeros(3, 2).t(),
                   torch.nn.Parameter(torch.zeros(2, 3)), torch.zeros(2, 3, requires_grad=True), torch.zeros(2, 3, 1)):
         assert not eval(text, env, {"x": other})
+    with torch.inference_mode():
+        inference = torch.zeros(2, 3)
+    assert not eval(text, env, {"x": inference})              # a record of a normal tensor refuses an inference one
+    text = render_check(["tensor", "x", [0, "float32", "cpu", [2, 3], [3, 1], False, True]], env, classes,
+                        _native_tensor)
+    assert eval(text, env, {"x": inference}) and not eval(text, env, {"x": torch.zeros(2, 3)})
