@@ -18,9 +18,24 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 READY_TIMEOUT = 180.0
-# a worker that does not start in READY_TIMEOUT (torch's import on a machine loaded by others took longer:
-# session 22's fuzz runs died so) is replaced this many times in a row before the run gives up
+# a worker that does not start in READY_TIMEOUT is replaced this many times in a row before the run gives up
 START_RETRIES = 3
+# Both limits (a worker's start, a job's timeout) count the worker's own CPU seconds, not the wall clock: on a
+# machine loaded by others (sessions 22 and 24: load 10-20 on 2 cores, the fuzzer at nice 19) torch's import took
+# longer than READY_TIMEOUT of wall time, the run died with "a fuzz worker did not start", and slow programs were
+# reported as timeouts. A worker that waits without using CPU is still stopped after WALL_FACTOR times the limit.
+WALL_FACTOR = 10
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _cpu_seconds(pid):
+    """The process's user + system CPU seconds so far (Linux /proc), or None where that cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / _TICKS
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 class _Worker:
@@ -34,9 +49,26 @@ class _Worker:
         self.ready = False
         self.done = 0
 
+    def limit(self, seconds):
+        """Start a limit of `seconds` of this worker's CPU (wall-capped at WALL_FACTOR times as much)."""
+        now = time.monotonic()
+        self.budget, self.cpu_start, self.wall_cap = seconds, _cpu_seconds(self.proc.pid), now + WALL_FACTOR * seconds
+        self.deadline = now + seconds
+
+    def over_limit(self, now):
+        """Is the limit used up? If not (the machine was busy, the worker got less CPU), move the deadline on."""
+        used = _cpu_seconds(self.proc.pid)
+        if used is None or self.cpu_start is None or now >= self.wall_cap:
+            return True
+        left = self.budget - (used - self.cpu_start)
+        if left <= 0:
+            return True
+        self.deadline = min(now + max(left, 1.0), self.wall_cap)
+        return False
+
     def send(self, job, timeout):
         self.job = job
-        self.deadline = time.monotonic() + timeout
+        self.limit(timeout)
         self.proc.stdin.write((json.dumps(job) + "\n").encode())
         self.proc.stdin.flush()
 
@@ -75,7 +107,7 @@ class Pool:
 
     def _spawn(self):
         worker = _Worker(self.env)
-        worker.deadline = time.monotonic() + READY_TIMEOUT
+        worker.limit(READY_TIMEOUT)
         self.selector.register(worker.proc.stdout, selectors.EVENT_READ, worker)
         self.workers.append(worker)
         return worker
@@ -140,7 +172,7 @@ class Pool:
                         break               # that worker and its buffer are gone
             now = time.monotonic()
             for worker in list(self.workers):
-                if worker.deadline is not None and now > worker.deadline:
+                if worker.deadline is not None and now > worker.deadline and worker.over_limit(now):
                     job = worker.job
                     if job is None:
                         self.failed_starts += 1
@@ -150,7 +182,7 @@ class Pool:
                         continue
                     self._replace(worker)
                     running -= 1
-                    yield job, _problem(job, "timeout", f"no answer within {self.timeout:.0f} s")
+                    yield job, _problem(job, "timeout", f"no answer within {self.timeout:.0f} s of its CPU")
 
     def run_one(self, source, name="src"):
         for _, answer in self.run([{"id": 0, "source": source, "name": name}]):
