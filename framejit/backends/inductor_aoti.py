@@ -42,6 +42,7 @@ import threading
 import torch
 
 from ..persist.graph_key import graph_key
+from .passes.output_strides import covers_memory_once
 
 log = logging.getLogger(__name__)
 BACKEND = "inductor-aoti"
@@ -312,17 +313,6 @@ def _restrided(run, restride):
     return run_restrided
 
 
-def _dense(t):
-    """Does `t` cover its memory exactly once (strides a permutation of a contiguous layout)? Only such
-    layouts can be made again with empty_strided and one copy."""
-    expected = 1
-    for size, stride in sorted(((s, st) for s, st in zip(t.shape, t.stride()) if s != 1), key=lambda d: d[1]):
-        if stride != expected:
-            return False
-        expected *= size
-    return True
-
-
 def _behaves_like_eager(gm, run, example_inputs):
     """(None, restride) when the library `run`, its outputs given eager's strides where `restride` says
     (`_restrided`: per output None or eager's strides), does what `gm` does eagerly on copies of
@@ -360,7 +350,7 @@ def _behaves_like_eager(gm, run, example_inputs):
     if len(got) != len(expected):
         return f"{len(got)} outputs, eager {len(expected)}", None
     restride = [None if g.stride() == e.stride() else list(e.stride()) for g, e in zip(got, expected)]
-    if any(s is not None and (e.storage_offset() != 0 or not _dense(e)) for s, e in zip(restride, expected)):
+    if any(s is not None and (e.storage_offset() != 0 or not covers_memory_once(e)) for s, e in zip(restride, expected)):
         return "an output differs in layout, and eager's layout is not a dense one of its own", None
     got = _restrided(lambda: got, restride)()
     for g, e in zip(got, expected):
