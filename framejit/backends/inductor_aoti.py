@@ -42,7 +42,7 @@ import threading
 import torch
 
 from ..persist.graph_key import graph_key
-from .passes.output_strides import covers_memory_once
+from .passes.output_strides import covers_memory_once, restrided_outputs
 
 log = logging.getLogger(__name__)
 BACKEND = "inductor-aoti"
@@ -301,14 +301,9 @@ def _restrided(run, restride):
     if not restride or not any(restride):
         return run
     plan = [(i, tuple(stride)) for i, stride in enumerate(restride) if stride is not None]
-    empty_strided = torch.empty_strided
 
     def run_restrided(*inputs):
-        outs = list(run(*inputs))
-        for i, stride in plan:
-            out = outs[i]
-            outs[i] = empty_strided(out.shape, stride, dtype=out.dtype, device=out.device).copy_(out)
-        return tuple(outs)
+        return tuple(restrided_outputs(run(*inputs), plan))
     run_restrided.runner = getattr(run, "runner", None)
     return run_restrided
 

@@ -71,7 +71,6 @@ def covers_memory_once(t):
 def restriding(compiled, expected):
     """`compiled`, whose outputs listed in the plan made at its first call are copied into eager's strides."""
     plan = None
-    empty_strided = torch.empty_strided
 
     def run(*args):
         nonlocal plan
@@ -81,10 +80,16 @@ def restriding(compiled, expected):
                     if stride is not None and isinstance(out, torch.Tensor) and out.dim() == len(stride) and
                     tuple(out.stride()) != stride]
         if plan:
-            kind, outs = type(outs), list(outs)
-            for i, stride in plan:
-                out = outs[i]
-                outs[i] = empty_strided(out.shape, stride, dtype=out.dtype, device=out.device).copy_(out)
-            outs = outs if kind is list else kind(outs)
+            outs = restrided_outputs(outs, plan)
         return outs
     return run
+
+
+def restrided_outputs(outs, plan, empty_strided=torch.empty_strided):
+    """`outs` (a tuple or list) with each output `plan` names, (index, eager's strides), copied into a fresh
+    tensor with those strides (also inductor_aoti's library outputs)."""
+    kind, outs = type(outs), list(outs)
+    for i, stride in plan:
+        out = outs[i]
+        outs[i] = empty_strided(out.shape, stride, dtype=out.dtype, device=out.device).copy_(out)
+    return outs if kind is list else kind(outs)
