@@ -31,9 +31,10 @@ rather than replaying the effects "before the failing op" needs no knowledge of 
 with its frame); it runs the graph's ops before the failing one twice, which only costs time.
 """
 import functools
-import operator
 
 import torch
+
+from ..backends.in_place import written_values
 
 # ops that draw from the default generator (by name: call_function targets and tensor methods)
 RANDOM_OPS = {"rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "bernoulli",
@@ -100,21 +101,13 @@ def _zero_dropout_draws():
 
 
 def _written(node):
-    """The fx nodes whose tensors `node` writes into."""
-    name = _name(node.target)
-    args = list(node.args)
-    out = []
-    if node.op == "call_method" and name.endswith("_") and not name.startswith("__"):
-        out.append(args[0])
-    elif node.op == "call_function":
-        if node.target is operator.setitem or (name.endswith("_") and not name.startswith("__")):
-            out.append(args[0] if args else None)
-        if node.kwargs.get("inplace") is True:
-            out.append(args[0] if args else node.kwargs.get("input"))
-        if name in RUNNING_STATS_OPS:
-            out += args[1:3] + [node.kwargs.get("running_mean"), node.kwargs.get("running_var")]
-    if "out" in node.kwargs:
-        out.append(node.kwargs["out"])
+    """The fx nodes whose tensors `node` writes into: what backends/in_place.py reads as a write (`out=`,
+    a trailing underscore, setitem, `x += y` and the other augmented assignments, `inplace=True`), and
+    the running statistics a functional batch/instance norm updates."""
+    out = list(written_values(node))
+    if node.op == "call_function" and _name(node.target) in RUNNING_STATS_OPS:
+        args = list(node.args)
+        out += args[1:3] + [node.kwargs.get("running_mean"), node.kwargs.get("running_var")]
     return [n for n in out if n is not None]
 
 

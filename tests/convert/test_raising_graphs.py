@@ -228,3 +228,50 @@ def test_the_handler_is_added_only_where_an_effect_precedes_an_op():
         code = "\n".join(framejit.explain(fn)(X, Counter()).transformed_code)
         assert ("try:\n        __fj_o0, = __fj_graph" in code) is wrapped, code
         assert "get_state" not in code and "__fj_kept" not in code, code     # nothing to save here
+
+
+AUGMENTED_WRITES = {
+    "+=": lambda t, u: t.__iadd__(u), "-=": lambda t, u: t.__isub__(u), "*=": lambda t, u: t.__imul__(u),
+    "/=": lambda t, u: t.__itruediv__(u), "//=": lambda t, u: t.__ifloordiv__(u),
+    "%=": lambda t, u: t.__imod__(u), "**=": lambda t, u: t.__ipow__(u),
+}
+G_WRITTEN = randn(3, seed=4)
+
+
+def _augmented(sym):
+    # `target op= value` spelled as the statement (operator.iadd & co. in the graph), then a raising op
+    src = f"""
+def write_then_raise(x, i, c, where):
+    c.count += 1
+    value = torch.rand(3) + 0.5
+    if where == "argument":
+        x {sym} value
+    elif where == "view":
+        v = x[1:]
+        v {sym} value[1:]
+    else:
+        global G_WRITTEN
+        G_WRITTEN {sym} value
+    return x[i] * 2
+"""
+    space = {"torch": torch, "G_WRITTEN": G_WRITTEN}
+    exec(compile(src, "<augmented>", "exec"), space)
+    return space["write_then_raise"]
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("where", ["argument", "view", "global"])
+@pytest.mark.parametrize("sym", list(AUGMENTED_WRITES))
+def test_an_augmented_assignment_before_the_raise_writes_once(sym, where, backend):
+    # `x += ...` is operator.iadd in the graph: the partial run's write must be undone before the rerun
+    # (fuzz seed 553850: the argument was written twice)
+    fn = _augmented(sym)
+
+    def script(f):
+        torch.manual_seed(0)
+        fn.__globals__["G_WRITTEN"] = randn(3, seed=4)
+        x, c = randn(3, seed=2).abs() + 1, Counter()
+        seen = [outcome(f, x, BAD, c, where), c.count, x.clone(), fn.__globals__["G_WRITTEN"].clone()]
+        seen += [outcome(f, x, GOOD, c, where), x.clone(), fn.__globals__["G_WRITTEN"].clone()]
+        return seen
+    check_script(fn, script, backend=backend)

@@ -1,4 +1,4 @@
-# open: an argument written in place before a raise in the same graph (y += ... + randn_like(...), then an autocast mv that raises), eager backend: after call 0 the argument differs from eager's (compiled larger: written twice by the graph and by the Python rerun after the raise?). Fuzz seed 553850, session 24, on 3c50bb2 too; not triaged
+# (b) fixed: `y += ...` (operator.iadd in the graph) before an op that raises: the partial run's write was not undone before the rerun as Python (raising_graphs read only trailing-underscore names), so the argument was written twice. Fuzz seed 553850, session 24
 import contextlib
 import dataclasses
 import math
