@@ -123,7 +123,7 @@ def finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
     # one a local also holds, or one from outside, crosses as the iterator it is (IteratorValue.rebuild)
     held = {id(v) for v in local_values if isinstance(v, IteratorValue)}
     stack = [SeqValue(tuple, v.items[v.pos:]) if isinstance(v, IteratorValue) and id(v) not in held and
-             v.source is None else v for v in stack]
+             v.source is None and not getattr(v, "crosses_as_itself", False) else v for v in stack]
     values = [v for v in stack if v is not NULL] + [v for v in local_values if v is not None]
 
     def call_break(rb):
