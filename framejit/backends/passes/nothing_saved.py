@@ -12,7 +12,8 @@ weight: LerpBackward saves nothing) live across a break, then `(w * t1.sign()).s
 Which graphs: grad on, some value requiring grad (else no Function is made), no in-place write (the fake
 run below must not change the example values other passes read), only torch ops, and eager's ops save
 no tensor: the graph's fx code is run once on its example values (fakes; real inputs are faked first)
-under a `saved_tensors_hooks` whose pack hook stops the run at the first tensor an op saves. Such a
+under a `saved_tensors_hooks` whose pack hook stops the run at the first tensor an op saves (its
+placeholders' example values: the conversion's fakes, not faked again). Such a
 graph has nothing to fuse worth a Function either: its ops are pointwise or shape ops with constant
 derivatives. Not covered: a graph that saves something, differentiated twice along a path eager's
 nodes saved nothing on (that needs eager's per-op nodes; state_regions' independent parts and stages
@@ -61,7 +62,7 @@ def saves_nothing(gm, example_inputs):
     if any(not _runs_torch_only(n) or written_values(n) or _unbacked(n) for n in nodes):
         return False
     try:
-        mode, fakes = _as_fakes(example_inputs)
+        mode, fakes = _as_fakes(_placeholder_fakes(gm) or example_inputs)
         if mode is None:
             return False
         env = mode.shape_env
@@ -107,6 +108,13 @@ def _unbacked(node):
         if isinstance(f, (torch.Tensor, torch.SymInt, torch.SymFloat, torch.SymBool)) and free_unbacked_symbols(f):
             return True
     return False
+
+
+def _placeholder_fakes(gm):
+    """The conversion's fakes of `gm`'s inputs (its placeholders' example values), or None when one is
+    missing (faking real example inputs again costs more than the run: 25 parameters, ~150 ms)."""
+    fakes = [n.meta.get("example_value") for n in gm.graph.nodes if n.op == "placeholder"]
+    return fakes if all(f is not None for f in fakes) else None
 
 
 def _as_fakes(example_inputs):
