@@ -322,10 +322,17 @@ def _fail(part, path, message):
 
 
 _REVERSED_ITERATORS = (reversed, type(reversed([])))
-_POSITIONED_ITERATORS = (type(iter(())), type(iter([])), type(iter(range(0)))) + _REVERSED_ITERATORS
+_DICT_REVERSED_ITERATORS = (type(reversed({})), type(reversed({}.values())), type(reversed({}.items())))
+_POSITIONED_ITERATORS = (type(iter(())), type(iter([])), type(iter(range(0)))) + _REVERSED_ITERATORS + \
+    _DICT_REVERSED_ITERATORS
 
 
 def _items_left(it):
+    if type(it) in _DICT_REVERSED_ITERATORS:      # listed from a copy; its dict changed size: a marker
+        try:
+            return it.__reduce__()[1][0]
+        except RuntimeError as err:
+            return [f"<next() raises RuntimeError: {err}>"]
     state = it.__reduce__()
     if len(state) <= 2:
         return []

@@ -64,6 +64,10 @@ def why_not_splittable(code, tx, inst, snap):
             if t.opname != "FOR_ITER" or inst.exn is not None or i in tx.ctx.break_at:
                 return "the break is inside a loop, so the function runs as plain Python"
     for v in snap.stack:
+        if getattr(v, "crosses_as_itself", False):       # (a dict's reverse iterator: read live, rebuilt)
+            if not _rebuildable(v):
+                return f"a value on the stack ({type(v).__name__}) cannot be rebuilt, so the function runs as plain Python"
+            continue
         if isinstance(v, IteratorValue) and _iterates_a_tensor(v):
             # its length is the tensor's (often data-dependent: nonzero rows, MoE experts hit): a resume
             # entry per position and per length would only add tiny graphs

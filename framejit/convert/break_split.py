@@ -14,6 +14,7 @@ from ..errors import Unsupported
 from ..translate.values.managers.state_managers import close_open_autocast
 from ..translate.translator import format_position
 from ..translate.values.base import NULL, IteratorValue, SeqValue
+from ..translate.values.numbers.drawn_seeds import DrawnSeedValue
 from ..translate.values.functions.cells import EMPTY
 
 
@@ -105,7 +106,8 @@ def finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
             continue
         with ctx.phase("codegen"):
             fn_resume = resume.make_resume_function(orig_code, fn.__globals__, orig_index(idx),
-                                                    nulls_after, live, opts.wrap, opts.key, iter_slots)
+                                                    nulls_after, live, opts.wrap, opts.key, iter_slots,
+                                                    _drawn_numbers(live, local_values, stack[:keep]))
         resume_tails.append((jump, fn_resume, nulls_after))
 
     with ctx.phase("codegen"):
@@ -121,7 +123,7 @@ def finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
     # one a local also holds, or one from outside, crosses as the iterator it is (IteratorValue.rebuild)
     held = {id(v) for v in local_values if isinstance(v, IteratorValue)}
     stack = [SeqValue(tuple, v.items[v.pos:]) if isinstance(v, IteratorValue) and id(v) not in held and
-             v.source is None else v for v in stack]
+             v.source is None and not getattr(v, "crosses_as_itself", False) else v for v in stack]
     values = [v for v in stack if v is not NULL] + [v for v in local_values if v is not None]
 
     def call_break(rb):
@@ -132,6 +134,15 @@ def finish_break(fn, ctx, tx, gb, opts, inner_kind=None):
         return f"return __fj_break({', '.join(args)})"
 
     return emit_entry(fn, ctx, values, opts, [info], call_break)
+
+
+def _drawn_numbers(live, local_values, kept_stack):
+    """The resume function's argument names holding a number `torch.seed()` drew in the graph before
+    the break: a new number every call, so the resume function takes it as a dynamic int from its first
+    conversion (a constant there made the second call convert it again)."""
+    names = [n for n, v in zip(live, local_values) if isinstance(v, DrawnSeedValue)]
+    slots = [v for v in kept_stack if v is not NULL]
+    return tuple(names + [f"__fj_s{i}" for i, v in enumerate(slots) if isinstance(v, DrawnSeedValue)])
 
 
 def _routed_plain_function(fn, ctx, tx, inst, snap, opts, inner_kind):

@@ -64,7 +64,8 @@ def emit_entry(fn, ctx, values, opts, breaks, last_line):
                                                         codegen.call_arguments_source(fn.__code__), ns)
             else:
                 lines.append(call)
-        effect_lines = codegen.side_effect_lines(effects, rb) + advance_lines(ctx.wrapped.values(), rb)
+        effect_lines = advance_lines(ctx.wrapped.values(), rb, before_effects=True) + \
+            codegen.side_effect_lines(effects, rb) + advance_lines(ctx.wrapped.values(), rb)
         last = last_line(rb)
         return lines + rb.prelude + effect_lines + [last]
 

@@ -131,13 +131,15 @@ def _varnames(code, argnames):
 
 
 def make_resume_function(orig_code, f_globals, k_index, stack_nulls, live_locals, wrap, options_key,
-                         iter_slots=()):
+                         iter_slots=(), varying_numbers=()):
     """The compiled resume function continuing `orig_code` at instruction `k_index`. For a code with
     free variables it takes the caller's closure as its first argument (see the module docstring).
     `iter_slots`: stack positions holding a for loop's iterator, passed as a tuple of its remaining
-    items and turned back into an iterator (GET_ITER) by the prologue."""
+    items and turned back into an iterator (GET_ITER) by the prologue. `varying_numbers`: the names of
+    its int arguments that differ on every call (see runtime/compiled.py's `_compile_function`)."""
     per_code = _RESUME_CACHE.setdefault(orig_code, {})
-    key = (k_index, tuple(stack_nulls), tuple(live_locals), id(f_globals), options_key, tuple(iter_slots))
+    key = (k_index, tuple(stack_nulls), tuple(live_locals), id(f_globals), options_key, tuple(iter_slots),
+           tuple(varying_numbers))
     ref = per_code.get(key)
     hit = ref() if ref is not None else None
     if hit is not None:
@@ -149,7 +151,7 @@ def make_resume_function(orig_code, f_globals, k_index, stack_nulls, live_locals
     # weak: the original's cache holds this resume function, so a strong ref here would keep it alive
     RESUME_ORIGIN[code] = (weakref.ref(orig_code), prologue_length)
     fn = types.FunctionType(code, f_globals, name, None, empty_closure(code))
-    compiled = wrap(fn, closure_arg=bool(code.co_freevars))
+    compiled = wrap(fn, closure_arg=bool(code.co_freevars), varying_numbers=varying_numbers)
     per_code[key] = weakref.ref(compiled)
     return compiled
 

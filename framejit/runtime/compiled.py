@@ -108,18 +108,24 @@ def _short_repr(obj):
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _compile_function(fn, backend_fn, fullgraph, config, observer, self_object=None, closure_arg=False):
+def _compile_function(fn, backend_fn, fullgraph, config, observer, self_object=None, closure_arg=False,
+                      varying_numbers=()):
     """The compiled wrapper of `fn`. With `self_object` (a compiled module's original), forward runs on
     that module and the entries are that module's own. With `closure_arg` (a resume function of a code
     with free variables), the wrapper takes the closure as its first argument (`__fj_cl`): one wrapper
-    serves every function sharing the code, each call running with the caller's cells (convert/resume.py)."""
+    serves every function sharing the code, each call running with the caller's cells (convert/resume.py).
+    `varying_numbers`: names of int arguments known to differ on every call (a resume function's
+    `torch.seed()` number): dynamic from the first conversion, as a miss on them would make them."""
     code = fn.__code__
     # one state for every compiled module of a class: entries serve any instance whose guards pass
     state = cache.state_for(code, fn.__globals__, (backend_fn, fullgraph, config, observer))
+    for name in varying_numbers:
+        state.shape_memory.note_number(name)
     signature = inspect.signature(fn, follow_wrapped=False)   # the code that runs, not __wrapped__
 
-    def wrap(resume_fn, closure_arg=False):
-        return _compile_function(resume_fn, backend_fn, fullgraph, config, observer, closure_arg=closure_arg)
+    def wrap(resume_fn, closure_arg=False, varying_numbers=()):
+        return _compile_function(resume_fn, backend_fn, fullgraph, config, observer, closure_arg=closure_arg,
+                                 varying_numbers=varying_numbers)
 
     opts = Options(backend_fn, config, fullgraph, wrap, observer, shape_memory=state.shape_memory)
     local = cache.WrapperState(fn)       # per wrapper, not per code object (cache.WrapperState)
@@ -330,8 +336,9 @@ def replay_conversion(fn, args, kwargs, backend="eager", fullgraph=False, config
     overrides = {k: v for k, v in (config or {}).items() if k in known and k not in _REPLAY_KEEPS}
     config = Config.from_env(**overrides, record_all=False, record_on_failure=False)
 
-    def wrap(resume_fn, closure_arg=False):
-        return _compile_function(resume_fn, backend_fn, fullgraph, config, None, closure_arg=closure_arg)
+    def wrap(resume_fn, closure_arg=False, varying_numbers=()):
+        return _compile_function(resume_fn, backend_fn, fullgraph, config, None, closure_arg=closure_arg,
+                                 varying_numbers=varying_numbers)
 
     opts = Options(backend_fn, config, fullgraph, wrap)
     result = convert_frame(fn, inspect.signature(fn, follow_wrapped=False), args, kwargs, opts, _ReplayObservation())

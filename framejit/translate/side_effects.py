@@ -139,6 +139,10 @@ class SideEffects:
             ("dict" if isinstance(value.items, dict) else "set" if isinstance(value, SetValue) else "list")
         self._add(Effect(kind, value.source, None, value))
 
+    def mutated(self, value):
+        """Has the frame changed input container `value` so far (its write-back is pending)?"""
+        return id(value) in self._mutated
+
     def __bool__(self):
         return bool(self.effects)
 

@@ -7,8 +7,7 @@ backward through `t3` reaches only t3's own history: `t4 = t3 * (t3 * g)`, live 
 and written `g` after it, made `t3.sum().backward()` raise "modified by an inplace operation" where
 eager's runs (fuzz seed 533128). backends/passes/state_regions.py cuts a grad part after each such value
 (`_stages`). Each case runs eagerly and compiled on fresh copies and compares errors, results and grads.
-Not covered: a cut whose first Function saves nothing is still a Function that refuses a second backward
-(fuzz seed 710248).
+A stage that saves nothing runs as eager's ops (tests/backends/test_second_backward.py, seed 710248).
 """
 import pytest
 import torch

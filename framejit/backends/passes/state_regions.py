@@ -251,10 +251,12 @@ def _stages(part, region):
     one Function per stage, in order. One Function saves what the gradients of all its outputs need and
     checks and frees all of it in any backward through any of them, where eager's backward through `t3`
     reaches t3's own history only (`t4 = t3 * (t3 * g)` live across a break, `g` written after it: the
-    backward through t3 raised "modified by an inplace operation", fuzz seed 533128). A part that writes
-    in place or draws random numbers stays whole (its order is kept by `independent_parts`). Not covered:
-    a first stage that saves nothing is still a Function refusing a second backward (seed 710248)."""
-    if len(part) < 2 or any(writes_of(n) or node_may_draw(n) for n in part):
+    backward through t3 raised "modified by an inplace operation", fuzz seed 533128). When it is cut, each
+    stage is cut again into the pieces that share no value computed in it (`_connected_pieces`). A part
+    that draws random numbers stays whole, and so does one whose pieces would run the nodes on a storage
+    it writes in place in another order than the graph's (the order of the parts is kept by
+    `independent_parts`)."""
+    if len(part) < 2 or any(node_may_draw(n) for n in part):
         return [part]
     inside = set(part)
     stage = {}
@@ -264,7 +266,49 @@ def _stages(part, region):
     stages = {}
     for node in part:
         stages.setdefault(stage[node], []).append(node)
-    return [stages[k] for k in sorted(stages)]
+    if len(stages) == 1:
+        return [part]
+    pieces = [piece for k in sorted(stages) for piece in _connected_pieces(stages[k])]
+    return pieces if _keeps_write_order(part, pieces) else [part]
+
+
+def _keeps_write_order(part, pieces):
+    """Do `pieces`, run one after another, run the nodes of `part` on a storage it writes in place (the
+    writes, and what reads or views it) in the graph's order? False when a written storage cannot be told."""
+    written = set()
+    for node in part:
+        for value in writes_of(node):
+            written |= _storage_keys(value)
+    if None in written:
+        return False
+    if not written:
+        return True
+    position = {node: i for i, node in enumerate(part)}
+    on_written = [position[node] for piece in pieces for node in piece
+                  if written & set().union(*[_storage_keys(v) for v in [node] + list(node.all_input_nodes)])]
+    return on_written == sorted(on_written)
+
+
+def _connected_pieces(stage):
+    """`stage` split into the pieces that share no value computed in it, in the order of their first
+    nodes: one Function each (the pieces where nothing requires grad are one piece). A stage can hold
+    chains only a later stage connects (`t1 = lerp(w, e)` cut off beside `w.pow(2).sum()`, added to a
+    product of t1 after the cut); as one Function, a first backward through the pow freed what a second
+    backward through t1 needs, where eager's lerp saved nothing (fuzz seed 710248; that lerp alone then
+    runs as eager's op: passes/nothing_saved.py)."""
+    piece_of = {node: node for node in stage}
+    for node in stage:
+        for used in node.all_input_nodes:
+            if used in piece_of:
+                _join(piece_of, used, node)
+    gradless = [node for node in stage if not any(_requires_grad(n) for n in stage
+                                                  if _root(piece_of, n) is _root(piece_of, node))]
+    for node in gradless[1:]:
+        _join(piece_of, gradless[0], node)
+    pieces = {}
+    for node in stage:
+        pieces.setdefault(_root(piece_of, node), []).append(node)
+    return list(pieces.values())
 
 
 def _join_gradless_parts(part_of, nodes):

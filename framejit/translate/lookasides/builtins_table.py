@@ -16,6 +16,8 @@ from ..values.base import GENERIC, Const, DictValue, IteratorValue, ObjectValue,
     iterated_sequence
 from ..values.iterators.composed_iterators import composed
 from ..values.iterators.reversed_iterators import reversed_iterator
+from ..values.iterators.reversed_dict_iterators import ReversedDictIteratorValue, reversible_dict
+from ..values.containers.subscripts import DictViewValue
 from ..values.dicts.identity_hashed_keys import key_value
 from ..values.protocol import dict_key
 from ..values.protocol import as_python, python_type_of, truth, unpack_iterable
@@ -231,6 +233,10 @@ def _zip(tx, args, kwargs):
 def _reversed(tx, args, kwargs):
     if isinstance(args[0], TensorValue):          # Tensor.__reversed__: the tensor flipped, not an iterator
         return args[0] if args[0].fake.ndim == 0 else tx.call_method(args[0], "flip", [Const(0)], {})
+    view = "keys" if isinstance(args[0], DictValue) else args[0].kind if isinstance(args[0], DictViewValue) else None
+    d = args[0] if view == "keys" else getattr(args[0], "dict_value", None)
+    if isinstance(d, DictValue) and reversible_dict(d):    # a dict's, read live (values/iterators/reversed_dict_iterators.py)
+        return ReversedDictIteratorValue(d, view, made_after_writes=tx.ctx.side_effects.mutated(d))
     return reversed_iterator(args[0], list(reversed(unpack_iterable(tx, args[0]))))
 
 

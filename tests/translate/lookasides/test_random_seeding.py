@@ -199,3 +199,41 @@ def test_torch_seed_result_used_in_arithmetic(backend):
     for (y, rest), held, expected in out:
         assert rest == held % 1000
         torch.testing.assert_close(y, expected, rtol=0, atol=0)
+
+
+def _note(text):
+    print(text)                    # a graph break
+
+
+def seed_used_after_a_break(x):
+    s = torch.seed()
+    _note("drawn")
+    return x + torch.rand(3), s % 1000, s
+
+
+def seed_on_the_stack_at_a_break(x):
+    return x + torch.rand(3), [torch.seed(), _note("drawn")][0]
+
+
+@pytest.mark.filterwarnings("ignore::framejit.GraphBreakWarning")
+@pytest.mark.parametrize("backend", ["eager", "aot_eager"])
+@pytest.mark.parametrize("fn", [seed_used_after_a_break, seed_on_the_stack_at_a_break])
+def test_torch_seed_result_across_a_break_converts_once(fn, backend, capsys):
+    """The number crosses the break as an argument of the resume function, a new one every call: the
+    resume function takes it as a dynamic int from its first conversion (a constant made the second call
+    convert it again), and every call's number is the seed that call drew."""
+    last = max([m.id for m in framejit.metrics()] or [0])     # (the store is bounded: by id, not position)
+    out, counter = _drawn(fn, backend)
+    conversions = [m for m in framejit.metrics() if m.id > last]
+    seeds = [result[-1] for result, _, _ in out]
+    assert len(set(seeds)) == len(seeds)
+    for result, held, expected in out:
+        assert result[-1] == held
+        if len(result) == 3:
+            assert result[1] == held % 1000
+    if fn is seed_used_after_a_break:
+        for result, _, expected in out:
+            torch.testing.assert_close(result[0], expected, rtol=0, atol=0)
+    names = [m.co_name for m in conversions]
+    assert len(names) == len(set(names)) and any(n.startswith("__fj_resume") for n in names), names
+    assert not [m.recompile_reason for m in conversions if m.recompile_reason]

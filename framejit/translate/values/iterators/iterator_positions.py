@@ -14,15 +14,19 @@ from dataclasses import dataclass
 import itertools
 
 from ...source import FixedObjectSource, Source, fixed_source
-from ..base import Const, IteratorValue, SeqValue
+from ..base import Const, DictValue, IteratorValue, SeqValue
 from .composed_iterators import COMPOSED_TYPES, composed_rows
+from .reversed_dict_iterators import (DICT_REVERSE_TYPES, LiveReversedRows, reversed_dict_left,
+                                      reversed_dict_of, reversible_dict)
 from .reversed_iterators import (INPUT_REVERSE_TYPES, LIST_REVERSE_ITERATOR, ReversedItems, reversed_index,
                                  reversed_list, reversed_rows)
 
 LIST_ITERATOR = type(iter([]))
 # (zip, enumerate, map and filter objects over tuple and range iterators too: composed_iterators.py; reversed()
 # of a list or tuple: reversed_iterators.py)
-MODELLED_TYPES = (type(iter(())), LIST_ITERATOR, type(iter(range(0)))) + COMPOSED_TYPES + INPUT_REVERSE_TYPES
+_DICT_VIEWS = {t: view for view, t in DICT_REVERSE_TYPES.items()}
+MODELLED_TYPES = (type(iter(())), LIST_ITERATOR, type(iter(range(0)))) + COMPOSED_TYPES + INPUT_REVERSE_TYPES + \
+    tuple(_DICT_VIEWS)
 MAX_MODELLED = 64
 
 
@@ -74,6 +78,7 @@ def _state_source(source, reader):
 class InputIteratorValue(IteratorValue):
     """A real iterator from outside the frame: its items left (`items`, `pos` of them consumed here)."""
     __slots__ = ("real_type", "start")
+    advanced_before_effects = False   # (a dict's reverse iterator: before the frame's writes to its dict)
     tracks_identity = True       # one Value per real iterator, however many paths reach it (guards/identity.py)
 
     def __init__(self, items, source, real_type, start=0):
@@ -118,6 +123,8 @@ def wrap_input_iterator(ctx, obj, source):
         if not isinstance(list_value, SeqValue) or list_value.kind is not list:
             return None
         return InputIteratorValue(ReversedItems(list_value.items, index), source, t)
+    if t in _DICT_VIEWS:
+        return _wrap_reversed_dict(ctx, obj, source, t)
     reader = composed_rows if t in COMPOSED_TYPES else reversed_rows if t in INPUT_REVERSE_TYPES else remaining_items
     rest = reader(obj)
     if rest is None or len(rest) > MAX_MODELLED:
@@ -128,11 +135,36 @@ def wrap_input_iterator(ctx, obj, source):
     return InputIteratorValue(items, source, t)
 
 
-def advance_lines(wrapped_values, rb):
-    """Generated statements moving each input iterator the frame consumed from by as many items."""
+class InputReversedDictIterator(InputIteratorValue):
+    """A dict reverse iterator from outside the frame (values/iterators/reversed_dict_iterators.py)."""
+    __slots__ = ()
+    advanced_before_effects = True
+    crosses_as_itself = True          # (convert/break_decision.py: its items are not read at a break)
+
+
+def _wrap_reversed_dict(ctx, obj, source, t):
+    """An InputReversedDictIterator reading its dict (wrapped as the input it is) live, or None."""
+    d, left = reversed_dict_of(obj), reversed_dict_left(obj)
+    if left == -1 or (d is not None and len(d) > MAX_MODELLED):
+        return None
+    ctx.guards.add("TYPE_MATCH", source, t)
+    ctx.guards.add("CONST_MATCH", _state_source(source, reversed_dict_left), left)
+    if d is None:                     # spent: it yields nothing, whatever its dict holds later
+        return InputReversedDictIterator([], source, t)
+    dict_value = ctx.wrap(d, _state_source(source, reversed_dict_of))
+    if not isinstance(dict_value, DictValue) or not reversible_dict(dict_value):
+        return None
+    size = len(d)            # the real dict's at entry (the frame may have written its Value before this read)
+    return InputReversedDictIterator(LiveReversedRows(dict_value, _DICT_VIEWS[t], size), source, t, start=size - left)
+
+
+def advance_lines(wrapped_values, rb, before_effects=False):
+    """Generated statements moving each input iterator the frame consumed from by as many items (with
+    `before_effects`, those advanced before the frame's side effects are replayed; else the others)."""
     lines, seen = [], set()
     for v in wrapped_values:         # (one Value may be wrapped under several Sources: `it is __fj_s0`)
-        if isinstance(v, InputIteratorValue) and v.pos > v.start and id(v) not in seen:
+        if isinstance(v, InputIteratorValue) and v.advanced_before_effects is before_effects and \
+                v.pos > v.start and id(v) not in seen:
             seen.add(id(v))
             lines.append(f"{rb.ns.bind(advance_iterator)}({rb.reload(v.source)}, {v.pos - v.start})")
     return lines

@@ -17,9 +17,7 @@ mirror:
   is a range iterator, already modelled. Both advance the real iterator after the graph by as many items
   as the frame took (iterator_positions.py's `advance_lines`).
 
-Not modelled: reversed() of a dict or its views (held across a break, the frame runs as plain Python as
-before; passed in, an opaque object): the resume function would need to read the dict live (its values,
-and eager's "dictionary changed size during iteration").
+reversed() of a dict or its views: reversed_dict_iterators.py (read live from the dict).
 """
 import itertools
 
@@ -66,7 +64,7 @@ def _real_type(seq):
         return _REVERSE_TYPES[seq.kind]
     if isinstance(seq, Const) and type(seq.value) in (tuple, range):
         return _REVERSE_TYPES[type(seq.value)]
-    return None         # (a dict's: its resume function could not model it; the frame stays plain Python)
+    return None         # (a dict's: reversed_dict_iterators.py, from the reversed() lookaside)
 
 
 def reversed_at(seq, pos, length):

@@ -87,7 +87,7 @@ def test_reversed_iterators_made_in_the_frame_resume_in_graphs():
     check(reversed_list_in_a_local, x3, [1.0, 2.0, 3.0, 4.0], graphs=2, breaks=1)
     check(reversed_tuple_in_a_local, x3, graphs=2, breaks=1)
     check(reversed_range_in_a_local, x3, 5, graphs=1, breaks=1)
-    check(reversed_dict_in_a_local, x3, {"a": 1.0, "b": 2.0, "c": 3.0})       # plain Python (not modelled)
+    check(reversed_dict_in_a_local, x3, {"a": 1.0, "b": 2.0, "c": 3.0}, graphs=2, breaks=1)   # (reversed_dict_iterators.py)
     check(reversed_list_after_appends_and_writes, x3, graphs=2, breaks=1)
     check(reversed_list_iterator_escapes, x3, [1, 2, 3], graphs=1, breaks=1)
 
