@@ -63,7 +63,10 @@ def saves_a_written_input(gm):
         if node.op not in ("call_function", "call_method", "call_module"):
             continue
         for t in _tensors(_value(node)):
-            grad_fn = t.grad_fn
+            try:
+                grad_fn = t.grad_fn
+            except RuntimeError:        # a no_grad view written in place refuses the read: it saved nothing
+                continue
             if grad_fn is None or id(grad_fn) in seen:
                 continue
             seen.add(id(grad_fn))
