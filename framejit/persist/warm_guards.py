@@ -190,7 +190,7 @@ def render_check(item, env, classes, native_tensor=None):
         return f"len({e}) == {int(value)}"
     if kind == "keys":
         keys = tuple(atom_value(a) for a in value)
-        return f"{_bind(env, _same_keys)}(tuple({e}.keys()), {_bind(env, keys)})"
+        return f"{_bind(env, _same_atoms or _same_keys)}(tuple({e}.keys()), {_bind(env, keys)})"
     if kind == "tensor":
         k, dtype, device, shape, stride, requires_grad, *inference = value
         inference = bool(inference[0]) if inference else False
@@ -291,6 +291,12 @@ def _class_test(expr, k, env, classes):
     return f"{_bind(env, check)}({expr})"
 
 
+try:                    # the native comparison a converted entry uses for keys (framejit/_words.c)
+    from .._words import same_atoms as _same_atoms
+except ImportError:
+    _same_atoms = None
+
+
 def _same_keys(keys, expected):
     return len(keys) == len(expected) and all(type(a) is type(b) and a == b for a, b in zip(keys, expected))
 
@@ -322,7 +328,7 @@ def resolve_fixed(ref, call_env):
 
 
 def entry_text(record, signature, call_args, env, classes, versioned=frozenset(), native_tensor=None,
-               native_state=None):
+               native_state=None, fast=False):
     """The text of `__fj_guards` (the checks: those on the received modules first, only when the module watch
     moved or other modules came since they last ran, `__fj_tree`, which pins them and the graph inputs read from them,
     `__fj_m`) and of `__fj_entry` (the guards, then the stored body with the graph call made from the inputs'
@@ -331,7 +337,11 @@ def entry_text(record, signature, call_args, env, classes, versioned=frozenset()
     __fj_graph, __fj_MISS, __fj_known, __fj_pin, __fj_refuse, __fj_m, __fj_st, __fj_fixed_<i>, the constants
     `consts` names. `native_tensor` (render_check) and `native_state` ([(kind, function or None, expected)]
     of the grad / state checks -> (check, mask, value) for one native call, or None) render the argument
-    tensors and the state as a converted entry does. Raises NotLoadable for anything the plan should not hold."""
+    tensors and the state as a converted entry does. With `fast`, the steady call tests what the converted entry
+    tests, inline: the module watch's counter and the roots' ids against the pin's (`__fj_pf`: [counter when the
+    tree checks passed, id of each root], `__fj_EP` the counter, `__fj_id` id) before asking `__fj_known`, and
+    the stamp's words in one native call (`__fj_unchanged(*__fj_sw)`, `__fj_sw` the stamp's [addresses, words])
+    before asking `__fj_st`. Raises NotLoadable for anything the plan should not hold."""
     params = set(record["params"]) | ({"__fj_cl"} if record.get("closure") else set())
     nfixed = len(record["fixed"])
     roots = list(record["module_roots"])
@@ -369,21 +379,46 @@ def entry_text(record, signature, call_args, env, classes, versioned=frozenset()
            "        return False",
            f"    __fj_pin({roots_tuple}, [{', '.join(watch)}], ({''.join(p + ', ' for p in members)}))",
            "    return True"]
-    test = ([f"((__fj_v := __fj_known({roots_tuple})) == 1 or __fj_v == -1 and __fj_tree({call_args}))"]
+    pinned = "".join(f" and __fj_id({r}) == __fj_pf[{i + 1}]" for i, r in enumerate(roots))
+    test = ([("__fj_EP[0] == __fj_pf[0]" + pinned + " or " if fast else "") +
+             f"(__fj_v := __fj_known({roots_tuple})) == 1 or __fj_v == -1 and __fj_tree({call_args})"]
             if roots else []) + each
     if stamped:
         src += [f"def __fj_stamped({signature}):", "    __fj_st.collect(locals())",
                 f"    return {' and '.join(stamped)} and __fj_st.commit()"]
-        test.append(f"(__fj_st.unchanged() or __fj_stamped({call_args}))")
-    src += [f"def __fj_guards({signature}):", f"    return {' and '.join(test) or 'True'}"]
-    src += [f"def __fj_entry({signature}):", "    try:",
-            f"        if not __fj_guards({call_args}):", "            return __fj_MISS",
+        test.append(("__fj_unchanged(__fj_sw[0], __fj_sw[1]) or " if fast else "") +
+                    f"__fj_st.unchanged() or __fj_stamped({call_args})")
+    guards = " and ".join(f"({t})" for t in test) or "True"
+    src += [f"def __fj_guards({signature}):", f"    return {guards}"]
+    src += [f"def __fj_entry({signature}):", "    try:",      # the guards inline: no call on the steady path
+            f"        if not ({guards}):", "            return __fj_MISS",
             "    except Exception:", "        return __fj_MISS"]
-    call = f"__fj_graph({', '.join(member_at.get(p, p) for p in inputs)})"
+    call = f"__fj_graph({_graph_arguments(inputs, members)})"
     call = "".join(f"__fj_o{i}, " for i in range(n)) + "= " + call if n else call
     for line in body:
         src.append("    " + (line.replace(CALL, call) if line.strip() == CALL else line))
     return "\n".join(src) + "\n"
+
+
+def _graph_arguments(inputs, members):
+    """The graph call's arguments: the inputs' paths, a run of consecutive members of the member cache as one
+    starred slice of it (`*__fj_m` when it is all of it), as the converted entry passes its parameters."""
+    parts, k, i = [], 0, 0
+    while i < len(inputs):
+        if inputs[i] not in members:
+            parts.append(inputs[i])
+            i += 1
+            continue
+        j = i
+        while j < len(inputs) and inputs[j] in members:
+            j += 1
+        start, stop = k, k + (j - i)
+        if stop - start < 3:
+            parts += [f"__fj_m[{m}]" for m in range(start, stop)]
+        else:
+            parts.append("*__fj_m" if (start, stop) == (0, len(members)) else f"*__fj_m[{start}:{stop}]")
+        k, i = stop, j
+    return ", ".join(parts)
 
 
 def reads_only(path, roots):
