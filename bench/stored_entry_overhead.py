@@ -6,7 +6,8 @@ entry's. Both entries are made in this one process from the same conversion (the
 round trip of its record, as a later process reads it) and call the same graph, which here returns the
 outputs it computed on its first call: what is timed is the entry's own work (guards, the graph inputs'
 reads, the result rebuilt), the part that differs. Rounds alternate between the two sides; the figures are
-medians of per-round CPU time per call, in microseconds.
+medians of per-round CPU time per call, in microseconds, and the median of each round's own difference
+(stored - converted: rounds alternate, so the load changes both sides of one round alike).
 
 Usage: PYTHONPATH=$PWD .venv/bin/python bench/stored_entry_overhead.py [--rounds N] [--calls N] [model ...]
 Models: bench/first_call.py's (resnet, gpt2, vit, llama_kv).
@@ -77,7 +78,8 @@ def measure(name, rounds, calls):
                 for _ in range(calls):
                     call()
                 times[side].append((time.process_time() - start) / calls * 1e6)
-    return statistics.median(times[0]), statistics.median(times[1])
+    paired = statistics.median(s - c for c, s in zip(*times))      # each round's own difference
+    return statistics.median(times[0]), statistics.median(times[1]), paired
 
 
 def main():
@@ -88,11 +90,12 @@ def main():
     a = parser.parse_args()
     import torch
     torch.set_num_threads(1)
-    print("| model | converted entry (us/call) | stored entry (us/call) | stored / converted |")
-    print("|---|---:|---:|---:|")
+    print("| model | converted entry (us/call) | stored entry (us/call) | stored / converted | "
+          "median of round differences (us) |")
+    print("|---|---:|---:|---:|---:|")
     for name in a.models:
-        converted, stored = measure(name, a.rounds, a.calls)
-        print(f"| {name} | {converted:.1f} | {stored:.1f} | {stored / converted:.2f} |", flush=True)
+        converted, stored, paired = measure(name, a.rounds, a.calls)
+        print(f"| {name} | {converted:.1f} | {stored:.1f} | {stored / converted:.2f} | {paired:+.2f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -171,12 +171,17 @@ class ClassCheck:
         return ok
 
 
-def render_check(item, env, classes, native_tensor=None):
+def render_check(item, env, classes, native_tensor=None, packed=()):
     """The check as an expression. `native_tensor(dtype, device, shape, stride, requires_grad, inference)`,
     when given, is (check, spec) for one native call testing an exact torch.Tensor so
-    (translate/guards/tensor_words.py's input_check, what a converted entry uses), or None."""
+    (translate/guards/tensor_words.py's input_check, what a converted entry uses), or None. `packed` names the
+    frame's own *args and **kwargs (an exact tuple and dict): their length and keys are tested without a call."""
     kind, path, value = item
     e = f"({path})" if path is not None else None
+    if path in packed and kind == "len" and int(value) == 0:      # the frame's *args: an exact tuple
+        return f"not {path}"
+    if path in packed and kind == "keys" and _same_atoms is not None:     # its **kwargs: an exact dict
+        return f"{_bind(env, _same_atoms)}([*{path}], {_bind(env, tuple(atom_value(a) for a in value))})"
     if kind == "is_const":
         if value not in (True, False, None):
             raise NotLoadable("is_const of a non-singleton")
@@ -328,7 +333,7 @@ def resolve_fixed(ref, call_env):
 
 
 def entry_text(record, signature, call_args, env, classes, versioned=frozenset(), native_tensor=None,
-               native_state=None, fast=False):
+               native_state=None, fast=False, packed=()):
     """The text of `__fj_guards` (the checks: those on the received modules first, only when the module watch
     moved or other modules came since they last ran, `__fj_tree`, which pins them and the graph inputs read from them,
     `__fj_m`) and of `__fj_entry` (the guards, then the stored body with the graph call made from the inputs'
@@ -341,7 +346,7 @@ def entry_text(record, signature, call_args, env, classes, versioned=frozenset()
     tests, inline: the module watch's counter and the roots' ids against the pin's (`__fj_pf`: [counter when the
     tree checks passed, id of each root], `__fj_EP` the counter, `__fj_id` id) before asking `__fj_known`, and
     the stamp's words in one native call (`__fj_unchanged(*__fj_sw)`, `__fj_sw` the stamp's [addresses, words])
-    before asking `__fj_st`. Raises NotLoadable for anything the plan should not hold."""
+    before asking `__fj_st`. `packed`: render_check's. Raises NotLoadable for anything the plan should not hold."""
     params = set(record["params"]) | ({"__fj_cl"} if record.get("closure") else set())
     nfixed = len(record["fixed"])
     roots = list(record["module_roots"])
@@ -363,7 +368,7 @@ def entry_text(record, signature, call_args, env, classes, versioned=frozenset()
         if i in fused:
             continue
         (stamped if i in versioned else each).append(render_check(_checked(item, params, nfixed, member_at), env,
-                                                                  classes, native_tensor))
+                                                                  classes, native_tensor, packed))
     tree = [render_check(_checked(item, params, nfixed, {}), env, classes) for item in record["tree"]]
     watch = [check_path(p, params, nfixed) for p in record["watch"]]
     n = int(record["n_outputs"])
@@ -401,12 +406,13 @@ def entry_text(record, signature, call_args, env, classes, versioned=frozenset()
 
 
 def _graph_arguments(inputs, members):
-    """The graph call's arguments: the inputs' paths, a run of consecutive members of the member cache as one
-    starred slice of it (`*__fj_m` when it is all of it), as the converted entry passes its parameters."""
-    parts, k, i = [], 0, 0
+    """The graph call's arguments: the inputs' paths, or, when consecutive members of the member cache run
+    three or more, one tuple made of the other inputs and that run (`__fj_m` itself when it is all of it, a
+    slice of it otherwise), starred: `*((x, ) + __fj_m)`, as the converted entry passes its parameters."""
+    singles, parts, k, i = [], [], 0, 0
     while i < len(inputs):
         if inputs[i] not in members:
-            parts.append(inputs[i])
+            singles.append(inputs[i])
             i += 1
             continue
         j = i
@@ -414,11 +420,18 @@ def _graph_arguments(inputs, members):
             j += 1
         start, stop = k, k + (j - i)
         if stop - start < 3:
-            parts += [f"__fj_m[{m}]" for m in range(start, stop)]
+            singles += [f"__fj_m[{m}]" for m in range(start, stop)]
         else:
-            parts.append("*__fj_m" if (start, stop) == (0, len(members)) else f"*__fj_m[{start}:{stop}]")
+            if singles:
+                parts.append("(" + "".join(f"{a}, " for a in singles) + ")")
+                singles = []
+            parts.append("__fj_m" if (start, stop) == (0, len(members)) else f"__fj_m[{start}:{stop}]")
         k, i = stop, j
-    return ", ".join(parts)
+    if not parts:
+        return ", ".join(singles)
+    if singles:
+        parts.append("(" + "".join(f"{a}, " for a in singles) + ")")
+    return f"*({' + '.join(parts)})"
 
 
 def reads_only(path, roots):

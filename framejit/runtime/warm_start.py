@@ -443,8 +443,10 @@ def _build(fn, record, store, args, kwargs):
     env["__fj_known"], env["__fj_pin"], env["__fj_refuse"] = pin.known, pin.pin, pin.refuse
     env["__fj_st"], env["__fj_sw"], env["__fj_unchanged"] = stamp, stamp.words, warm_words.words_unchanged
     env["__fj_pf"], env["__fj_EP"], env["__fj_id"] = pin.fast, module_watch.EPOCH, id
+    packed = code.co_varnames[code.co_argcount + code.co_kwonlyargcount:][:bool(code.co_flags & 0x04) +
+                                                                           bool(code.co_flags & 0x08)]
     text = entry_text(record, signature, call_args, env, classes, versioned, _native_tensor, _native_state,
-                      fast=True)
+                      fast=True, packed=frozenset(packed))
     graph, _ = inductor_aoti.load_stored(store, record["graph"])
     if graph is None:
         raise NotLoadable("its library is not in the cache")

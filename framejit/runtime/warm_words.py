@@ -34,6 +34,7 @@ metadata is within its words (the converted entry's `restamp` rules). A tree re-
 module watch's counter moved) drops the stamp.
 """
 import ast
+import ctypes
 import types
 
 import torch
@@ -315,9 +316,13 @@ class Stamp:
         """Always True (the checks decide); when the words cannot be read this time, nothing is stamped."""
         self.pending = None
         try:
-            words = []
+            words, seen = [], set()
             for item in self.items:
-                words += check_words(item, self.env, params, self.roots, self.anchors)
+                for word in check_words(item, self.env, params, self.roots, self.anchors):
+                    address = ctypes.addressof(word[0])
+                    if address not in seen:      # checks on one module's globals share its dict's tag: read once
+                        seen.add(address)
+                        words.append(word)
             gathered = gather([reader for reader, _, _ in words])
             if gathered is None:
                 return True
