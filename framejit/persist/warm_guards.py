@@ -342,11 +342,13 @@ def entry_text(record, signature, call_args, env, classes, versioned=frozenset()
     __fj_graph, __fj_MISS, __fj_known, __fj_pin, __fj_refuse, __fj_m, __fj_st, __fj_fixed_<i>, the constants
     `consts` names. `native_tensor` (render_check) and `native_state` ([(kind, function or None, expected)]
     of the grad / state checks -> (check, mask, value) for one native call, or None) render the argument
-    tensors and the state as a converted entry does. With `fast`, the steady call tests what the converted entry
-    tests, inline: the module watch's counter and the roots' ids against the pin's (`__fj_pf`: [counter when the
+    tensors and the state as a converted entry does. Returns (the text, the guard expression, the body's lines
+    after the guards), the last two as a converted entry's `_framejit_parts` hold them for the dispatcher to
+    inline (runtime/dispatcher.py). With `fast`, the steady call tests what the converted entry tests, inline: the module watch's counter and the roots' ids against the pin's (`__fj_pf`: [counter when the
     tree checks passed, id of each root], `__fj_EP` the counter, `__fj_id` id) before asking `__fj_known`, and
     the stamp's words in one native call (`__fj_unchanged(*__fj_sw)`, `__fj_sw` the stamp's [addresses, words])
-    before asking `__fj_st`. `packed`: render_check's. Raises NotLoadable for anything the plan should not hold."""
+    before asking `__fj_st`; the member cache is read into a local, `__fj_m := __fj_mc[0]` (the pin's holder), so
+    a dispatcher's copy of the names never reads a stale one. `packed`: render_check's. Raises NotLoadable for anything the plan should not hold."""
     params = set(record["params"]) | ({"__fj_cl"} if record.get("closure") else set())
     nfixed = len(record["fixed"])
     roots = list(record["module_roots"])
@@ -387,7 +389,7 @@ def entry_text(record, signature, call_args, env, classes, versioned=frozenset()
     pinned = "".join(f" and __fj_id({r}) == __fj_pf[{i + 1}]" for i, r in enumerate(roots))
     test = ([("__fj_EP[0] == __fj_pf[0]" + pinned + " or " if fast else "") +
              f"(__fj_v := __fj_known({roots_tuple})) == 1 or __fj_v == -1 and __fj_tree({call_args})"]
-            if roots else []) + each
+            if roots else []) + (["(__fj_m := __fj_mc[0]) is not None"] if roots and fast else []) + each
     if stamped:
         src += [f"def __fj_stamped({signature}):", "    __fj_st.collect(locals())",
                 f"    return {' and '.join(stamped)} and __fj_st.commit()"]
@@ -400,9 +402,9 @@ def entry_text(record, signature, call_args, env, classes, versioned=frozenset()
             "    except Exception:", "        return __fj_MISS"]
     call = f"__fj_graph({_graph_arguments(inputs, members)})"
     call = "".join(f"__fj_o{i}, " for i in range(n)) + "= " + call if n else call
-    for line in body:
-        src.append("    " + (line.replace(CALL, call) if line.strip() == CALL else line))
-    return "\n".join(src) + "\n"
+    lines = [line.replace(CALL, call) if line.strip() == CALL else line for line in body]
+    src += ["    " + line for line in lines]
+    return "\n".join(src) + "\n", guards, lines
 
 
 def _graph_arguments(inputs, members):

@@ -333,6 +333,7 @@ class _Pin:
     def __init__(self, env, stamp=None, n_roots=0):
         self.refs, self.epoch, self.verdict, self.env, self.stamp = (), -1, -1, env, stamp
         self.fast = [-1] + [0] * n_roots
+        self.members = [()]           # the member cache the tree checks last pinned (the entry reads it, `__fj_mc`)
 
     def known(self, roots, _epoch=module_watch.EPOCH):
         refs = self.refs
@@ -355,7 +356,7 @@ class _Pin:
         for obj in (*roots, *watched):
             if isinstance(obj, (torch.nn.Module, torch.nn.Parameter)):
                 module_watch.watch(obj)
-        self.env["__fj_m"] = members
+        self.env["__fj_m"] = self.members[0] = members
         self._note(roots, 1)
 
     def refuse(self, roots):
@@ -440,13 +441,14 @@ def _build(fn, record, store, args, kwargs):
     versioned, anchors = warm_words.versioned_checks(record["each_call"], env, arguments, roots)
     stamp = warm_words.Stamp([record["each_call"][i] for i in sorted(versioned)], env, roots, anchors)
     pin = _Pin(env, stamp, len(roots))
+    env["__fj_mc"] = pin.members
     env["__fj_known"], env["__fj_pin"], env["__fj_refuse"] = pin.known, pin.pin, pin.refuse
     env["__fj_st"], env["__fj_sw"], env["__fj_unchanged"] = stamp, stamp.words, warm_words.words_unchanged
     env["__fj_pf"], env["__fj_EP"], env["__fj_id"] = pin.fast, module_watch.EPOCH, id
     packed = code.co_varnames[code.co_argcount + code.co_kwonlyargcount:][:bool(code.co_flags & 0x04) +
                                                                            bool(code.co_flags & 0x08)]
-    text = entry_text(record, signature, call_args, env, classes, versioned, _native_tensor, _native_state,
-                      fast=True, packed=frozenset(packed))
+    text, guards, body = entry_text(record, signature, call_args, env, classes, versioned, _native_tensor,
+                                    _native_state, fast=True, packed=frozenset(packed))
     graph, _ = inductor_aoti.load_stored(store, record["graph"])
     if graph is None:
         raise NotLoadable("its library is not in the cache")
@@ -455,6 +457,8 @@ def _build(fn, record, store, args, kwargs):
     if not env["__fj_guards"](*lead, *args, **kwargs):
         raise NotLoadable("its guards fail for this call")
     entry = env.pop("__fj_entry")
+    # the dispatcher inlines it as it inlines a converted entry (its guards and body, over a copy of its names)
+    entry._framejit_parts = (guards, body, types.SimpleNamespace(env=env))
     result = ConvertResult("entry", entry=entry, guards=_NoGuards(), graph=None, source_text=text, ns=_Names(),
                            op_count=0)
     result.stored = True

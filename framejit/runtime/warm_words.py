@@ -28,7 +28,8 @@ converted entry versions what it reads from an object whose identity another gua
 before the versioned block, so an anchor holds whenever the words are compared.
 
 A check whose path reads an argument, or anything not in that table, stays a per-call check. The versioned
-checks run in a block only when the stamp is missing or a word moved; the block reads the words first,
+checks run in a block only when the stamp is missing or a word moved (the entry compares the stamp's words,
+each read once however many checks share it, in one native call); the block reads the words first,
 runs the checks, and stamps only if they passed, every class tag read is valid, and every tensor's
 metadata is within its words (the converted entry's `restamp` rules). A tree re-check (another module, the
 module watch's counter moved) drops the stamp.
