@@ -65,10 +65,14 @@ def entries(name, through_model=False):
         stored = warm_start._build(fn, record, None, (model, *args), kwargs).entry
     converted = result.entry
     if through_model:
-        warm_start.load = lambda fn, opts, a, k: warm_start._build(fn, record, None, a, k)
+        load = warm_start.load
+        warm_start.load = lambda f, opts, a, k: warm_start._build(f, record, None, a, k) if f is fn else None
         warm = framejit.compile(model, backend=_replaying_backend([]))
-        with torch.no_grad():
-            warm(*args, **kwargs)
+        try:
+            with torch.no_grad():
+                warm(*args, **kwargs)
+        finally:
+            warm_start.load = load
         assert getattr(warm.forward._framejit_state.results[0], "stored", False)
         return (lambda: compiled(*args, **kwargs)), (lambda: warm(*args, **kwargs))
     with torch.no_grad():
