@@ -6,9 +6,11 @@ entry's. Both entries are made in this one process from the same conversion (the
 round trip of its record, as a later process reads it) and call the same graph, which here returns the
 outputs it computed on its first call: what is timed is the entry's own work (guards, the graph inputs'
 reads, the result rebuilt), the part that differs. Rounds alternate between the two sides; the figures are
-medians of per-round CPU time per call, in microseconds.
+medians of per-round CPU time per call, in microseconds, and the median of each round's own difference
+(stored - converted: rounds alternate, so the load changes both sides of one round alike).
 
-Usage: PYTHONPATH=$PWD .venv/bin/python bench/stored_entry_overhead.py [--rounds N] [--calls N] [model ...]
+Usage: PYTHONPATH=$PWD .venv/bin/python bench/stored_entry_overhead.py [--rounds N] [--calls N] [--through-model]
+       [model ...]
 Models: bench/first_call.py's (resnet, gpt2, vit, llama_kv).
 """
 import argparse
@@ -38,8 +40,10 @@ def _replaying_backend(graphs):
     return backend
 
 
-def entries(name):
-    """(call converted, call stored): the two entries of `name`'s first conversion, as no-argument calls."""
+def entries(name, through_model=False):
+    """(call converted, call stored): the two entries of `name`'s first conversion, as no-argument calls; with
+    `through_model`, two compiled models' calls instead (the dispatcher, which inlines its first entry), one
+    converted, one whose first miss took the stored entry (warm_start.load, as in a warm process)."""
     import torch
     import framejit
     from bench.first_call import build
@@ -60,15 +64,26 @@ def entries(name):
     with torch.no_grad():
         stored = warm_start._build(fn, record, None, (model, *args), kwargs).entry
     converted = result.entry
+    if through_model:
+        load = warm_start.load
+        warm_start.load = lambda f, opts, a, k: warm_start._build(f, record, None, a, k) if f is fn else None
+        warm = framejit.compile(model, backend=_replaying_backend([]))
+        try:
+            with torch.no_grad():
+                warm(*args, **kwargs)
+        finally:
+            warm_start.load = load
+        assert getattr(warm.forward._framejit_state.results[0], "stored", False)
+        return (lambda: compiled(*args, **kwargs)), (lambda: warm(*args, **kwargs))
     with torch.no_grad():
         for entry in (converted, stored):
             assert entry(*lead, model, *args, **kwargs) is not MISS
     return (lambda: converted(*lead, model, *args, **kwargs)), (lambda: stored(*lead, model, *args, **kwargs))
 
 
-def measure(name, rounds, calls):
+def measure(name, rounds, calls, through_model=False):
     import torch
-    sides = entries(name)
+    sides = entries(name, through_model)
     times = ([], [])
     with torch.no_grad():
         for _ in range(rounds):
@@ -77,22 +92,28 @@ def measure(name, rounds, calls):
                 for _ in range(calls):
                     call()
                 times[side].append((time.process_time() - start) / calls * 1e6)
-    return statistics.median(times[0]), statistics.median(times[1])
+    paired = statistics.median(s - c for c, s in zip(*times))      # each round's own difference
+    return statistics.median(times[0]), statistics.median(times[1]), paired
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--through-model", action="store_true",
+                        help="time the compiled models' calls (dispatcher included), not the entries")
     parser.add_argument("models", nargs="*", default=["resnet", "gpt2"])
     a = parser.parse_args()
     import torch
     torch.set_num_threads(1)
-    print("| model | converted entry (us/call) | stored entry (us/call) | stored / converted |")
-    print("|---|---:|---:|---:|")
+    if a.through_model:
+        print("Through the compiled models' calls (dispatcher included):")
+    print("| model | converted entry (us/call) | stored entry (us/call) | stored / converted | "
+          "median of round differences (us) |")
+    print("|---|---:|---:|---:|---:|")
     for name in a.models:
-        converted, stored = measure(name, a.rounds, a.calls)
-        print(f"| {name} | {converted:.1f} | {stored:.1f} | {stored / converted:.2f} |", flush=True)
+        converted, stored, paired = measure(name, a.rounds, a.calls, a.through_model)
+        print(f"| {name} | {converted:.1f} | {stored:.1f} | {stored / converted:.2f} | {paired:+.2f} |", flush=True)
 
 
 if __name__ == "__main__":

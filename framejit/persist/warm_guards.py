@@ -171,12 +171,17 @@ class ClassCheck:
         return ok
 
 
-def render_check(item, env, classes, native_tensor=None):
+def render_check(item, env, classes, native_tensor=None, packed=()):
     """The check as an expression. `native_tensor(dtype, device, shape, stride, requires_grad, inference)`,
     when given, is (check, spec) for one native call testing an exact torch.Tensor so
-    (translate/guards/tensor_words.py's input_check, what a converted entry uses), or None."""
+    (translate/guards/tensor_words.py's input_check, what a converted entry uses), or None. `packed` names the
+    frame's own *args and **kwargs (an exact tuple and dict): their length and keys are tested without a call."""
     kind, path, value = item
     e = f"({path})" if path is not None else None
+    if path in packed and kind == "len" and int(value) == 0:      # the frame's *args: an exact tuple
+        return f"not {path}"
+    if path in packed and kind == "keys" and _same_atoms is not None:     # its **kwargs: an exact dict
+        return f"{_bind(env, _same_atoms)}([*{path}], {_bind(env, tuple(atom_value(a) for a in value))})"
     if kind == "is_const":
         if value not in (True, False, None):
             raise NotLoadable("is_const of a non-singleton")
@@ -190,7 +195,7 @@ def render_check(item, env, classes, native_tensor=None):
         return f"len({e}) == {int(value)}"
     if kind == "keys":
         keys = tuple(atom_value(a) for a in value)
-        return f"{_bind(env, _same_keys)}(tuple({e}.keys()), {_bind(env, keys)})"
+        return f"{_bind(env, _same_atoms or _same_keys)}(tuple({e}.keys()), {_bind(env, keys)})"
     if kind == "tensor":
         k, dtype, device, shape, stride, requires_grad, *inference = value
         inference = bool(inference[0]) if inference else False
@@ -291,6 +296,12 @@ def _class_test(expr, k, env, classes):
     return f"{_bind(env, check)}({expr})"
 
 
+try:                    # the native comparison a converted entry uses for keys (framejit/_words.c)
+    from .._words import same_atoms as _same_atoms
+except ImportError:
+    _same_atoms = None
+
+
 def _same_keys(keys, expected):
     return len(keys) == len(expected) and all(type(a) is type(b) and a == b for a, b in zip(keys, expected))
 
@@ -322,7 +333,7 @@ def resolve_fixed(ref, call_env):
 
 
 def entry_text(record, signature, call_args, env, classes, versioned=frozenset(), native_tensor=None,
-               native_state=None):
+               native_state=None, fast=False, packed=()):
     """The text of `__fj_guards` (the checks: those on the received modules first, only when the module watch
     moved or other modules came since they last ran, `__fj_tree`, which pins them and the graph inputs read from them,
     `__fj_m`) and of `__fj_entry` (the guards, then the stored body with the graph call made from the inputs'
@@ -331,7 +342,13 @@ def entry_text(record, signature, call_args, env, classes, versioned=frozenset()
     __fj_graph, __fj_MISS, __fj_known, __fj_pin, __fj_refuse, __fj_m, __fj_st, __fj_fixed_<i>, the constants
     `consts` names. `native_tensor` (render_check) and `native_state` ([(kind, function or None, expected)]
     of the grad / state checks -> (check, mask, value) for one native call, or None) render the argument
-    tensors and the state as a converted entry does. Raises NotLoadable for anything the plan should not hold."""
+    tensors and the state as a converted entry does. Returns (the text, the guard expression, the body's lines
+    after the guards), the last two as a converted entry's `_framejit_parts` hold them for the dispatcher to
+    inline (runtime/dispatcher.py). With `fast`, the steady call tests what the converted entry tests, inline: the module watch's counter and the roots' ids against the pin's (`__fj_pf`: [counter when the
+    tree checks passed, id of each root], `__fj_EP` the counter, `__fj_id` id) before asking `__fj_known`, and
+    the stamp's words in one native call (`__fj_unchanged(*__fj_sw)`, `__fj_sw` the stamp's [addresses, words])
+    before asking `__fj_st`; the member cache is read into a local, `__fj_m := __fj_mc[0]` (the pin's holder), so
+    a dispatcher's copy of the names never reads a stale one. `packed`: render_check's. Raises NotLoadable for anything the plan should not hold."""
     params = set(record["params"]) | ({"__fj_cl"} if record.get("closure") else set())
     nfixed = len(record["fixed"])
     roots = list(record["module_roots"])
@@ -353,7 +370,7 @@ def entry_text(record, signature, call_args, env, classes, versioned=frozenset()
         if i in fused:
             continue
         (stamped if i in versioned else each).append(render_check(_checked(item, params, nfixed, member_at), env,
-                                                                  classes, native_tensor))
+                                                                  classes, native_tensor, packed))
     tree = [render_check(_checked(item, params, nfixed, {}), env, classes) for item in record["tree"]]
     watch = [check_path(p, params, nfixed) for p in record["watch"]]
     n = int(record["n_outputs"])
@@ -369,21 +386,54 @@ def entry_text(record, signature, call_args, env, classes, versioned=frozenset()
            "        return False",
            f"    __fj_pin({roots_tuple}, [{', '.join(watch)}], ({''.join(p + ', ' for p in members)}))",
            "    return True"]
-    test = ([f"((__fj_v := __fj_known({roots_tuple})) == 1 or __fj_v == -1 and __fj_tree({call_args}))"]
-            if roots else []) + each
+    pinned = "".join(f" and __fj_id({r}) == __fj_pf[{i + 1}]" for i, r in enumerate(roots))
+    test = ([("__fj_EP[0] == __fj_pf[0]" + pinned + " or " if fast else "") +
+             f"(__fj_v := __fj_known({roots_tuple})) == 1 or __fj_v == -1 and __fj_tree({call_args})"]
+            if roots else []) + (["(__fj_m := __fj_mc[0]) is not None"] if roots and fast else []) + each
     if stamped:
         src += [f"def __fj_stamped({signature}):", "    __fj_st.collect(locals())",
                 f"    return {' and '.join(stamped)} and __fj_st.commit()"]
-        test.append(f"(__fj_st.unchanged() or __fj_stamped({call_args}))")
-    src += [f"def __fj_guards({signature}):", f"    return {' and '.join(test) or 'True'}"]
-    src += [f"def __fj_entry({signature}):", "    try:",
-            f"        if not __fj_guards({call_args}):", "            return __fj_MISS",
+        test.append(("__fj_unchanged(__fj_sw[0], __fj_sw[1]) or " if fast else "") +
+                    f"__fj_st.unchanged() or __fj_stamped({call_args})")
+    guards = " and ".join(f"({t})" for t in test) or "True"
+    src += [f"def __fj_guards({signature}):", f"    return {guards}"]
+    src += [f"def __fj_entry({signature}):", "    try:",      # the guards inline: no call on the steady path
+            f"        if not ({guards}):", "            return __fj_MISS",
             "    except Exception:", "        return __fj_MISS"]
-    call = f"__fj_graph({', '.join(member_at.get(p, p) for p in inputs)})"
+    call = f"__fj_graph({_graph_arguments(inputs, members)})"
     call = "".join(f"__fj_o{i}, " for i in range(n)) + "= " + call if n else call
-    for line in body:
-        src.append("    " + (line.replace(CALL, call) if line.strip() == CALL else line))
-    return "\n".join(src) + "\n"
+    lines = [line.replace(CALL, call) if line.strip() == CALL else line for line in body]
+    src += ["    " + line for line in lines]
+    return "\n".join(src) + "\n", guards, lines
+
+
+def _graph_arguments(inputs, members):
+    """The graph call's arguments: the inputs' paths, or, when consecutive members of the member cache run
+    three or more, one tuple made of the other inputs and that run (`__fj_m` itself when it is all of it, a
+    slice of it otherwise), starred: `*((x, ) + __fj_m)`, as the converted entry passes its parameters."""
+    singles, parts, k, i = [], [], 0, 0
+    while i < len(inputs):
+        if inputs[i] not in members:
+            singles.append(inputs[i])
+            i += 1
+            continue
+        j = i
+        while j < len(inputs) and inputs[j] in members:
+            j += 1
+        start, stop = k, k + (j - i)
+        if stop - start < 3:
+            singles += [f"__fj_m[{m}]" for m in range(start, stop)]
+        else:
+            if singles:
+                parts.append("(" + "".join(f"{a}, " for a in singles) + ")")
+                singles = []
+            parts.append("__fj_m" if (start, stop) == (0, len(members)) else f"__fj_m[{start}:{stop}]")
+        k, i = stop, j
+    if not parts:
+        return ", ".join(singles)
+    if singles:
+        parts.append("(" + "".join(f"{a}, " for a in singles) + ")")
+    return f"*({' + '.join(parts)})"
 
 
 def reads_only(path, roots):

@@ -324,10 +324,16 @@ def _global_name(obj):
 class _Pin:
     """The modules the tree checks were last run for (weakly), the module watch's counter then, and their
     verdict: 1 passed, 0 failed (a module changed after the entry ran: the entry misses at once until the
-    counter moves again, instead of running every check on every call), -1 not known."""
+    counter moves again, instead of running every check on every call), -1 not known.
 
-    def __init__(self, env, stamp=None):
+    `fast` is what the entry compares inline on a steady call, as a converted entry does (module_guards.py):
+    [the counter when the checks last passed, or -1; the id of each root then]. A root's death sets it to -1
+    before its id can be another object's (the weak reference's callback), so equal ids are the same roots."""
+
+    def __init__(self, env, stamp=None, n_roots=0):
         self.refs, self.epoch, self.verdict, self.env, self.stamp = (), -1, -1, env, stamp
+        self.fast = [-1] + [0] * n_roots
+        self.members = [()]           # the member cache the tree checks last pinned (the entry reads it, `__fj_mc`)
 
     def known(self, roots, _epoch=module_watch.EPOCH):
         refs = self.refs
@@ -336,13 +342,21 @@ class _Pin:
         for ref, obj in zip(refs, roots):
             if ref() is not obj:
                 return -1
+        if self.verdict == 1:
+            self._fast(roots)
         return self.verdict
+
+    def _fast(self, roots):
+        fast = self.fast
+        fast[0] = -1
+        fast[1:] = [id(r) for r in roots]
+        fast[0] = self.epoch
 
     def pin(self, roots, watched, members):
         for obj in (*roots, *watched):
             if isinstance(obj, (torch.nn.Module, torch.nn.Parameter)):
                 module_watch.watch(obj)
-        self.env["__fj_m"] = members
+        self.env["__fj_m"] = self.members[0] = members
         self._note(roots, 1)
 
     def refuse(self, roots):
@@ -354,8 +368,12 @@ class _Pin:
     def _note(self, roots, verdict):
         if self.stamp is not None:
             self.stamp.drop()          # what the stamped checks read from these modules is read again
-        self.refs = tuple(weakref.ref(r) for r in roots)
+        fast = self.fast
+        fast[0] = -1
+        self.refs = tuple(weakref.ref(r, lambda _, fast=fast: fast.__setitem__(0, -1)) for r in roots)
         self.epoch, self.verdict = module_watch.EPOCH[0], verdict
+        if verdict == 1:
+            self._fast(roots)
 
 
 def load(fn, opts, args, kwargs):
@@ -420,13 +438,17 @@ def _build(fn, record, store, args, kwargs):
     for item in record["each_call"]:
         if isinstance(item, list) and len(item) == 3 and isinstance(item[1], str):
             check_path(item[1], params, len(record["fixed"]))
-    versioned = frozenset(i for i, item in enumerate(record["each_call"])
-                          if warm_words.versionable(item, env, arguments, roots))
-    text = entry_text(record, signature, call_args, env, classes, versioned, _native_tensor, _native_state)
-    stamp = warm_words.Stamp([record["each_call"][i] for i in sorted(versioned)], env, roots)
-    pin = _Pin(env, stamp)
+    versioned, anchors = warm_words.versioned_checks(record["each_call"], env, arguments, roots)
+    stamp = warm_words.Stamp([record["each_call"][i] for i in sorted(versioned)], env, roots, anchors)
+    pin = _Pin(env, stamp, len(roots))
+    env["__fj_mc"] = pin.members
     env["__fj_known"], env["__fj_pin"], env["__fj_refuse"] = pin.known, pin.pin, pin.refuse
-    env["__fj_st"] = stamp
+    env["__fj_st"], env["__fj_sw"], env["__fj_unchanged"] = stamp, stamp.words, warm_words.words_unchanged
+    env["__fj_pf"], env["__fj_EP"], env["__fj_id"] = pin.fast, module_watch.EPOCH, id
+    packed = code.co_varnames[code.co_argcount + code.co_kwonlyargcount:][:bool(code.co_flags & 0x04) +
+                                                                           bool(code.co_flags & 0x08)]
+    text, guards, body = entry_text(record, signature, call_args, env, classes, versioned, _native_tensor,
+                                    _native_state, fast=True, packed=frozenset(packed))
     graph, _ = inductor_aoti.load_stored(store, record["graph"])
     if graph is None:
         raise NotLoadable("its library is not in the cache")
@@ -435,6 +457,8 @@ def _build(fn, record, store, args, kwargs):
     if not env["__fj_guards"](*lead, *args, **kwargs):
         raise NotLoadable("its guards fail for this call")
     entry = env.pop("__fj_entry")
+    # the dispatcher inlines it as it inlines a converted entry (its guards and body, over a copy of its names)
+    entry._framejit_parts = (guards, body, types.SimpleNamespace(env=env))
     result = ConvertResult("entry", entry=entry, guards=_NoGuards(), graph=None, source_text=text, ns=_Names(),
                            op_count=0)
     result.stored = True

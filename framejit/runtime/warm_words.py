@@ -21,13 +21,21 @@ its path on this call's objects:
   anything read from a module the frame receives   nothing: the module watch pins it (the entry's tree
                                                    check, `_Pin`), as the converted entry's pins do
 
+A path may also pass through an object an `is` check run on every call fixes (an *anchor*: the closure cell
+`__fj_cl[0].cell_contents is <the decorated forward>`): from there it is walked on that object, as the
+converted entry versions what it reads from an object whose identity another guard checks
+(translate/guards/dict_guards.py). Anchors themselves are never versioned, and every per-call check runs
+before the versioned block, so an anchor holds whenever the words are compared.
+
 A check whose path reads an argument, or anything not in that table, stays a per-call check. The versioned
-checks run in a block only when the stamp is missing or a word moved; the block reads the words first,
+checks run in a block only when the stamp is missing or a word moved (the entry compares the stamp's words,
+each read once however many checks share it, in one native call); the block reads the words first,
 runs the checks, and stamps only if they passed, every class tag read is valid, and every tensor's
 metadata is within its words (the converted entry's `restamp` rules). A tree re-check (another module, the
 module watch's counter moved) drops the stamp.
 """
 import ast
+import ctypes
 import types
 
 import torch
@@ -47,21 +55,37 @@ _PINNED = object()          # marks a value read from the received modules (the 
 _FUNCTION_FIELDS = ("__code__", "__defaults__", "__kwdefaults__")
 
 
-def versionable(item, env, params, roots):
+def versionable(item, env, params, roots, anchors=None):
     """Can check `item` (a plan entry: [kind, path, value]) be watched by words? Tried on this call."""
     try:
-        check_words(item, env, params, roots)
+        check_words(item, env, params, roots, anchors)
         return True
     except Exception:
         return False
 
 
-def check_words(item, env, params, roots):
+def versioned_checks(items, env, params, roots):
+    """(indices of the `items` words can watch, the anchors they may walk through: {path's ast dump: name of
+    the fixed object}). Anchors are the `is` checks left per call; the others are tried again through them."""
+    versioned = {i for i, item in enumerate(items) if versionable(item, env, params, roots)}
+    anchors, anchored = {}, set()
+    for i, item in enumerate(items):
+        if i not in versioned and isinstance(item, list) and len(item) == 3 and item[0] == "is" and \
+                isinstance(item[1], str) and f"__fj_fixed_{item[2]}" in env:
+            anchors[ast.dump(ast.parse(item[1], mode="eval").body)] = f"__fj_fixed_{item[2]}"
+            anchored.add(i)
+    if anchors:
+        versioned |= {i for i, item in enumerate(items) if i not in versioned and i not in anchored and
+                      versionable(item, env, params, roots, anchors)}
+    return frozenset(versioned), anchors
+
+
+def check_words(item, env, params, roots, anchors=None):
     """[(reader, role, owner)] the words that keep `item` true; raises NotVersioned (or anything) if none do."""
     kind, path, value = item
     if kind not in ("is_const", "const", "type", "len", "keys", "tensor", "is", "same") or path is None:
         raise NotVersioned(kind)
-    walk = _Walk(env, params, roots)
+    walk = _Walk(env, params, roots, anchors)
     obj, pinned = walk.eval(ast.parse(path, mode="eval").body)
     out = walk.words
     if kind == "tensor":
@@ -105,8 +129,9 @@ def _described(walk, obj, d):
 class _Walk:
     """Evaluates a path as warm_guards' checks do, noting the words each read depends on."""
 
-    def __init__(self, env, params, roots):
+    def __init__(self, env, params, roots, anchors=None):
         self.env, self.params, self.roots, self.words = env, params, roots, []
+        self.anchors = anchors or {}
 
     def add(self, reader, role, owner):
         if reader is None:
@@ -115,6 +140,10 @@ class _Walk:
 
     def eval(self, node):
         """(value, pinned)"""
+        if self.anchors and not isinstance(node, (ast.Constant, ast.Name)):
+            anchor = self.anchors.get(ast.dump(node))
+            if anchor is not None:
+                return self.env[anchor], False
         if isinstance(node, ast.Constant):
             return node.value, False
         if isinstance(node, ast.Name):
@@ -253,17 +282,26 @@ class _Walk:
         self.add(type_version(type(obj)), "class", type(obj))
 
 
+def words_unchanged(addresses, stamp):
+    """The entry's inline test of a native stamp (`Stamp.words`): _words.unchanged, or False without it."""
+    return dict_versions.native_unchanged is not None and dict_versions.native_unchanged(addresses, stamp)
+
+
 class Stamp:
     """The words of the versioned checks when they last passed. `unchanged()` is the per-call test;
     `collect(params)` (before the checks) reads the words again for this call's objects, `commit()` (after
-    they passed) keeps them; `drop()` when the module watch re-ran the tree checks."""
+    they passed) keeps them; `drop()` when the module watch re-ran the tree checks. `words` is the native
+    stamp as the entry compares it inline, [addresses, words] (b"", None when there is none): one C call, as
+    a converted entry's words are."""
 
-    __slots__ = ("items", "env", "roots", "getter", "arg", "native", "stamp", "pending", "owners")
+    __slots__ = ("items", "env", "roots", "anchors", "getter", "arg", "native", "stamp", "pending", "owners",
+                 "words")
 
-    def __init__(self, items, env, roots):
-        self.items, self.env, self.roots = items, env, roots
+    def __init__(self, items, env, roots, anchors=None):
+        self.items, self.env, self.roots, self.anchors = items, env, roots, anchors
         self.getter = self.arg = self.stamp = self.pending = self.owners = None
         self.native = False
+        self.words = [b"", None]
 
     def unchanged(self):
         if self.native:
@@ -271,6 +309,7 @@ class Stamp:
         return self.stamp is not None and self.getter(self.arg) == self.stamp
 
     def drop(self):
+        self.words[1] = None
         self.stamp = None
         self.native = False
 
@@ -278,9 +317,13 @@ class Stamp:
         """Always True (the checks decide); when the words cannot be read this time, nothing is stamped."""
         self.pending = None
         try:
-            words = []
+            words, seen = [], set()
             for item in self.items:
-                words += check_words(item, self.env, params, self.roots)
+                for word in check_words(item, self.env, params, self.roots, self.anchors):
+                    address = ctypes.addressof(word[0])
+                    if address not in seen:      # checks on one module's globals share its dict's tag: read once
+                        seen.add(address)
+                        words.append(word)
             gathered = gather([reader for reader, _, _ in words])
             if gathered is None:
                 return True
@@ -303,5 +346,9 @@ class Stamp:
         if self.pending is not None:
             (self.getter, self.arg), self.stamp, self.owners = self.pending
             self.native = self.getter is dict_versions._native_gather
+            self.words[1] = None
+            if self.native:
+                self.words[0] = self.arg
+                self.words[1] = self.stamp
         self.pending = None
         return True

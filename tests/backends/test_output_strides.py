@@ -92,3 +92,46 @@ def a_view_of_the_input(x):
 def test_outputs_sharing_an_input_are_left_alone():
     """An output that views an input keeps its identity and layout (the pass plans no copy for it)."""
     _check_strides(a_view_of_the_input, randn(4, 6))
+
+
+def fresh_outputs(x):
+    return torch.sin(x) * 2, x.sum(0)
+
+
+def _graph_in(namespace):
+    return namespace.get("__fj_graph")
+
+
+def _is_restriding_wrapper(graph):
+    return getattr(graph, "__qualname__", "") == "restriding.<locals>.run"
+
+
+def test_an_empty_plan_takes_the_wrapper_out_of_the_call_path():
+    """Outputs inductor lays out as eager does: after the first call, the entry and its dispatcher call the
+    compiled graph itself, not output_strides' wrapper (which had cost every call about 0.5 us). Failed before:
+    the wrapper stayed in the namespaces for good."""
+    import framejit
+    framejit.reset()
+    compiled_fn = framejit.compile(fresh_outputs, backend="inductor")
+    x = randn(4, 6)
+    first = compiled_fn(x.clone())                  # the conversion's call: through the entry's namespace
+    result = compiled_fn._framejit_state.results[0]
+    assert not _is_restriding_wrapper(_graph_in(result.ns.env)) and _graph_in(result.ns.env) is not None
+    second = compiled_fn(x.clone())                 # through the dispatcher's copy of it
+    assert not _is_restriding_wrapper(_graph_in(compiled_fn._framejit_env.env))
+    expected = fresh_outputs(x.clone())
+    for got in (first, second, compiled_fn(x.clone())):
+        assert all(torch.allclose(a, b) and a.stride() == b.stride() for a, b in zip(got, expected))
+    check(fresh_outputs, x, backend="inductor")
+
+
+def test_a_planned_copy_keeps_the_wrapper():
+    """kv_cache_like's first output needs eager's strides on every call: its wrapper stays."""
+    import framejit
+    framejit.reset()
+    compiled_fn = framejit.compile(kv_cache_like, backend="inductor")
+    x = randn(2, 3, 8, seed=3)
+    for _ in range(3):
+        got = compiled_fn(x.clone())
+    assert _is_restriding_wrapper(_graph_in(compiled_fn._framejit_env.env))
+    assert got[0].stride() == kv_cache_like(x.clone())[0].stride()
