@@ -43,9 +43,15 @@ def compile_inductor(gm, example_inputs, options=None, repeated_blocks=None):
     # the pieces of repeated blocks (passes/repeated_blocks.py) are compiled once per structure
     if repeated_blocks is None:
         repeated_blocks = repeated_blocks_wanted()
-    passes = INDUCTOR_PASSES if repeated_blocks else tuple(p for p in INDUCTOR_PASSES if p is not cut_repeated_blocks)
+    passes = inductor_passes(repeated_blocks)
     with inductor_aoti.options_for_graphs(patches):      # a library's key holds them (inductor_aoti.py)
         return compile_through(passes, SharedCompiles(compiler), gm, example_inputs)
+
+
+def inductor_passes(repeated_blocks):
+    """The pipeline's inductor passes, without the repeated-blocks cut unless asked for (stored libraries
+    are decided by their own pass, in the list either way)."""
+    return INDUCTOR_PASSES if repeated_blocks else tuple(p for p in INDUCTOR_PASSES if p is not cut_repeated_blocks)
 
 
 def repeated_blocks_wanted():

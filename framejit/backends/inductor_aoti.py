@@ -95,6 +95,22 @@ def aoti_candidate(example_inputs):
     return True
 
 
+def _static_candidate(gm, example_inputs):
+    if not aoti_candidate(example_inputs):
+        return False
+    for node in gm.graph.nodes:
+        value = node.meta.get("example_value") if node.op == "placeholder" else None
+        if isinstance(value, torch.Tensor) and not all(type(d) is int for d in (*value.shape, *value.stride())):
+            return False                   # a symbolic size: the JIT path (inductor_caches.can_use_caches)
+    return True
+
+
+def builds_library_now(gm, example_inputs):
+    """Is `gm`'s library built at its compile (FRAMEJIT_CACHE_AOTI=1 and a graph a library can take)?"""
+    from ..persist.store import default_store
+    return mode() == "now" and default_store() is not None and _static_candidate(gm, example_inputs)
+
+
 def library_route(gm, example_inputs):
     """What the repeated-blocks pass does with a graph that reached inductor's compiler, before it cuts:
     ("whole", None) compile it whole, its library built now (FRAMEJIT_CACHE_AOTI=1: inductor_caches.py);
@@ -105,12 +121,8 @@ def library_route(gm, example_inputs):
     from ..persist.store import default_store
     how = mode()
     store = default_store() if how != "off" else None
-    if store is None or not aoti_candidate(example_inputs):
+    if store is None or not _static_candidate(gm, example_inputs):
         return None, None
-    for node in gm.graph.nodes:
-        value = node.meta.get("example_value") if node.op == "placeholder" else None
-        if isinstance(value, torch.Tensor) and not all(type(d) is int for d in (*value.shape, *value.stride())):
-            return None, None              # a symbolic size: the JIT path (inductor_caches.can_use_caches)
     if how == "now":
         return "whole", None
     options = getattr(_OPTIONS, "value", None)

@@ -11,14 +11,14 @@ the later ones return).
 """
 from .passes import (dead_tensors, multi_output_views, mutations_outside, none_grads, nothing_saved, out_arguments,
                      output_strides, overlapping_writes, repeated_blocks, saved_written_inputs, state_regions,
-                     unreached_inputs)
+                     stored_libraries, unreached_inputs)
 
 AOT_EAGER_PASSES = (saved_written_inputs, out_arguments, state_regions, nothing_saved, overlapping_writes, multi_output_views,
                     unreached_inputs, dead_tensors, none_grads, mutations_outside)
 # inductor compiles repeated blocks once (repeated_blocks.py; its compiler is a same_graphs.SharedCompiles);
 # its decompositions can lay an output out otherwise than eager: output_strides.py restrides it
 INDUCTOR_PASSES = (output_strides, saved_written_inputs, out_arguments, state_regions.COMPILING_NO_GRAD, nothing_saved,
-                   repeated_blocks, overlapping_writes,
+                   stored_libraries, repeated_blocks, overlapping_writes,
                    multi_output_views, unreached_inputs, dead_tensors, none_grads)
 
 

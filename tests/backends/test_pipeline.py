@@ -85,3 +85,32 @@ def test_inductor_compiles_a_graph_run_under_no_grad():
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 def test_random_numbers_are_eagers(fn, backend):
     check(fn, randn(3, requires_grad=True), backend=backend, grads=True)
+
+
+@pytest.mark.parametrize("repeated_blocks", [False, True])
+def test_inductor_pipeline_schedules_a_library_whatever_the_repeated_blocks_choice(repeated_blocks, tmp_path,
+                                                                                   monkeypatch):
+    # the default mode (background) must schedule an inference graph's library build and tag its callable:
+    # when the decision lived in repeated_blocks.py, making that pass opt-in dropped every library
+    from framejit.backends import aoti_background
+    from framejit.backends.inductor import inductor_passes
+    from framejit.persist import store
+    monkeypatch.setenv("FRAMEJIT_CACHE_AOTI", "background")
+    monkeypatch.setenv("FRAMEJIT_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(store, "_STORES", {})
+    k = 3.0 if repeated_blocks else 2.0          # two graphs, two keys (a key is scheduled once per process)
+    gm = torch.fx.symbolic_trace(lambda x: (torch.relu(x) * k,))
+    x = torch.randn(4, 4)
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            node.meta["example_value"] = x
+    pending = list(aoti_background._PENDING)
+    try:
+        with torch.no_grad():
+            compiled = compile_through(inductor_passes(repeated_blocks), lambda g, inputs: (lambda *a: g(*a)),
+                                     gm, [x])
+        assert getattr(compiled, "framejit_aoti_key", None), "no library build scheduled"
+        assert (tmp_path / "building" / compiled.framejit_aoti_key).exists()
+        assert torch.equal(compiled(x)[0], torch.relu(x) * k)
+    finally:                     # no child build at this test process's exit
+        aoti_background._PENDING[:] = pending

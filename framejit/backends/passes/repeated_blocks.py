@@ -27,7 +27,7 @@ runs with `fallback_random`: torch's own kernels, one draw after another), so th
 """
 import torch.fx as fx
 
-from .. import aoti_background, inductor_aoti
+from .. import inductor_aoti
 from ..in_place import written_values
 from ..same_graphs import storage_key, structure_key
 from .state_regions import _subgraph, _written_storages, is_switch
@@ -37,15 +37,12 @@ MIN_BLOCK_OPS = 5
 
 
 def apply(gm, example_inputs, compile_rest):
-    """The pass: `gm` cut into pieces when it holds repeated blocks (see the module doc), else the rest."""
-    action, value = inductor_aoti.library_route(gm, example_inputs)    # whole, as one stored library
-    if action == "library":
-        return value
-    later = aoti_background.later(gm, example_inputs, value) if action == "later" else None
-    pieces = None if action == "whole" else plan(gm)
+    """The pass: `gm` cut into pieces when it holds repeated blocks (see the module doc), else the rest.
+    A graph whose library is built now (FRAMEJIT_CACHE_AOTI=1, stored_libraries.py) stays whole."""
+    pieces = None if inductor_aoti.builds_library_now(gm, example_inputs) else plan(gm)
     if pieces is None:
-        return inductor_aoti.tagged(compile_rest(gm, example_inputs), later)
-    return inductor_aoti.tagged(compile_pieces(gm, pieces, compile_rest), later)
+        return compile_rest(gm, example_inputs)
+    return compile_pieces(gm, pieces, compile_rest)
 
 
 def _compute_nodes(gm):

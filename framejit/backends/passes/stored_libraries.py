@@ -1,0 +1,27 @@
+"""An inference graph's AOTInductor library: loaded when stored, scheduled for a background build when not.
+
+Why this exists (issue 24): a later process should start from a stored library, not from inductor's
+lowering. This decision was made inside repeated_blocks.py; when that pass became opt-in (session 24) it
+left the inductor pipeline by default, and with it every library: the default `background` mode built
+none, and every warm process converted and lowered again (GPT-2's warm first call 3.5 s instead of about
+0.3 s). It is its own pass now, in the inductor pipeline always:
+
+  a stored library for this graph's key     run it (nothing else compiles)
+  FRAMEJIT_CACHE_AOTI=1                     the rest compiles the graph whole (its library is built there:
+                                            inductor_caches.py); repeated_blocks.py does not cut it
+  background (the default), none stored     the rest compiles on the JIT path; the build is scheduled
+                                            (aoti_background.py) and the callable carries the key
+  anything else                             the rest, as it is
+
+(inductor_aoti.library_route decides; it refuses graphs that are not plain static CPU inference graphs.)
+"""
+from .. import aoti_background, inductor_aoti
+
+
+def apply(gm, example_inputs, compile_rest):
+    """The pass: the stored library of `gm`, or what the rest compiles (tagged with a scheduled build's key)."""
+    action, value = inductor_aoti.library_route(gm, example_inputs)
+    if action == "library":
+        return value
+    later = aoti_background.later(gm, example_inputs, value) if action == "later" else None
+    return inductor_aoti.tagged(compile_rest(gm, example_inputs), later)
