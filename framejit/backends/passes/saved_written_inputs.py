@@ -17,8 +17,8 @@ no_grad saves nothing and is compiled as usual.
 """
 import torch
 
-from ..in_place import written_values
 from ..same_graphs import storage_key
+from .state_regions import _written_storages
 
 
 def apply(gm, example_inputs, compile_rest):
@@ -43,14 +43,7 @@ def _tensors(value):
 def written_input_storages(gm):
     """Storages of the graph's inputs that some op of the graph writes in place."""
     inputs = {storage_key(t) for n in gm.graph.nodes if n.op == "placeholder" for t in _tensors(_value(n))}
-    inputs.discard(None)
-    written = set()
-    for node in gm.graph.nodes:
-        for target in written_values(node):
-            for item in (target if isinstance(target, (tuple, list)) else (target,)):
-                for t in _tensors(_value(item)) if hasattr(item, "op") else ():
-                    written.add(storage_key(t))
-    return written & inputs
+    return (_written_storages(gm.graph.nodes) & inputs) - {None}
 
 
 def saves_a_written_input(gm):

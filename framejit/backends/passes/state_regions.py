@@ -36,6 +36,7 @@ import torch.fx as fx
 from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
 
 from ..in_place import written_values as writes_of
+from ..same_graphs import storage_key as _storage_key
 from .dead_tensors import handed_out, is_dead_tensor
 from ...random_draws import node_may_draw
 
@@ -402,13 +403,6 @@ def _subgraph(gm, nodes, written_before=frozenset()):
     graph.output(tuple(handed_out(graph, env[n]) if is_dead_tensor(n) else env[n] for n in outputs))
     return fx.GraphModule(gm, graph), inputs, outputs
 
-
-def _storage_key(value):
-    """Which storage a (fake) tensor is on, or None when that cannot be told."""
-    try:
-        return value.untyped_storage()._cdata
-    except (RuntimeError, NotImplementedError, AttributeError):
-        return None
 
 
 def _written_storages(nodes):
