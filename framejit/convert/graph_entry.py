@@ -23,7 +23,7 @@ from ..errors import BackendError, GraphBreak
 from ..shapes.oblivious import compile_oblivious
 from ..translate.guards.guard_set import GuardSet, is_instance_guard
 from ..translate.guards import module_guards
-from ..translate.guards.identity import guard_storage_sharing
+from ..translate.guards.identity import guard_storage_sharing, guard_written_leaves
 from ..translate.guards.autocast import autocast_sensitive
 from ..translate.context import is_cpu_autocast_enabled
 from ..translate.values.managers.state_managers import STATE_NODE_TARGETS
@@ -87,8 +87,9 @@ def _compile_graph(ctx, outputs, opts, name):
     grad_switch = grad_switch_only(gm, outputs)
     if grad_switch is not None:
         return None, None, grad_switch
-    guard_storage_sharing(ctx.guards, [(source, tensor, node.meta.get("example_value"))
-                                       for source, tensor, node in ctx.graph.inputs])
+    inputs_after = [(source, tensor, node.meta.get("example_value")) for source, tensor, node in ctx.graph.inputs]
+    guard_storage_sharing(ctx.guards, inputs_after)
+    guard_written_leaves(ctx.guards, inputs_after)
     if autocast_sensitive(gm.graph, STATE_NODE_TARGETS):
         ctx.guard_state(is_cpu_autocast_enabled)
     grad_mode = torch.is_grad_enabled()

@@ -11,7 +11,8 @@ of a few kinds, each with the meaning of the guard kind it came from (translate/
   ["len", path, n]                      len(path) == n                (LEN_MATCH)
   ["keys", path, [atoms]]               the keys, in order, same types (DICT_KEYS)
   ["tensor", path, [k, dtype, device, shape, stride, requires_grad, inference]]  (TENSOR_MATCH; inference
-                                        absent in older records: False)
+                                        absent in older records: False; requires_grad means a leaf too:
+                                        a conversion that depends on a non-leaf input is not stored)
   ["grad", None, bool]                  grad mode                      (GRAD_MODE)
   ["state", f, atom]                    fixed function f() == atom     (STATE_MATCH)
   ["is", path, f]                       path is fixed object f         (ID_MATCH on a long-lived object)
@@ -209,7 +210,8 @@ def render_check(item, env, classes, native_tensor=None, packed=()):
         where = f"{e}.is_cpu" if device == "cpu" else f"{e}.device == {_bind(env, torch.device(device))}"
         return (f"{head} and {e}.dtype is {_bind(env, dtype)} and {where} and {e}.shape == "
                 f"{_bind(env, torch.Size(shape))} and {e}.stride() == {_bind(env, tuple(stride))} and "
-                f"{e}.requires_grad is {bool(requires_grad)!r} and {e}.is_inference() is {inference!r}")
+                f"{e}.requires_grad is {bool(requires_grad)!r}{f' and {e}.is_leaf' if requires_grad else ''} and "
+                f"{e}.is_inference() is {inference!r}")
     if kind == "grad":
         return f"{_bind(env, torch.is_grad_enabled)}() is {bool(value)!r}"
     if kind == "state":

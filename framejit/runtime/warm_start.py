@@ -259,6 +259,8 @@ class _Plan:
                 raise NotStorable("dict keys that are not atoms")
             item = ["keys", path, keys]
         elif kind == "TENSOR_MATCH":
+            if x.leaf_checked and x.leaf is not True:   # stored checks test leaf-ness only as True
+                raise NotStorable("a non-leaf tensor input")
             item = ["tensor", path, [self.class_index(x.type), str(x.dtype).replace("torch.", ""), str(x.device),
                                      list(x.shape), list(x.stride), bool(x.requires_grad), bool(x.inference)]]
             if tree and issubclass(x.type, torch.nn.Parameter):

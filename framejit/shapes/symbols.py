@@ -90,6 +90,15 @@ class ShapeContext:
             fake = torch.empty_strided(sizes, strides, dtype=t.dtype, device=t.device)
         if t.requires_grad:
             fake.requires_grad_(True)
+            try:
+                leaf, unreadable = t.is_leaf, False
+            except RuntimeError:        # a view autograd refuses to read (graph/fake_inputs.py)
+                leaf, unreadable = False, True
+            if not leaf:                # a non-leaf input has a non-leaf fake, as from_tensor makes it
+                with fake_mode, torch.enable_grad():
+                    fake = torch._C._functions.DelayedError("framejit: backward through an example input", 1)(fake)
+                if unreadable:
+                    fake.framejit_history_unreadable = True
         self.dynamic_inputs.append((words, {d: str(s) for d, s in enumerate(sizes) if d in dims}))
         return fake
 

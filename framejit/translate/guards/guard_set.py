@@ -77,6 +77,15 @@ class GuardSet:
         self._seen.add(key)
         self.guards.append(Guard(kind, source, expected, origin))
 
+    def require_leaf(self, source):
+        """The conversion depends on whether the tensor at `source` is an autograd leaf: its tensor guard
+        checks that too (guards/kinds/tensors.py). Nothing for a source without one (a tensor made in the
+        frame) or one that does not require grad (always a leaf)."""
+        for i, g in enumerate(self.guards):
+            if g.source == source and g.kind.name in ("TENSOR_MATCH", "DYN_TENSOR_MATCH") and \
+                    g.expected.requires_grad and not g.expected.leaf_checked:
+                self.guards[i] = dataclasses.replace(g, expected=dataclasses.replace(g.expected, leaf_checked=True))
+
     def has(self, kind, source):
         """Was a guard of this kind on this source added (ID_MATCH: the object's identity is fixed)?"""
         return (kind_named(kind), source) in self._seen

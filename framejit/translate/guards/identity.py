@@ -242,3 +242,13 @@ def guard_storage_sharing(guards, inputs):
         for other in group[1:]:
             guards.add("CONST_MATCH", FactSource("({0}.untyped_storage()._cdata == {1}.untyped_storage()._cdata)",
                                                  (group[0], other)), True)
+
+
+def guard_written_leaves(guards, inputs):
+    """A graph that writes an input tensor that requires grad was converted for a non-leaf (a leaf that
+    requires grad refuses the write, so its fake raised and the write ran as Python): its tensor guard
+    checks leaf-ness (GuardSet.require_leaf). `inputs` as for guard_storage_sharing."""
+    for source, tensor, fake in inputs:
+        if isinstance(tensor, torch.Tensor) and isinstance(fake, torch.Tensor) and tensor.requires_grad and \
+                _was_written(fake):
+            guards.require_leaf(source)

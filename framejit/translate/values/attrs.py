@@ -115,6 +115,8 @@ def tensor_attr(tx, t, name):
         if getattr(t.fake, "framejit_history_unreadable", False):     # graph/fake_inputs.py
             raise GraphBreak("tensor attribute", "is_leaf of a view whose base was written since: autograd "
                              "refuses to read its history")
+        if t.source is not None:           # an input: the entry holds for inputs of its leaf-ness only
+            tx.ctx.guards.require_leaf(t.source)
         return Const(t.fake.is_leaf)
     if name == "__class__":
         return tensor_class(t)

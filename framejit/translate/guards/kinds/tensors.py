@@ -1,6 +1,15 @@
-"""The tensor kinds: TENSOR_MATCH (type, dtype, device, exact shape and strides, requires_grad, inference
-or not) and DYN_TENSOR_MATCH (the same with symbolic dimensions, whose ranges and relations are the SHAPES
-guard's).
+"""The tensor kinds: TENSOR_MATCH (type, dtype, device, exact shape and strides, requires_grad, leaf or not,
+inference or not) and DYN_TENSOR_MATCH (the same with symbolic dimensions, whose ranges and relations are the
+SHAPES guard's).
+
+Leaf-ness (`leaf_checked`) is part of both for a tensor that requires grad, once the conversion depended on it
+(`GuardSet.require_leaf`): it read `x.is_leaf` (values/attrs.py), or a graph writes the input in place
+(translate/guards/identity.py's guard_written_leaves: a leaf that requires grad refuses the write). A
+conversion's fakes are leaves exactly when the inputs were, so an entry converted for `w * 2` answered
+`is_leaf` False for a leaf `w` of the same layout (fuzz seed 622600). Not checked otherwise: 12 identical
+blocks, the first called on a leaf and the rest on non-leaves, stay one conversion. A view whose history
+autograd refuses to read (graph/fake_inputs.py: a multi-output view whose base was written) has leaf None,
+checked without raising.
 
 Inference-ness is part of both: eagerly an inference tensor (made under torch.inference_mode) refuses an
 in-place write outside inference mode (after the kernel wrote it), a write through a view of it, and being
@@ -27,11 +36,24 @@ class TensorMeta:
     stride: tuple
     requires_grad: bool
     inference: bool = False
+    leaf: object = True         # True/False, None: unreadable (`autograd_leaf`); True without requires_grad
+    leaf_checked: bool = False  # does the check test `leaf` (GuardSet.require_leaf)?
 
     @staticmethod
     def of(t):
         return TensorMeta(type(t), t.dtype, t.device, tuple(t.shape), tuple(t.stride()), t.requires_grad,
-                          t.is_inference())
+                          t.is_inference(), autograd_leaf(t))
+
+
+def autograd_leaf(t):
+    """`t.is_leaf` for a tensor that requires grad, None when autograd refuses to read its history; True for
+    a tensor that does not require grad (always a leaf)."""
+    if not t.requires_grad:
+        return True
+    try:
+        return t.is_leaf
+    except RuntimeError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -46,12 +68,14 @@ class DynamicTensorMeta:
     requires_grad: bool
     contiguous: bool = True    # False: the strides are checked by the SHAPES guard (shapes/symbols.py)
     inference: bool = False
+    leaf: object = True         # as TensorMeta's
+    leaf_checked: bool = False
 
     @staticmethod
     def of(t, dims):
         return DynamicTensorMeta(type(t), t.dtype, t.device,
                                  tuple(None if d in dims else n for d, n in enumerate(t.shape)), t.requires_grad,
-                                 t.is_contiguous(), t.is_inference())
+                                 t.is_contiguous(), t.is_inference(), autograd_leaf(t))
 
 
 def _contiguous_strides(shape):
@@ -83,13 +107,31 @@ def _type_words(m):
 
 
 def _inference_words(m):
-    return " inference" if m.inference else ""
+    leaf = "" if not (m.requires_grad and m.leaf_checked) else \
+        " leaf" if m.leaf else " non-leaf" if m.leaf is False else " history-unreadable"
+    return leaf + (" inference" if m.inference else "")
 
 
 def _inference_miss(name, m, actual):
     if actual.is_inference() != m.inference:
         return f"{name}.is_inference() changed {m.inference} -> {not m.inference}"
+    leaf = autograd_leaf(actual)
+    if m.leaf_checked and leaf != m.leaf:
+        return f"{name}.is_leaf changed {_leaf_words(m.leaf)} -> {_leaf_words(leaf)}"
     return None
+
+
+def _leaf_words(leaf):
+    return "unreadable" if leaf is None else str(leaf)
+
+
+def _leaf_check(v, m, bind):
+    """The leaf-ness test of a tensor that requires grad (nothing for one that does not: a leaf)."""
+    if not (m.requires_grad and m.leaf_checked):
+        return ""
+    if m.leaf is None:
+        return f" and {bind(autograd_leaf)}({v}) is None"
+    return f" and {v}.is_leaf is {m.leaf}"
 
 
 class TensorMatch(GuardKind):
@@ -113,7 +155,8 @@ class TensorMatch(GuardKind):
         device = f"{v}.is_cpu" if m.device.type == "cpu" else f"{v}.device == {bind(m.device)}"
         plain = (f"{head} and {v}.dtype is {bind(m.dtype)} and {device}"
                  f" and {v}.shape == {bind(torch.Size(m.shape))}{_stride_check(v, m, bind)}"
-                 f" and {v}.requires_grad is {m.requires_grad} and {v}.is_inference() is {m.inference}")
+                 f" and {v}.requires_grad is {m.requires_grad}{_leaf_check(v, m, bind)}"
+                 f" and {v}.is_inference() is {m.inference}")
         return plain if native is None else f"({first} or ({plain}))"
 
     def miss(self, g, name, actual):
@@ -159,7 +202,8 @@ class DynTensorMatch(GuardKind):
         sizes = "".join(f" and {v}.size({i}) == {n}" for i, n in enumerate(m.shape) if n is not None)
         layout = f" and {v}.is_contiguous()" if m.contiguous else ""     # else: strides in SHAPES
         plain = (f"{head} and {v}.dtype is {bind(m.dtype)} and {device} and {v}.dim() == {len(m.shape)}{sizes}"
-                 f"{layout} and {v}.requires_grad is {m.requires_grad} and {v}.is_inference() is {m.inference}")
+                 f"{layout} and {v}.requires_grad is {m.requires_grad}{_leaf_check(v, m, bind)}"
+                 f" and {v}.is_inference() is {m.inference}")
         from ..tensor_words import dynamic_input_check
         native = dynamic_input_check(m)
         if native is None:
