@@ -13,6 +13,11 @@ JIT-compiled callable carries that key (`framejit_aoti_key`), so the frame's sto
 (runtime/warm_start.py) names the library; a later process loads both if the child has finished, and
 converts as usual if it has not (or if the library did not behave as eager: a "no" entry).
 
+In tiered mode (backends/tiered.py) the first process does not compile the graph at all: its fx code
+answers until the library is stored here, and `coming` is how it looks at the build (the first look also
+starts the pending builds, so a frame that warm_start does not store, a recompile, gets its child too).
+`children_held` and `build_pending_here` let a test drive the build in its own process.
+
 One build per key at a time across processes (a `<key>.building` marker in the cache directory, made
 with O_EXCL; older than an hour it is taken as abandoned), and a process starts builders one after
 another (a job queue file per child). The job folder is private (mode 0700) and removed by the child; what
