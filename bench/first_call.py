@@ -16,6 +16,11 @@ AOTInductor libraries (FRAMEJIT_CACHE_AOTI):
                   starts once those children have ended (the time they took is printed as `libraries`)
   framejit_jit    `0`: no libraries; a warm process loads the stored conversion and inductor's own caches
   framejit_aoti   `1`: the libraries are built during the first call
+  framejit_tiered the default libraries with FRAMEJIT_TIERED=1 (backends/tiered.py): the first calls run the
+                  graphs' fx code while the child builds their libraries; the child process calls on
+                  (every 0.5 s, at most --poll seconds) until every such graph runs its library (or its
+                  JIT-compiled code): `compiled` is the time from the compile call until then, `fx call` a
+                  call's time before the switch, and the steady per-call time is measured after it
 
 then prints the table with the ratios framejit / torch.compile. Each child also checks that its result equals eager's (allclose),
 and reports the steady per-call time (median of a few calls) so a faster start never hides a slower call.
@@ -28,7 +33,7 @@ when diffusers is not importable), train (a GPT-2 training step: 2 layers, forwa
 SGD step compiled as one function).
 
 Usage: .venv/bin/python bench/first_call.py [--runs N] [--sides framejit,torch] [model ...]
-(--sides takes any of framejit, framejit_jit, framejit_aoti, torch; the default is framejit,torch)
+(--sides takes any of framejit, framejit_jit, framejit_aoti, framejit_tiered, torch; the default is framejit,torch)
 The default is every model, one run each (about 4 minutes per model on 2 cores: inductor is slow cold).
 This is bench/ code: it alone may call torch.compile.
 """
@@ -46,7 +51,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("resnet", "vit", "gpt2", "llama_kv", "unet", "train")
-AOTI_MODES = {"framejit": "background", "framejit_jit": "0", "framejit_aoti": "1"}
+AOTI_MODES = {"framejit": "background", "framejit_jit": "0", "framejit_aoti": "1", "framejit_tiered": "background"}
+BACKGROUND_SIDES = ("framejit", "framejit_tiered")      # sides whose cold run leaves library builds behind
 
 
 # ---------------------------------------------------------------- the models (built in the child)
@@ -158,7 +164,38 @@ def _first_tensor(out):
     raise TypeError(f"no tensor in {type(out).__name__}")
 
 
-def child(name, side):
+def _collect_tiers(side):
+    """The tiered graphs framejit makes in this process (their `framejit_tiers`: where each one is)."""
+    seen = []
+    if side != "framejit_tiered":
+        return seen
+    from framejit.backends import tiered
+    make = tiered.answering_while_built
+
+    def collecting(*args, **kwargs):
+        run = make(*args, **kwargs)
+        seen.append(run.framejit_tiers)
+        return run
+    tiered.answering_while_built = collecting
+    return seen
+
+
+def _until_compiled(compiled, args, kwargs, tiers, start, poll):
+    """Call every 0.5 s until no tiered graph runs its fx code (at most `poll` s after `start`); (seconds from
+    `start` to the call after the last switch or None, this process's CPU until then, median fx call s)."""
+    import time as clock
+    fx_times = []
+    while any(t.now == "fx" for t in tiers) and clock.perf_counter() - start < poll:
+        clock.sleep(0.5)
+        began = clock.perf_counter()
+        compiled(*args, **kwargs)
+        fx_times.append(clock.perf_counter() - began)
+    done = not any(t.now == "fx" for t in tiers)
+    return (clock.perf_counter() - start if done else None, clock.process_time(),
+            statistics.median(fx_times) if fx_times else None)
+
+
+def child(name, side, poll=900.0):
     """Build `name`, compile it on `side`, time the first call; print one JSON line."""
     import torch
     torch.set_num_threads(1)
@@ -173,6 +210,7 @@ def child(name, side):
     sys.path.insert(0, str(ROOT))
     if side.startswith("framejit"):
         import framejit
+    tiers = _collect_tiers(side)
     # both sides' own imports stay outside the timing; torch._dynamo on both: torch.compile imports it,
     # and so does framejit's first conversion (torch's FakeTensorMode imports torch._dynamo.config). A
     # transformers model has imported it already; resnet's framejit row paid ~1.2 s CPU for it that
@@ -188,6 +226,13 @@ def child(name, side):
         out = compiled(*args, **kwargs)
         first, first_cpu = time.perf_counter() - start, time.process_time() - cpu_start
         result = _first_tensor(out).detach().clone()
+        compiled_at, compiled_cpu, fx_call = first, first_cpu, None
+        if tiers:
+            compiled_at, compiled_cpu, fx_call = _until_compiled(compiled, args, kwargs, tiers, start, poll)
+            compiled_cpu -= cpu_start
+            tiered_out = _first_tensor(compiled(*args, **kwargs)).detach()
+            if reference is not None and not torch.allclose(tiered_out, reference, rtol=1e-3, atol=1e-3):
+                reference = reference + float("nan")        # the compiled code's result is checked too
         times = []
         for _ in range(5):
             start = time.perf_counter()
@@ -197,18 +242,20 @@ def child(name, side):
         ok = bool(torch.allclose(result, reference, rtol=1e-3, atol=1e-3))
     else:
         ok = bool(torch.isfinite(result).all())
-    print("RESULT " + json.dumps({"first": first, "cpu": first_cpu, "call": statistics.median(times), "ok": ok}))
+    print("RESULT " + json.dumps({"first": first, "cpu": first_cpu, "call": statistics.median(times), "ok": ok,
+                                  "compiled": compiled_at, "compiled_cpu": compiled_cpu, "fx_call": fx_call,
+                                  "tiers": sorted({t.now for t in tiers}), "graphs_tiered": len(tiers)}))
 
 
 # ---------------------------------------------------------------- the parent
 
-def run_child(name, side, inductor_dir, framejit_dir, timeout):
+def run_child(name, side, inductor_dir, framejit_dir, timeout, poll):
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(inductor_dir), FRAMEJIT_CACHE_DIR=str(framejit_dir),
                PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1",
-               FRAMEJIT_CACHE_AOTI=AOTI_MODES.get(side, "0"))
+               FRAMEJIT_CACHE_AOTI=AOTI_MODES.get(side, "0"), FRAMEJIT_TIERED="1" if side == "framejit_tiered" else "0")
     try:
-        proc = subprocess.run([sys.executable, __file__, "--child", name, side], env=env, capture_output=True,
-                              text=True, timeout=timeout)
+        proc = subprocess.run([sys.executable, __file__, "--child", name, side, "--poll", str(poll)], env=env,
+                              capture_output=True, text=True, timeout=timeout + poll)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s wall"}
     for line in proc.stdout.splitlines():
@@ -246,10 +293,12 @@ def main():
     parser.add_argument("--runs", type=int, default=1, help="cold+warm pairs per model and side")
     parser.add_argument("--sides", default="framejit,torch")
     parser.add_argument("--timeout", type=float, default=900)
+    parser.add_argument("--poll", type=float, default=900,
+                        help="framejit_tiered: seconds to wait for the compiled code to run, at most")
     parser.add_argument("--child", nargs=2, metavar=("MODEL", "SIDE"), help=argparse.SUPPRESS)
     opts = parser.parse_args()
     if opts.child:
-        child(*opts.child)
+        child(*opts.child, poll=opts.poll)
         return
     sides = opts.sides.split(",")
     rows = []
@@ -263,12 +312,19 @@ def main():
                 with tempfile.TemporaryDirectory(prefix="first_call_") as tmp:
                     inductor_dir, framejit_dir = Path(tmp, "inductor"), Path(tmp, "framejit")
                     for phase in ("cold", "warm"):
-                        r = run_child(name, side, inductor_dir, framejit_dir, opts.timeout)
+                        r = run_child(name, side, inductor_dir, framejit_dir, opts.timeout, opts.poll)
                         row.setdefault((side, phase), []).append(r)
                         shown = f"{r['first']:.2f}s (this process's CPU {r['cpu']:.2f}s) call {r['call'] * 1e3:.2f}ms ok={r['ok']}" if "first" in r \
                             else r["error"]
                         print(f"  {name:9} {side:13} {phase:5} run {run}: {shown}", flush=True)
-                        if phase == "cold" and side == "framejit":
+                        if r.get("graphs_tiered"):
+                            when = f"{r['compiled']:.2f}s (this process's CPU {r['compiled_cpu']:.2f}s)" \
+                                if r["compiled"] is not None else "never (poll limit)"
+                            fx = f"{r['fx_call'] * 1e3:.2f}ms" if r["fx_call"] is not None else "-"
+                            print(f"  {name:9} {side:13} {phase:5} run {run}: {r['graphs_tiered']} graph(s) tiered, "
+                                  f"now {r['tiers']}; compiled code runs {when} after the compile call; fx call {fx}, "
+                                  f"call after the switch {r['call'] * 1e3:.2f}ms", flush=True)
+                        if phase == "cold" and side in BACKGROUND_SIDES:
                             waited = wait_for_libraries(framejit_dir, opts.timeout)
                             r["libraries"] = waited
                             print(f"  {name:9} {side:13} libraries built in the background: "
@@ -299,6 +355,8 @@ def _print_table(rows, sides):
     heads = [f"{side} {phase}" for phase in ("cold", "warm") for side in sides]
     heads += [f"{side} {phase} ratio" for side in ours for phase in ("cold", "warm")]
     heads += ["call ms " + " / ".join(sides)]
+    tiered = [side for side in sides if side == "framejit_tiered"]
+    heads += [f"{side} cold: compiled code runs s [CPU s] / fx call ms / call after ms" for side in tiered]
     print("| model | " + " | ".join(heads) + " |")
     print("|---|" + "---:|" * len(heads))
     for row in rows:
@@ -314,6 +372,12 @@ def _print_table(rows, sides):
                     ratios.append(f"{f / t:.3f}" if t and f else "-")
                 cells.append(" [".join(ratios) + "]")
         cells.append(" / ".join(_fmt(row.get((side, "warm"), []), "call") for side in sides))
+        for side in tiered:
+            runs = row.get((side, "cold"), [])
+            cells.append(" / ".join(("never" if r.get("compiled") is None else f"{r['compiled']:.2f} [{r['compiled_cpu']:.2f}]")
+                                    + (f" / {r['fx_call'] * 1e3:.2f}" if r.get("fx_call") is not None else " / -")
+                                    + f" / {r['call'] * 1e3:.2f}"
+                                    for r in runs if "first" in r) or "error")
         print("| " + " | ".join(cells) + " |")
 
 

@@ -17,6 +17,7 @@ Environment variables read by `Config.from_env`:
     FRAMEJIT_REPORT      report_path: the HTML report (framejit.report) written at exit; a path ending
                          in .jsonl or .json gets the compile metrics as JSON lines instead
     FRAMEJIT_CHECK_ACCURACY  check_accuracy: 1 checks each new graph's first call against eager
+    FRAMEJIT_TIERED      tiered: 1 lets a graph's fx code answer while its library builds (backends/tiered.py)
 
 Every field is validated on construction; a wrong type raises TypeError and a
 wrong value raises ValueError, both naming the field and what was given.
@@ -36,6 +37,7 @@ RECORD_ENV = "FRAMEJIT_RECORD"
 DEBUG_ENV = "FRAMEJIT_DEBUG"
 REPORT_ENV = "FRAMEJIT_REPORT"
 CHECK_ACCURACY_ENV = "FRAMEJIT_CHECK_ACCURACY"
+TIERED_ENV = "FRAMEJIT_TIERED"
 
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 _FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
@@ -110,13 +112,18 @@ class Config:
     """Run each new graph's first call against its fx code on cloned inputs (framejit/accuracy/): where
     they differ, warn (framejit.AccuracyWarning) naming the graph and the first differing output, shrink
     the graph to its smallest failing subgraph and write a record under <debug_dir>/accuracy/."""
+    tiered: bool = False
+    """Tiered first calls (backends/tiered.py): with backend="inductor" and AOTInductor libraries on, a graph
+    whose library is to be built in the background runs its fx code (eager's ops) until the library is
+    stored, then the library; its first call waits for no inductor compile. Off by default: the calls before
+    the switch run at eager's speed. With another backend, or libraries off, it changes nothing."""
 
     def __post_init__(self) -> None:
         _check_int(self, "recompile_limit", minimum=1)
         _check_int(self, "metrics_size", minimum=0)
         _check_int(self, "inline_depth", minimum=0)
         for name in ("record_all", "record_on_failure", "debug", "profile_conversion", "capture_data_dependent",
-                     "check_accuracy"):
+                     "check_accuracy", "tiered"):
             _check_bool(self, name)
         if self.dynamic is not None and not isinstance(self.dynamic, bool):
             raise TypeError(f"Config.dynamic must be None, True or False (got {type(self.dynamic).__name__} "
@@ -142,6 +149,9 @@ class Config:
         check_accuracy = _env_flag(CHECK_ACCURACY_ENV)
         if check_accuracy is not None:
             values["check_accuracy"] = check_accuracy
+        tiered = _env_flag(TIERED_ENV)
+        if tiered is not None:
+            values["tiered"] = tiered
         report = _env_path(REPORT_ENV)
         if report:
             values["report_path"] = report

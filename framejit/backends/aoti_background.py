@@ -13,12 +13,18 @@ JIT-compiled callable carries that key (`framejit_aoti_key`), so the frame's sto
 (runtime/warm_start.py) names the library; a later process loads both if the child has finished, and
 converts as usual if it has not (or if the library did not behave as eager: a "no" entry).
 
+In tiered mode (backends/tiered.py) the first process does not compile the graph at all: its fx code
+answers until the library is stored here, and `coming` is how it looks at the build (the first look also
+starts the pending builds, so a frame that warm_start does not store, a recompile, gets its child too).
+`children_held` and `build_pending_here` let a test drive the build in its own process.
+
 One build per key at a time across processes (a `<key>.building` marker in the cache directory, made
 with O_EXCL; older than an hour it is taken as abandoned), and a process starts builders one after
 another (a job queue file per child). The job folder is private (mode 0700) and removed by the child; what
 the child reads is what this user's process wrote there, never another user's file.
 """
 import atexit
+import contextlib
 import logging
 import os
 import pickle
@@ -32,8 +38,9 @@ import torch
 
 log = logging.getLogger(__name__)
 _STARTED = set()
-_PENDING = []                       # (job folder, environment) not started yet
+_PENDING = []                       # (job folder, environment, key) not started yet
 _AT_EXIT = []
+_HELD = []                          # `children_held`: jobs stay pending (tests build them here)
 _LOCK = threading.Lock()
 _STALE_SECONDS = 3600
 
@@ -68,6 +75,41 @@ def later(gm, example_inputs, key):
     return key if ok else None
 
 
+def coming(key):
+    """The library of `key`, scheduled here, as backends/tiered.py waits for it: a look starts the builds
+    scheduled so far (the conversion is done when its graph first runs), then loads the library if it is
+    stored; the build has failed when a "no" entry is stored, or when no build holds the key's marker
+    and nothing was stored (a child that died, a full disk)."""
+    from ..persist.store import default_store
+    from .inductor_aoti import load_stored
+    from .tiered import BUILDING, FAILED, READY, Coming
+    store = default_store()
+
+    def look():
+        try:
+            start_pending()
+            library, found = load_stored(store, key)
+            if library is None and not found and not _building(store, key):
+                library, found = load_stored(store, key)    # stored between the two looks: the child ended
+                if library is None:
+                    return FAILED, None
+            if library is not None:
+                return READY, library
+            return (FAILED, None) if found else (BUILDING, None)
+        except Exception as e:          # a look must never fail a call: the fx code goes on answering
+            log.debug("framejit cache: looking at the build of %s: %s", key, e)
+            return BUILDING, None
+    return Coming(key, look)
+
+
+def _building(store, key):
+    """Is a build of `key` scheduled here or under way (its marker, this process's or another's)?"""
+    with _LOCK:
+        if any(job_key == key for _, _, job_key in _PENDING):
+            return True
+    return os.path.exists(_marker(store, key))
+
+
 def schedule(store, key, gm, example_inputs, options):
     """Queue a child that builds and stores the library of `gm` under `key` (`start_pending` starts it);
     False when it cannot. Never raises."""
@@ -85,7 +127,7 @@ def schedule(store, key, gm, example_inputs, options):
         env = dict(os.environ, FRAMEJIT_CACHE_AOTI="1", PYTHONPATH=os.pathsep.join(p for p in sys.path if p),
                    FRAMEJIT_CACHE_DIR=store.directory)
         with _LOCK:
-            _PENDING.append((folder, env))
+            _PENDING.append((folder, env, key))
             if not _AT_EXIT:
                 _AT_EXIT.append(atexit.register(start_pending))
         return True
@@ -103,9 +145,11 @@ def start_pending():
     (runtime/warm_start.py's `remember`), and at exit: a child started while the backend still compiles
     would take the CPU the first call needs (GPT-2: 462 s of wall time at load 19 instead of about 200)."""
     with _LOCK:
+        if _HELD:
+            return
         jobs = list(_PENDING)
         _PENDING.clear()
-    for folder, env in jobs:
+    for folder, env, _ in jobs:
         try:
             subprocess.Popen([sys.executable, "-c", "import framejit.backends.aoti_background as b; b.main()", folder],
                              env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -114,10 +158,58 @@ def start_pending():
             log.debug("framejit cache: background build not started: %s", e)
 
 
+@contextlib.contextmanager
+def children_held():
+    """Inside, `start_pending` starts no child: the jobs wait, for `build_pending_here` (tests drive the build
+    in their own process, synchronously). The jobs still pending at the end are dropped."""
+    with _LOCK:
+        _HELD.append(True)
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _HELD.pop()
+            dropped = [] if _HELD else list(_PENDING)
+            if not _HELD:
+                _PENDING.clear()
+        for folder, _, key in dropped:
+            _drop(folder, key)
+
+
+def build_pending_here():
+    """Build the pending jobs in this process, as their children would (`main`); the keys built."""
+    with _LOCK:
+        jobs = list(_PENDING)
+        _PENDING.clear()
+    for folder, env, _ in jobs:
+        _build(folder)
+    return [key for _, _, key in jobs]
+
+
+def _drop(folder, key):
+    """Forget a job that was not built: its folder and marker go, and the key may be scheduled again."""
+    import shutil
+    with _LOCK:
+        _STARTED.discard(key)
+    try:
+        with open(os.path.join(folder, "graph.pkl"), "rb") as f:
+            marker = pickle.load(f)["marker"]
+        os.unlink(marker)
+    except Exception:
+        pass
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def main():
     """The child: build, check and store the library of the job in sys.argv[1], then remove the job."""
+    torch.set_num_threads(1)
+    _build(sys.argv[1])
+
+
+def _build(folder):
+    """Build, check and store the library of the job in `folder` in the default store (the child's environment
+    names the scheduling process's), then remove the job and its marker."""
     import shutil
-    folder = sys.argv[1]
     job = None
     try:
         with open(os.path.join(folder, "graph.pkl"), "rb") as f:
@@ -125,7 +217,6 @@ def main():
         inputs = torch.load(os.path.join(folder, "inputs.pt"), weights_only=True)
         from ..persist.store import default_store
         from . import inductor_aoti
-        torch.set_num_threads(1)
         with torch.no_grad():
             inductor_aoti.build_and_store(default_store(), job["key"], job["gm"], inputs, job["options"])
     finally:

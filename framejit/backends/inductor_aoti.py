@@ -27,7 +27,8 @@ When: by default after the first result, in a child process (`mode()`, backends/
 library costs a cold first call more C++ compiler time than the JIT path (GPT-2: 12.2 s of this process's CPU
 and 47 s of compiler CPU, against 7.0 s and 16.4 s), and the cold first call is what every user meets.
 `FRAMEJIT_CACHE_AOTI=1` builds it at conversion instead (the first process runs the library too), `0` turns
-libraries off.
+libraries off. Tiered mode (Config.tiered, backends/tiered.py): the first process runs the graph's fx code
+until the background build has stored the library, then the library.
 """
 import contextlib
 import copy

@@ -17,6 +17,7 @@ from . import codegen, raising_graphs
 from ..accuracy.first_call import checked_graph
 from .grad_switch_graphs import grad_switch_line, grad_switch_only
 from .results import BreakInfo, ConvertResult
+from ..backends import tiered
 from ..backends.registry import BACKEND_SIGNATURE
 from ..distributed.ddp_split import SPLIT_REASONS
 from ..errors import BackendError, GraphBreak
@@ -97,7 +98,8 @@ def _compile_graph(ctx, outputs, opts, name):
     # the accuracy mode checks the compiled graph against the graph as it is now (a backend may rewrite it)
     reference = _reference_copy(gm) if opts.config.check_accuracy else None
     try:
-        with ctx.phase("backend_compile"):
+        # a tiered conversion's graphs answer with their fx code while their library builds (backends/tiered.py)
+        with ctx.phase("backend_compile"), tiered.asked(opts.config.tiered):
             compiled = compile_oblivious(ctx.graph.shapes, lambda: _call_backend(opts.backend, gm, example_inputs))
         if not callable(compiled):
             got = "None" if compiled is None else f"{type(compiled).__name__} {compiled!r:.60}"

@@ -11,17 +11,33 @@ none, and every warm process converted and lowered again (GPT-2's warm first cal
                                             inductor_caches.py); repeated_blocks.py does not cut it
   background (the default), none stored     the rest compiles on the JIT path; the build is scheduled
                                             (aoti_background.py) and the callable carries the key
+  ... and tiered (Config.tiered)            nothing compiles now: the graph's fx code answers until the
+                                            library lands, then the library (backends/tiered.py)
   anything else                             the rest, as it is
 
 (inductor_aoti.library_route decides; it refuses graphs that are not plain static CPU inference graphs.)
 """
-from .. import aoti_background, inductor_aoti
+from .. import aoti_background, inductor_aoti, tiered
+from .output_strides import expected_strides, restriding
 
 
 def apply(gm, example_inputs, compile_rest):
-    """The pass: the stored library of `gm`, or what the rest compiles (tagged with a scheduled build's key)."""
+    """The pass: the stored library of `gm`, or what the rest compiles (tagged with a scheduled build's key),
+    or in tiered mode the fx code until the scheduled library lands."""
     action, value = inductor_aoti.library_route(gm, example_inputs)
     if action == "library":
         return value
     later = aoti_background.later(gm, example_inputs, value) if action == "later" else None
+    if later is not None and tiered.wanted():
+        return tiered.answering_while_built(gm.forward, aoti_background.coming(later),
+                                            lambda inputs: compile_restrided(gm, inputs, compile_rest))
     return inductor_aoti.tagged(compile_rest(gm, example_inputs), later)
+
+
+def compile_restrided(gm, inputs, compile_rest):
+    """The JIT path of a tiered graph whose library did not come, its outputs in eager's strides: the
+    output_strides pass's wrapper outside this pass stepped aside after the fx code's first call (whose
+    strides are eager's), so the restriding it would do is done here."""
+    expected = expected_strides(gm, inputs)
+    compiled = compile_rest(gm, inputs)
+    return restriding(compiled, expected) if any(s is not None for s in expected) else compiled
