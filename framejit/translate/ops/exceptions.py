@@ -196,7 +196,7 @@ def can_fail_on_values(node):
     if node.target in STATE_NODE_TARGETS:
         return False
     name = _op_name(node)
-    if name not in FAIL_FREE_OPS:
+    if name not in FAIL_FREE_OPS or _mixed_float_dtypes(node):
         return True
     if name in ("getitem", "setitem") and len(node.args) > 1 and _has_node(node.args[1]) and \
             not isinstance(node.args[0], (tuple, list)):
@@ -206,6 +206,21 @@ def can_fail_on_values(node):
         out = node.meta.get("example_value")
         return not isinstance(out, torch.Tensor) or not (out.is_floating_point() or out.is_complex())
     return False
+
+
+def _mixed_float_dtypes(node):
+    """Do the op's tensor arguments have two floating dtypes? Several meta kernels do not check what the real
+    kernel refuses there: under CPU autocast `torch.mv(a.t() @ a, v)` multiplies a bfloat16 matrix by a
+    float vector, which the fake ran (float32 out) and the kernel refuses ("addmv input tensors must have
+    the same dtype"); in a `contextlib.suppress(RuntimeError)` block eagerly swallowed, the graph raised
+    past it (fuzz seed 628476)."""
+    dtypes = set()
+    for arg in (*node.args, *node.kwargs.values()):
+        for a in (arg if isinstance(arg, (tuple, list)) else (arg,)):
+            value = a.meta.get("example_value") if isinstance(a, torch.fx.Node) else None
+            if isinstance(value, torch.Tensor) and value.is_floating_point():
+                dtypes.add(value.dtype)
+    return len(dtypes) > 1
 
 
 # _region_catches' answer for a block whose real __exit__ a resume function was given (truthy)
