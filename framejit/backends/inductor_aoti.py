@@ -162,12 +162,12 @@ def tagged(compiled, key):
     return compiled
 
 
-def aoti_key(gm, example_inputs, options):
+def aoti_key(gm, example_inputs, options, backend=BACKEND):
     """The entry's key: persist/graph_key.py's, with the machine and inductor's settings. A library runs
     as it is (no inductor key checks it, as inductor's caches check theirs), so everything its code
     depends on is in here."""
     machine = (platform.machine(), torch._C._get_cpu_capability())
-    return graph_key(gm, example_inputs, BACKEND, {**(options or {}), "__machine__": machine,
+    return graph_key(gm, example_inputs, backend, {**(options or {}), "__machine__": machine,
                                                     "__inductor__": _inductor_settings()})
 
 
