@@ -68,9 +68,10 @@ def later(gm, example_inputs, key):
     return key if ok else None
 
 
-def schedule(store, key, gm, example_inputs, options):
+def schedule(store, key, gm, example_inputs, options, kind="inference"):
     """Queue a child that builds and stores the library of `gm` under `key` (`start_pending` starts it);
-    False when it cannot. Never raises."""
+    False when it cannot. Never raises. `kind`: "inference" (inductor_aoti.py) or "training" (a library
+    pair, training_library.py: built with grad on, the inputs' requires_grad restored)."""
     with _LOCK:
         if key in _STARTED:
             return True
@@ -80,7 +81,8 @@ def schedule(store, key, gm, example_inputs, options):
             return True                 # another process is building it
         folder = tempfile.mkdtemp(prefix="framejit-aoti-job-")
         with open(os.path.join(folder, "graph.pkl"), "wb") as f:
-            pickle.dump({"gm": gm, "key": key, "options": options, "marker": _marker(store, key)}, f)
+            pickle.dump({"gm": gm, "key": key, "options": options, "marker": _marker(store, key), "kind": kind,
+                         "requires_grad": [bool(getattr(x, "requires_grad", False)) for x in example_inputs]}, f)
         torch.save([x.detach() for x in example_inputs], os.path.join(folder, "inputs.pt"))
         env = dict(os.environ, FRAMEJIT_CACHE_AOTI="1", PYTHONPATH=os.pathsep.join(p for p in sys.path if p),
                    FRAMEJIT_CACHE_DIR=store.directory)
@@ -126,6 +128,12 @@ def main():
         from ..persist.store import default_store
         from . import inductor_aoti
         torch.set_num_threads(1)
+        if job.get("kind") == "training":
+            from . import training_library
+            inputs = [x.requires_grad_(g) for x, g in zip(inputs, job["requires_grad"])]
+            with torch.enable_grad():
+                training_library.build_and_store(default_store(), job["key"], job["gm"], inputs, job["options"])
+            return
         with torch.no_grad():
             inductor_aoti.build_and_store(default_store(), job["key"], job["gm"], inputs, job["options"])
     finally:

@@ -16,6 +16,8 @@ their specialization would change, so they stay uncached rather than compiled di
 
 An inference graph (nothing to differentiate, plain CPU tensors) goes first to inductor_aoti.py: compiled
 once as an AOTInductor library, stored, and loaded by later processes without importing inductor at all.
+A training graph (grad on, inputs that require grad) goes to training_library.py: its forward and
+backward stored as a pair of AOTInductor libraries, built after the first result like an inference graph's.
 For every other graph, framejit's own persistent cache (persist/) keeps, per graph, the artifacts
 inductor wrote while compiling it (its mega-cache bytes: FX graph and AOTAutograd entries, the generated code and kernels), sealed with
 the user's key under `FRAMEJIT_CACHE_DIR`. On a later compile of the same graph they are put back into
@@ -29,7 +31,7 @@ import torch
 
 from ..persist.graph_key import graph_key
 from ..persist.store import default_store
-from . import inductor_aoti
+from . import inductor_aoti, training_library
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,8 @@ def compile_with_caches(compile_fx, gm, example_inputs, options=None):
         return compile_fx(gm, example_inputs)
     store = default_store()
     library = _stored_library(store, gm, example_inputs, options)
+    if library is None:                     # a training graph's library pair (training_library.py)
+        library = training_library.stored_or_scheduled(store, gm, example_inputs, options)
     if library is not None:
         return library
     from torch._guards import TracingContext, tracing

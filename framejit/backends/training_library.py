@@ -30,7 +30,7 @@ import logging
 
 import torch
 
-from . import inductor_aoti
+from . import aoti_background, inductor_aoti
 from .aot import _is_random
 from .training_runtime import LibraryPair, runner
 
@@ -83,7 +83,7 @@ def build_and_store(store, key, gm, example_inputs, options):
     """Partition, compile, check and store `gm`'s library pair (a "no" entry when refused); the runtime
     callable, or None."""
     try:
-        made, why = _build(gm, example_inputs, options)
+        made, why = build(gm, example_inputs, functools.partial(_compile, options=options), inductor_aoti._load_library)
     except Exception as e:                  # whatever partitioning or compiling raised: the JIT path
         made, why = None, f"{type(e).__name__}: {str(e)[:200]}"
     meta = {"backend": BACKEND, "graph": inductor_aoti._summary(gm)}
@@ -138,8 +138,14 @@ def _outputs(graph):
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def _build(gm, example_inputs, options):
-    """((forward .so bytes, backward .so bytes, plan), None) or (None, why not)."""
+def _compile(graph, inputs, options):
+    return inductor_aoti._compile_library(graph, inputs, options)
+
+
+def build(gm, example_inputs, compile_graph, load):
+    """((forward artifact, backward artifact, plan), None) or (None, why not). `compile_graph(graph,
+    inputs)` gives (artifact, None) or (None, why not), `load(artifact)` the callable (AOTInductor's .so
+    bytes and its runner; a test can run the fx graphs themselves)."""
     eager_inputs = _copies(example_inputs)
     versions = [x._version for x in eager_inputs]
     rng = torch.get_rng_state()
@@ -179,17 +185,17 @@ def _build(gm, example_inputs, options):
     if not grads or any(not isinstance(bw_outs[i], torch.fx.Node) for i in grads):
         return None, "the backward returns no gradient, or a constant"
     inputs = [x.detach() for x in example_inputs]
-    fw_bytes, why = inductor_aoti._compile_library(fw, inputs, options)
+    fw_bytes, why = compile_graph(fw, inputs)
     if fw_bytes is None:
         return None, "forward: " + why
-    outs = inductor_aoti._load_library(fw_bytes)(*inputs)
+    outs = load(fw_bytes)(*inputs)
     storages = {x.untyped_storage().data_ptr(): i for i, x in enumerate(inputs)}
     saved, saved_values = [], []
     for j in range(n_user, len(outs)):
         i = storages.get(outs[j].untyped_storage().data_ptr())
         saved.append(["out", j] if i is None else ["view", i, j])
         saved_values.append(outs[j] if i is None else
-                            inputs[i].as_strided(outs[j].shape, outs[j].stride(), outs[j].storage_offset()))
+                            inputs[i].detach().as_strided(outs[j].shape, outs[j].stride(), outs[j].storage_offset()))
     gen = torch.Generator().manual_seed(0)
     tangent_values = [torch.empty_strided(size, stride, dtype=expected[i].dtype).copy_(
         torch.randn(size, generator=gen, dtype=expected[i].dtype)) for i, size, stride in tangents]
@@ -197,7 +203,7 @@ def _build(gm, example_inputs, options):
     out_node = next(n for n in bw_graph.graph.nodes if n.op == "output")
     out_node.args = (tuple(a for a in _outputs(bw_graph) if a is not None),)
     bw_graph.recompile()
-    bw_bytes, why = inductor_aoti._compile_library(bw_graph, saved_values + tangent_values, options)
+    bw_bytes, why = compile_graph(bw_graph, saved_values + tangent_values)
     if bw_bytes is None:
         return None, "backward: " + why
     plan = {"n_inputs": len(example_inputs), "n_user": n_user, "saved": saved, "tangents": tangents,
@@ -269,3 +275,25 @@ def _close(g, e):
     if g.is_floating_point() or g.is_complex():
         return torch.allclose(g, e, rtol=1e-3, atol=1e-4, equal_nan=True)
     return torch.equal(g, e)
+
+
+def stored_or_scheduled(store, gm, example_inputs, options):
+    """The graph's stored library pair as its compiled callable, or None (the JIT path compiles it). With
+    no entry yet: FRAMEJIT_CACHE_AOTI=1 builds the pair now (the first call waits for it and runs it); the
+    default, background, schedules the build (aoti_background.py) for after the first result. A "no"
+    entry, mode "0", no cache, or a graph this module does not take: None."""
+    how = inductor_aoti.mode()
+    if store is None or how == "off" or not training_candidate(example_inputs):
+        return None
+    try:
+        key = training_key(gm, example_inputs, options)
+    except Exception as e:                  # something in the graph the key cannot read: no library
+        log.debug("framejit cache: no key: %s", e)
+        return None
+    run, found = load_stored(store, key)
+    if run is not None or found:
+        return run
+    if how == "now":
+        return build_and_store(store, key, gm, example_inputs, options)
+    aoti_background.schedule(store, key, gm, example_inputs, options, kind="training")
+    return None

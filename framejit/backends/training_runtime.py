@@ -68,7 +68,7 @@ class TrainingStep(torch.autograd.Function):
                 saved.append(outs[slot[1]])
             else:                           # a view of an input: the input's own view (its version counter)
                 geometry = outs[slot[2]]
-                saved.append(inputs[slot[1]].as_strided(geometry.shape, geometry.stride(), geometry.storage_offset()))
+                saved.append(inputs[slot[1]].detach().as_strided(geometry.shape, geometry.stride(), geometry.storage_offset()))
         ctx.save_for_backward(*saved)
         ctx.pair = pair
         user = outs[:plan["n_user"]]
