@@ -31,7 +31,7 @@ import torch
 
 from ..persist.graph_key import graph_key
 from ..persist.store import default_store
-from . import inductor_aoti, training_library
+from . import aoti_background, inductor_aoti, training_library
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ def compile_with_caches(compile_fx, gm, example_inputs, options=None):
     store = default_store()
     library = _stored_library(store, gm, example_inputs, options)
     if library is None:                     # a training graph's library pair (training_library.py)
-        library = training_library.stored_or_scheduled(store, gm, example_inputs, options)
+        library = _training_library(store, gm, example_inputs, options)
     if library is not None:
         return library
     from torch._guards import TracingContext, tracing
@@ -104,6 +104,30 @@ def _stored_library(store, gm, example_inputs, options):
     if library is not None or found:
         return library
     return inductor_aoti.build_and_store(store, key, gm, example_inputs, options)
+
+
+def _training_library(store, gm, example_inputs, options):
+    """A training graph's stored library pair (training_library.py) as its compiled callable, or None (the
+    JIT path compiles it). With no entry yet: FRAMEJIT_CACHE_AOTI=1 builds the pair now (the first call
+    waits for it and runs it); the default, background, schedules its build (aoti_background.py, a job of
+    kind "training") for after the first result. A "no" entry, mode "0", or a graph the pair cannot take:
+    None. The callable is not tagged with the key (inductor_aoti.tagged): a stored conversion runs a tagged
+    library whole, without the passes that wrap this one."""
+    how = inductor_aoti.mode()
+    if store is None or how == "off" or not training_library.training_candidate(example_inputs):
+        return None
+    try:
+        key = training_library.training_key(gm, example_inputs, options)
+    except Exception as e:                  # something in the graph the key cannot read: no library
+        log.debug("framejit cache: no key: %s", e)
+        return None
+    run, found = training_library.load_stored(store, key)
+    if run is not None or found:
+        return run
+    if how == "now":
+        return training_library.build_and_store(store, key, gm, example_inputs, options)
+    aoti_background.schedule(store, key, gm, example_inputs, options, kind="training")
+    return None
 
 
 def _record_outside(manager, artifacts):

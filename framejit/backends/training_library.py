@@ -30,7 +30,7 @@ import logging
 
 import torch
 
-from . import aoti_background, inductor_aoti
+from . import inductor_aoti
 from .aot import _is_random
 from .training_runtime import LibraryPair, runner
 
@@ -276,24 +276,3 @@ def _close(g, e):
         return torch.allclose(g, e, rtol=1e-3, atol=1e-4, equal_nan=True)
     return torch.equal(g, e)
 
-
-def stored_or_scheduled(store, gm, example_inputs, options):
-    """The graph's stored library pair as its compiled callable, or None (the JIT path compiles it). With
-    no entry yet: FRAMEJIT_CACHE_AOTI=1 builds the pair now (the first call waits for it and runs it); the
-    default, background, schedules the build (aoti_background.py) for after the first result. A "no"
-    entry, mode "0", no cache, or a graph this module does not take: None."""
-    how = inductor_aoti.mode()
-    if store is None or how == "off" or not training_candidate(example_inputs):
-        return None
-    try:
-        key = training_key(gm, example_inputs, options)
-    except Exception as e:                  # something in the graph the key cannot read: no library
-        log.debug("framejit cache: no key: %s", e)
-        return None
-    run, found = load_stored(store, key)
-    if run is not None or found:
-        return run
-    if how == "now":
-        return build_and_store(store, key, gm, example_inputs, options)
-    aoti_background.schedule(store, key, gm, example_inputs, options, kind="training")
-    return None

@@ -14,7 +14,7 @@ import pytest
 import torch
 import torch.fx
 
-from framejit.backends import aoti_background, inductor_aoti, training_library
+from framejit.backends import aoti_background, inductor_aoti, inductor_caches, training_library
 from framejit.backends.training_runtime import DOUBLE_BACKWARD, LibraryPair, runner
 from framejit.persist.store import DiskStore as Store
 
@@ -146,8 +146,8 @@ def test_no_entry_means_the_jit_path_and_no_build(tmp_path, monkeypatch):
     key = training_library.training_key(gm, inputs, None)
     store.put(key, inductor_aoti._NO, {"why_not": "refused"})
     pending = list(aoti_background._PENDING)
-    assert training_library.stored_or_scheduled(store, gm, inputs, None) is None
+    assert inductor_caches._training_library(store, gm, inputs, None) is None
     assert aoti_background._PENDING == pending
     monkeypatch.setenv("FRAMEJIT_CACHE_AOTI", "0")
-    assert training_library.stored_or_scheduled(Store(str(tmp_path / "empty")), gm, inputs, None) is None
+    assert inductor_caches._training_library(Store(str(tmp_path / "empty")), gm, inputs, None) is None
     assert aoti_background._PENDING == pending
