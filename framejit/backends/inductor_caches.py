@@ -114,7 +114,8 @@ def _training_library(store, gm, example_inputs, options):
     None. The callable is not tagged with the key (inductor_aoti.tagged): a stored conversion runs a tagged
     library whole, without the passes that wrap this one."""
     how = inductor_aoti.mode()
-    if store is None or how == "off" or not training_library.training_candidate(example_inputs):
+    if store is None or how == "off" or not training_library.enabled() or \
+            not training_library.training_candidate(example_inputs):
         return None
     try:
         key = training_library.training_key(gm, example_inputs, options)

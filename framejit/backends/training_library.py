@@ -16,9 +16,11 @@ FRAMEJIT_CACHE_AOTI=1):
  3. The pair, run by training_runtime.py's Function, is checked against the graph run eagerly under
     autograd on copies of the inputs: outputs (shape, dtype, strides, requires_grad, values within
     inductor's tolerance) and the gradient of every input that requires grad for fixed random output
-    gradients. Refused (a "no" entry: the JIT path, here and in later processes): input mutation, outputs
-    that share memory with inputs or each other, non-tensor outputs, random ops, saved sizes, autocast,
-    anything the check finds different.
+    gradients, and the forward's random draws (torch's own kernels under inductor's fallback_random, as the
+    JIT path: the library must leave the generator where eager does, with eager's values). Refused (a "no"
+    entry: the JIT path, here and in later processes): input mutation, outputs that share memory with inputs
+    or each other, non-tensor outputs, random ops in the backward, saved sizes, autocast, anything the check
+    finds different.
 
 The entry (persist/, backend "inductor-aoti-train", key = inductor_aoti.aoti_key's: the graph key, which
 holds grad mode, autocast and each input's requires_grad, with the machine and inductor's settings) is the
@@ -27,6 +29,7 @@ two .so's bytes one after the other; its JSON metadata has the forward's length 
 import copy
 import functools
 import logging
+import os
 
 import torch
 
@@ -49,6 +52,12 @@ def training_candidate(example_inputs):
         if x.device.type != "cpu":
             return False
     return any(x.requires_grad for x in example_inputs)
+
+
+def enabled():
+    """Training library pairs are on wherever libraries are (inductor_aoti.mode()), unless
+    FRAMEJIT_CACHE_AOTI_TRAINING=0 keeps training graphs on the JIT path (a test of that path does)."""
+    return os.environ.get("FRAMEJIT_CACHE_AOTI_TRAINING", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def training_key(gm, example_inputs, options):
@@ -82,16 +91,20 @@ def _loaded(fw_bytes, bw_bytes, plan):
 def build_and_store(store, key, gm, example_inputs, options):
     """Partition, compile, check and store `gm`'s library pair (a "no" entry when refused); the runtime
     callable, or None."""
+    rng = torch.get_rng_state()             # building and checking draw: the caller's numbers stay its own
+    run = None
     try:
-        made, why = build(gm, example_inputs, functools.partial(_compile, options=options), inductor_aoti._load_library)
+        made, why = build(gm, example_inputs, functools.partial(_compile, options=options), inductor_aoti._load_library,
+                          options)
+        if made is not None:
+            fw_bytes, bw_bytes, plan = made
+            run = _loaded(fw_bytes, bw_bytes, plan)
+            why = behaves_like_eager(gm, run, example_inputs)
     except Exception as e:                  # whatever partitioning or compiling raised: the JIT path
         made, why = None, f"{type(e).__name__}: {str(e)[:200]}"
+    finally:
+        torch.set_rng_state(rng)
     meta = {"backend": BACKEND, "graph": inductor_aoti._summary(gm)}
-    run = None
-    if made is not None:
-        fw_bytes, bw_bytes, plan = made
-        run = _loaded(fw_bytes, bw_bytes, plan)
-        why = behaves_like_eager(gm, run, example_inputs)
     if why is None:
         payload = fw_bytes + bw_bytes
         meta.update(forward_bytes=len(fw_bytes), plan=plan)
@@ -110,10 +123,13 @@ def _copies(example_inputs):
     return [x.detach().clone().requires_grad_(x.requires_grad) for x in example_inputs]
 
 
-def partition(gm, example_inputs):
-    """(forward graph, backward graph) as AOT autograd partitions `gm` for inductor."""
+def partition(gm, example_inputs, options=None):
+    """(forward graph, backward graph) as AOT autograd partitions `gm` for inductor, under inductor's
+    `options` (with fallback_random, random ops stay torch's own kernels, which draw eager's numbers;
+    without it inductor's decompositions draw others)."""
     from functorch.compile import make_boxed_compiler, min_cut_rematerialization_partition
     from torch._functorch.aot_autograd import aot_module_simplified
+    from torch._inductor import config
     from torch._inductor.decomposition import select_decomp_table
     graphs = {}
 
@@ -123,13 +139,14 @@ def partition(gm, example_inputs):
             return graph.forward
         return make_boxed_compiler(compiler)
 
-    compiled = aot_module_simplified(copy.deepcopy(gm), _copies(example_inputs), fw_compiler=capture("forward"),
-                                     bw_compiler=capture("backward"), decompositions=select_decomp_table(),
-                                     partition_fn=functools.partial(min_cut_rematerialization_partition,
-                                                                    compiler="inductor"))
-    outs = [o for o in compiled(*_copies(example_inputs)) if isinstance(o, torch.Tensor) and o.requires_grad]
-    if outs:
-        torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+    with config.patch(options or {}):
+        compiled = aot_module_simplified(copy.deepcopy(gm), _copies(example_inputs), fw_compiler=capture("forward"),
+                                         bw_compiler=capture("backward"), decompositions=select_decomp_table(),
+                                         partition_fn=functools.partial(min_cut_rematerialization_partition,
+                                                                        compiler="inductor"))
+        outs = [o for o in compiled(*_copies(example_inputs)) if isinstance(o, torch.Tensor) and o.requires_grad]
+        if outs:
+            torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
     return graphs.get("forward"), graphs.get("backward")
 
 
@@ -142,7 +159,7 @@ def _compile(graph, inputs, options):
     return inductor_aoti._compile_library(graph, inputs, options)
 
 
-def build(gm, example_inputs, compile_graph, load):
+def build(gm, example_inputs, compile_graph, load, options=None):
     """((forward artifact, backward artifact, plan), None) or (None, why not). `compile_graph(graph,
     inputs)` gives (artifact, None) or (None, why not), `load(artifact)` the callable (AOTInductor's .so
     bytes and its runner; a test can run the fx graphs themselves)."""
@@ -155,11 +172,11 @@ def build(gm, example_inputs, compile_graph, load):
     why = _eager_refusal(eager_inputs, versions, expected)
     if why is not None:
         return None, why
-    fw, bw = partition(gm, example_inputs)
+    fw, bw = partition(gm, example_inputs, options)
     if fw is None or bw is None:
         return None, "AOT autograd made no backward graph"
-    if any(_is_random(n) for g in (fw, bw) for n in g.graph.nodes):
-        return None, "the graph draws random numbers"
+    if any(_is_random(n) for n in bw.graph.nodes):   # the forward's draws are checked against eager's
+        return None, "the backward draws random numbers"
     n_user, fw_outs = len(expected), _outputs(fw)
     saved_nodes = fw_outs[n_user:]
     bw_inputs = [n for n in bw.graph.nodes if n.op == "placeholder"]

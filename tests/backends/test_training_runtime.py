@@ -6,7 +6,8 @@ AOTInductor libraries, are in test_training_library.py: `make test-aoti`).
 A two-layer MLP with an MSE loss and a buffer (an input without grad): loss and gradients equal eager's; an
 in-place write of a saved tensor between forward and backward and a second backward without retain_graph
 raise as eagerly; a double backward raises AOT autograd's error (framejit's JIT inductor path); a graph
-with a random op, one that writes an input and one that returns an input's memory are refused; a "no"
+that writes an input and one that returns an input's memory are refused, one with a random op in its
+forward draws eager's numbers; a "no"
 entry sends a graph to the JIT path without scheduling a build. These failed before the modules existed
 (ImportError).
 """
@@ -56,7 +57,8 @@ def _python_pair(module, inputs):
     """The pair with the fx graphs as its libraries (no C++), or why it is refused."""
     def load(graph):
         return lambda *args: tuple(graph(*args))
-    made, why = training_library.build(torch.fx.symbolic_trace(module), inputs, lambda g, _: (g, None), load)
+    made, why = training_library.build(torch.fx.symbolic_trace(module), inputs, lambda g, _: (g, None), load,
+                                       {"fallback_random": True})      # as backends/inductor.py's EXACT
     if made is None:
         return None, why
     fw, bw, plan = made
@@ -120,8 +122,20 @@ def test_double_backward_raises_as_aot_autograd():
         g.sum().backward()
 
 
-@pytest.mark.parametrize("module, why", [(Noisy(), "random"), (WritesInput(), "writes an input"),
-                                         (ReturnsInput(), "shares memory")])
+def test_forward_draws_eagers_random_numbers():
+    inputs = [torch.randn(8, 4), torch.randn(16, 4, requires_grad=True)]
+    run, why = _python_pair(Noisy(), inputs)
+    assert why is None
+    assert training_library.behaves_like_eager(torch.fx.symbolic_trace(Noisy()), run, inputs) is None
+    torch.manual_seed(5)
+    expected, = Noisy()(*_copies(inputs))
+    after = torch.rand(3)
+    torch.manual_seed(5)
+    got, = run(*_copies(inputs))
+    assert torch.equal(got, expected) and torch.equal(torch.rand(3), after)
+
+
+@pytest.mark.parametrize("module, why", [(WritesInput(), "writes an input"), (ReturnsInput(), "shares memory")])
 def test_refused(module, why):
     inputs = [torch.randn(8, 4), torch.randn(16, 4, requires_grad=True)]
     run, reason = _python_pair(module, inputs)
