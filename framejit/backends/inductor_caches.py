@@ -122,7 +122,7 @@ def _training_library(store, gm, example_inputs, options):
     except Exception as e:                  # something in the graph the key cannot read: no library
         log.debug("framejit cache: no key: %s", e)
         return None
-    run, found = training_library.load_stored(store, key)
+    run, found = training_library.load_stored(store, key, gm)
     if run is not None or found:
         return run
     if how == "now":

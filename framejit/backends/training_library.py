@@ -64,28 +64,30 @@ def training_key(gm, example_inputs, options):
     return inductor_aoti.aoti_key(gm, example_inputs, options, backend=BACKEND)
 
 
-def load_stored(store, key):
+def load_stored(store, key, gm):
     """(callable or None, found), as inductor_aoti.load_stored."""
-    try:
-        entry = store.get(key)
-    except Exception as e:                  # an unreadable key file or directory: no entry
-        log.debug("framejit cache: %s", e)
-        return None, False
-    if entry is None:
-        return None, False
+    entry = inductor_aoti.stored_entry(store, key)
+    if entry is None or entry == "no":
+        return None, entry == "no"
     meta, payload = entry
-    if payload == inductor_aoti._NO:
-        return None, True
     try:
         cut = meta["forward_bytes"]
-        return _loaded(payload[:cut], payload[cut:], meta["plan"]), True
+        return _loaded(payload[:cut], payload[cut:], meta["plan"], gm), True
     except Exception as e:                  # a library this torch cannot load: compile again
         log.debug("framejit cache: training library %s did not load: %s", key, e)
         return None, False
 
 
-def _loaded(fw_bytes, bw_bytes, plan):
-    return runner(LibraryPair(inductor_aoti._load_library(fw_bytes), inductor_aoti._load_library(bw_bytes), plan))
+def _loaded(fw_bytes, bw_bytes, plan, gm):
+    return runner(LibraryPair(inductor_aoti._load_library(fw_bytes), inductor_aoti._load_library(bw_bytes), plan,
+                              constants(gm)))
+
+
+def constants(gm):
+    """The tensors the graph module holds (parameters, then buffers), which AOT autograd lifts into the
+    forward's first inputs: the runtime passes this process's (the key holds their values)."""
+    return [*dict(gm.named_parameters(remove_duplicate=False)).values(),
+            *dict(gm.named_buffers(remove_duplicate=False)).values()]
 
 
 def build_and_store(store, key, gm, example_inputs, options):
@@ -98,7 +100,7 @@ def build_and_store(store, key, gm, example_inputs, options):
                           options)
         if made is not None:
             fw_bytes, bw_bytes, plan = made
-            run = _loaded(fw_bytes, bw_bytes, plan)
+            run = _loaded(fw_bytes, bw_bytes, plan, gm)
             why = behaves_like_eager(gm, run, example_inputs)
     except Exception as e:                  # whatever partitioning or compiling raised: the JIT path
         made, why = None, f"{type(e).__name__}: {str(e)[:200]}"
@@ -163,13 +165,17 @@ def build(gm, example_inputs, compile_graph, load, options=None):
     """((forward artifact, backward artifact, plan), None) or (None, why not). `compile_graph(graph,
     inputs)` gives (artifact, None) or (None, why not), `load(artifact)` the callable (AOTInductor's .so
     bytes and its runner; a test can run the fx graphs themselves)."""
-    eager_inputs = _copies(example_inputs)
-    versions = [x._version for x in eager_inputs]
+    consts = constants(gm)
+    if any(c.requires_grad for c in consts):
+        return None, "a parameter held by the graph module requires grad"
+    eager_gm, eager_inputs = copy.deepcopy(gm), _copies(example_inputs)
+    eager_consts = constants(eager_gm)
+    versions = [x._version for x in (*eager_consts, *eager_inputs)]
     rng = torch.get_rng_state()
-    expected = gm(*eager_inputs)
+    expected = eager_gm(*eager_inputs)
     torch.set_rng_state(rng)
     expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
-    why = _eager_refusal(eager_inputs, versions, expected)
+    why = _eager_refusal([*eager_consts, *eager_inputs], versions, expected)
     if why is not None:
         return None, why
     fw, bw = partition(gm, example_inputs, options)
@@ -195,13 +201,15 @@ def build(gm, example_inputs, compile_graph, load, options=None):
         if not isinstance(val, torch.Tensor) or tuple(val.shape) != tuple(expected[i].shape):
             return None, "an output gradient does not match its output"
         tangents.append([i, list(val.shape), list(val.stride())])
-    bw_outs = _outputs(bw)
-    if len(bw_outs) != len(example_inputs):
-        return None, f"the backward returns {len(bw_outs)} gradients for {len(example_inputs)} inputs"
-    grads = [i for i, n in enumerate(bw_outs) if n is not None]
-    if not grads or any(not isinstance(bw_outs[i], torch.fx.Node) for i in grads):
+    bw_outs, n_const = _outputs(bw), len(consts)
+    if len(bw_outs) != n_const + len(example_inputs):
+        return None, f"the backward returns {len(bw_outs)} gradients for {n_const} + {len(example_inputs)} inputs"
+    if any(n is not None for n in bw_outs[:n_const]):
+        return None, "the backward returns a gradient for a constant of the graph module"
+    grads = [i for i, n in enumerate(bw_outs[n_const:]) if n is not None]
+    if not grads or any(not isinstance(bw_outs[n_const + i], torch.fx.Node) for i in grads):
         return None, "the backward returns no gradient, or a constant"
-    inputs = [x.detach() for x in example_inputs]
+    inputs = [x.detach() for x in (*consts, *example_inputs)]
     fw_bytes, why = compile_graph(fw, inputs)
     if fw_bytes is None:
         return None, "forward: " + why
@@ -223,7 +231,7 @@ def build(gm, example_inputs, compile_graph, load, options=None):
     bw_bytes, why = compile_graph(bw_graph, saved_values + tangent_values)
     if bw_bytes is None:
         return None, "backward: " + why
-    plan = {"n_inputs": len(example_inputs), "n_user": n_user, "saved": saved, "tangents": tangents,
+    plan = {"n_inputs": len(example_inputs), "n_constants": n_const, "n_user": n_user, "saved": saved, "tangents": tangents,
             "grads": grads, "non_diff": [i for i, e in enumerate(expected) if not e.requires_grad]}
     return (fw_bytes, bw_bytes, plan), None
 
@@ -249,7 +257,7 @@ def behaves_like_eager(gm, run, example_inputs):
     (for fixed random output gradients), on copies of `example_inputs`; else why not."""
     rng = torch.get_rng_state()
     eager_inputs, library_inputs = _copies(example_inputs), _copies(example_inputs)
-    expected = gm(*eager_inputs)
+    expected = copy.deepcopy(gm)(*eager_inputs)           # a graph module's buffers stay as they are
     expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
     eager_rng = torch.get_rng_state()
     torch.set_rng_state(rng)

@@ -19,8 +19,10 @@ them with what torch itself has loaded (`torch._C._aoti`), as one `torch.autogra
 
 The plan is the entry's JSON metadata (training_library.py writes it):
   n_inputs, n_user: the graph's inputs and outputs; non_diff: outputs without grad;
-  saved: per saved tensor ["out", j] (the forward library's output j) or ["view", i] (a view of input i
-  with the geometry of the library's output j: ["view", i, j]);
+  n_constants: the graph module's own tensors (parameters, buffers), the forward library's first inputs
+  (`LibraryPair.constants`, this process's: their values are in the key);
+  saved: per saved tensor ["out", j] (the forward library's output j) or ["view", i, j] (a view of the
+  forward library's input i, constants first, with the geometry of its output j);
   tangents: per backward gradient input [output index, size, stride]; grads: the input of each backward
   library output.
 """
@@ -32,8 +34,9 @@ DOUBLE_BACKWARD = "torch.compile with aot_autograd does not currently support do
 class LibraryPair:
     """The two loaded libraries and the plan that connects them."""
 
-    def __init__(self, forward, backward, plan):
+    def __init__(self, forward, backward, plan, constants=()):
         self.forward, self.backward, self.plan = forward, backward, plan
+        self.constants = tuple(c.detach() for c in constants)
 
 
 def _coerced(grad, size, stride):
@@ -61,14 +64,15 @@ class TrainingStep(torch.autograd.Function):
     @staticmethod
     def forward(ctx, pair, *inputs):
         plan = pair.plan
-        outs = pair.forward(*inputs)
+        everything = (*pair.constants, *inputs)
+        outs = pair.forward(*everything)
         saved = []
         for slot in plan["saved"]:
             if slot[0] == "out":
                 saved.append(outs[slot[1]])
             else:                           # a view of an input: the input's own view (its version counter)
                 geometry = outs[slot[2]]
-                saved.append(inputs[slot[1]].detach().as_strided(geometry.shape, geometry.stride(), geometry.storage_offset()))
+                saved.append(everything[slot[1]].detach().as_strided(geometry.shape, geometry.stride(), geometry.storage_offset()))
         ctx.save_for_backward(*saved)
         ctx.pair = pair
         user = outs[:plan["n_user"]]

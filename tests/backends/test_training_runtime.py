@@ -26,6 +26,25 @@ class MLP(torch.nn.Module):
         return (torch.nn.functional.mse_loss(torch.nn.functional.linear(h, w2, b2) * scale, y),)
 
 
+class Buffered(torch.nn.Module):            # a tensor the graph module holds (get_attr): AOT lifts it
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("scale", torch.tensor([0.5, 2.0, 1.0]))
+
+    def forward(self, x, w1, b1, w2, b2, y):
+        h = torch.relu(torch.nn.functional.linear(x, w1, b1))
+        return (torch.nn.functional.mse_loss(torch.nn.functional.linear(h, w2, b2) * self.scale, y),)
+
+
+class HoldsParameter(torch.nn.Module):      # a parameter of the graph module itself: refused
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 3)
+
+    def forward(self, x, w1):
+        return ((self.lin(x @ w1.t()[:, :4])).sum(),)
+
+
 class Noisy(torch.nn.Module):
     def forward(self, x, w1):
         return (torch.nn.functional.dropout(x @ w1.t(), 0.5, training=True).sum(),)
@@ -57,12 +76,13 @@ def _python_pair(module, inputs):
     """The pair with the fx graphs as its libraries (no C++), or why it is refused."""
     def load(graph):
         return lambda *args: tuple(graph(*args))
-    made, why = training_library.build(torch.fx.symbolic_trace(module), inputs, lambda g, _: (g, None), load,
+    gm = torch.fx.symbolic_trace(module)
+    made, why = training_library.build(gm, inputs, lambda g, _: (g, None), load,
                                        {"fallback_random": True})      # as backends/inductor.py's EXACT
     if made is None:
         return None, why
     fw, bw, plan = made
-    return runner(LibraryPair(load(fw), load(bw), plan)), None
+    return runner(LibraryPair(load(fw), load(bw), plan, training_library.constants(gm))), None
 
 
 def test_loss_and_gradients_are_eagers():
@@ -80,6 +100,14 @@ def test_loss_and_gradients_are_eagers():
         assert (e.grad is None) == (g.grad is None)
         if e.grad is not None:
             assert torch.allclose(e.grad, g.grad, atol=1e-6)
+
+
+def test_a_buffer_of_the_graph_module():
+    inputs = _inputs()
+    del inputs[5]
+    run, why = _python_pair(Buffered(), inputs)
+    assert why is None and run.library_pair.plan["n_constants"] == 1
+    assert training_library.behaves_like_eager(torch.fx.symbolic_trace(Buffered()), run, inputs) is None
 
 
 def _outcome(fn):
@@ -135,7 +163,8 @@ def test_forward_draws_eagers_random_numbers():
     assert torch.equal(got, expected) and torch.equal(torch.rand(3), after)
 
 
-@pytest.mark.parametrize("module, why", [(WritesInput(), "writes an input"), (ReturnsInput(), "shares memory")])
+@pytest.mark.parametrize("module, why", [(WritesInput(), "writes an input"), (ReturnsInput(), "shares memory"),
+                                         (HoldsParameter(), "parameter held by the graph module")])
 def test_refused(module, why):
     inputs = [torch.randn(8, 4), torch.randn(16, 4, requires_grad=True)]
     run, reason = _python_pair(module, inputs)
