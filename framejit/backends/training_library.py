@@ -231,9 +231,24 @@ def build(gm, example_inputs, compile_graph, load, options=None):
     bw_bytes, why = compile_graph(bw_graph, saved_values + tangent_values)
     if bw_bytes is None:
         return None, "backward: " + why
-    plan = {"n_inputs": len(example_inputs), "n_constants": n_const, "n_user": n_user, "saved": saved, "tangents": tangents,
+    plan = {"n_inputs": len(example_inputs), "n_constants": n_const, "n_user": n_user, "donates": _donates(fw, bw, n_user), "saved": saved, "tangents": tangents,
             "grads": grads, "non_diff": [i for i, e in enumerate(expected) if not e.requires_grad]}
     return (fw_bytes, bw_bytes, plan), None
+
+
+def _donates(fw, bw, n_user):
+    """Does AOT autograd give this backward donated buffers: a saved tensor whose memory is no forward input,
+    graph output or gradient's? Then its runtime refuses a backward that keeps the graph (retain_graph or
+    create_graph: "non-empty donated buffers"), and the pair does the same (training_runtime.py)."""
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    def storages(nodes):
+        return {StorageWeakRef(v.untyped_storage()) for n in nodes
+                if isinstance(n, torch.fx.Node) and isinstance(v := n.meta.get("val"), torch.Tensor)}
+    fw_outs = _outputs(fw)
+    seen = storages([n for n in fw.graph.nodes if n.op == "placeholder"]) | storages(fw_outs[:n_user]) | \
+        storages(_outputs(bw))
+    return any(storages([n]) - seen for n in fw_outs[n_user:])
 
 
 def _eager_refusal(eager_inputs, versions, expected):

@@ -14,8 +14,10 @@ them with what torch itself has loaded (`torch._C._aoti`), as one `torch.autogra
              counter). Outputs eager returns without grad are marked non-differentiable.
   backward   each incoming gradient copied into the strides the backward graph was traced with (as AOT
              autograd does), then the backward library on (saved..., gradients...); its results go to the
-             inputs in `plan["grads"]` (None for the rest). Under create_graph=True the gradients come out
-             of a Function whose own backward raises, as AOT autograd's do (framejit's JIT inductor path).
+             inputs in `plan["grads"]` (None for the rest). As AOT autograd's (framejit's JIT inductor
+             path): a backward that keeps the graph (retain_graph, create_graph) raises when the backward
+             has donated buffers (`plan["donates"]`: a saved intermediate); else, under create_graph=True,
+             the gradients come out of a Function whose own backward raises.
 
 The plan is the entry's JSON metadata (training_library.py writes it):
   n_inputs, n_user: the graph's inputs and outputs; non_diff: outputs without grad;
@@ -26,9 +28,21 @@ The plan is the entry's JSON metadata (training_library.py writes it):
   tangents: per backward gradient input [output index, size, stride]; grads: the input of each backward
   library output.
 """
+import sys
+
 import torch
 
 DOUBLE_BACKWARD = "torch.compile with aot_autograd does not currently support double backward"
+DONATED = ("This backward function was compiled with non-empty donated buffers which requires create_graph=False "
+           "and retain_graph=False. Please keep backward(create_graph=False, retain_graph=False) across all "
+           "backward() function calls, or set torch._functorch.config.donated_buffer=False to disable donated "
+           "buffer.")
+
+
+def _donating():
+    """torch._functorch.config.donated_buffer (its default, True, unless a program imported and changed it)."""
+    config = sys.modules.get("torch._functorch.config")
+    return getattr(config, "donated_buffer", True) if config is not None else True
 
 
 class LibraryPair:
@@ -84,6 +98,8 @@ class TrainingStep(torch.autograd.Function):
     def backward(ctx, *grads):
         plan = ctx.pair.plan
         saved = ctx.saved_tensors
+        if plan.get("donates") and torch._C._autograd._get_current_graph_task_keep_graph() and _donating():
+            raise RuntimeError(DONATED)
         tangents = [_coerced(grads[i], size, stride) for i, size, stride in plan["tangents"]]
         if torch.is_grad_enabled():
             anchor = torch.empty(0, requires_grad=True)

@@ -5,7 +5,9 @@ AOTInductor libraries, are in test_training_library.py: `make test-aoti`).
 
 A two-layer MLP with an MSE loss and a buffer (an input without grad): loss and gradients equal eager's; an
 in-place write of a saved tensor between forward and backward and a second backward without retain_graph
-raise as eagerly; a double backward raises AOT autograd's error (framejit's JIT inductor path); a graph
+raise as eagerly; a backward that keeps the graph (retain_graph, create_graph) raises AOT autograd's
+"donated buffers" error when a saved tensor is an intermediate, and a double backward its "does not
+currently support double backward" otherwise (framejit's JIT inductor path does both); a graph
 that writes an input and one that returns an input's memory are refused, one with a random op in its
 forward draws eager's numbers; a "no"
 entry sends a graph to the JIT path without scheduling a build. These failed before the modules existed
@@ -139,15 +141,35 @@ def test_between_forward_and_backward_as_eagerly():
         assert eager is not None and _outcome(lambda: case(run)) == eager
 
 
-def test_double_backward_raises_as_aot_autograd():
+class Product(torch.nn.Module):             # saves only its input x: no donated buffer
+    def forward(self, x, w1):
+        return ((x @ w1.t()).sum(),)
+
+
+def test_keeping_the_graph_raises_as_aot_autograd_with_donated_buffers():
     inputs = _inputs()
     run, _ = _python_pair(MLP(), inputs)
+    assert run.library_pair.plan["donates"]          # the MLP saves intermediates
+    for keep in ({"retain_graph": True}, {"create_graph": True}):
+        args = _copies(inputs)
+        loss, = run(*args)
+        with pytest.raises(RuntimeError, match="non-empty donated buffers"):
+            torch.autograd.grad(loss, args[3], **keep)
+
+
+def test_double_backward_raises_as_aot_autograd():
+    inputs = [torch.randn(8, 4), torch.randn(16, 4, requires_grad=True)]
+    run, _ = _python_pair(Product(), inputs)
+    assert not run.library_pair.plan["donates"]
     args = _copies(inputs)
     loss, = run(*args)
-    g, = torch.autograd.grad(loss, args[3], create_graph=True)
+    g, = torch.autograd.grad(loss, args[1], create_graph=True)
     assert g.requires_grad
     with pytest.raises(RuntimeError, match=DOUBLE_BACKWARD):
         g.sum().backward()
+    loss, = run(*args)                  # no donated buffer: retain_graph keeps the saved tensors
+    loss.backward(retain_graph=True)
+    loss.backward()
 
 
 def test_forward_draws_eagers_random_numbers():
