@@ -13,6 +13,10 @@ JIT-compiled callable carries that key (`framejit_aoti_key`), so the frame's sto
 (runtime/warm_start.py) names the library; a later process loads both if the child has finished, and
 converts as usual if it has not (or if the library did not behave as eager: a "no" entry).
 
+A training graph's library pair (training_library.py) is a job of kind "training": scheduled from
+inductor_caches.py's innermost compiler (its callable is not tagged: a stored conversion would run a tagged
+library whole, without the passes), built with grad on and the inputs' requires_grad put back.
+
 One build per key at a time across processes (a `<key>.building` marker in the cache directory, made
 with O_EXCL; older than an hour it is taken as abandoned), and a process starts builders one after
 another (a job queue file per child). The job folder is private (mode 0700) and removed by the child; what
