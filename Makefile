@@ -28,7 +28,7 @@ test: $(STAMP) $(WORDS)
 
 # The warm-start tests (fresh processes building libraries and pieces cold, then warm: about 25 minutes on 2 cores)
 test-aoti: $(STAMP) $(WORDS)
-	FRAMEJIT_AOTI_TESTS=1 $(PY) -m pytest -q -n 2 -p no:cacheprovider tests/persist tests/backends/test_piece_caches.py tests/backends/test_tiered.py
+	FRAMEJIT_AOTI_TESTS=1 $(PY) -m pytest -q -n 2 -p no:cacheprovider tests/persist tests/backends/test_piece_caches.py tests/backends/test_tiered.py tests/backends/test_training_library.py
 
 # The whole suite on another torch release, in its own venv (.venv-torch-X.Y.Z, gitignored):
 # `make test-torch TORCH=2.14.1`. pyproject.toml's torch range says which releases are supported.

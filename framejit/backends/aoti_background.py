@@ -18,6 +18,10 @@ answers until the library is stored here, and `coming` is how it looks at the bu
 starts the pending builds, so a frame that warm_start does not store, a recompile, gets its child too).
 `children_held` and `build_pending_here` let a test drive the build in its own process.
 
+A training graph's library pair (training_library.py) is a job of kind "training": scheduled from
+inductor_caches.py's innermost compiler (its callable is not tagged: a stored conversion would run a tagged
+library whole, without the passes), built with grad on and the inputs' requires_grad put back.
+
 One build per key at a time across processes (a `<key>.building` marker in the cache directory, made
 with O_EXCL; older than an hour it is taken as abandoned), and a process starts builders one after
 another (a job queue file per child). The job folder is private (mode 0700) and removed by the child; what
@@ -110,9 +114,10 @@ def _building(store, key):
     return os.path.exists(_marker(store, key))
 
 
-def schedule(store, key, gm, example_inputs, options):
+def schedule(store, key, gm, example_inputs, options, kind="inference"):
     """Queue a child that builds and stores the library of `gm` under `key` (`start_pending` starts it);
-    False when it cannot. Never raises."""
+    False when it cannot. Never raises. `kind`: "inference" (inductor_aoti.py) or "training" (a library
+    pair, training_library.py: built with grad on, the inputs' requires_grad restored)."""
     with _LOCK:
         if key in _STARTED:
             return True
@@ -122,7 +127,8 @@ def schedule(store, key, gm, example_inputs, options):
             return True                 # another process is building it
         folder = tempfile.mkdtemp(prefix="framejit-aoti-job-")
         with open(os.path.join(folder, "graph.pkl"), "wb") as f:
-            pickle.dump({"gm": gm, "key": key, "options": options, "marker": _marker(store, key)}, f)
+            pickle.dump({"gm": gm, "key": key, "options": options, "marker": _marker(store, key), "kind": kind,
+                         "requires_grad": [bool(getattr(x, "requires_grad", False)) for x in example_inputs]}, f)
         torch.save([x.detach() for x in example_inputs], os.path.join(folder, "inputs.pt"))
         env = dict(os.environ, FRAMEJIT_CACHE_AOTI="1", PYTHONPATH=os.pathsep.join(p for p in sys.path if p),
                    FRAMEJIT_CACHE_DIR=store.directory)
@@ -217,6 +223,12 @@ def _build(folder):
         inputs = torch.load(os.path.join(folder, "inputs.pt"), weights_only=True)
         from ..persist.store import default_store
         from . import inductor_aoti
+        if job.get("kind") == "training":
+            from . import training_library
+            inputs = [x.requires_grad_(g) for x, g in zip(inputs, job["requires_grad"])]
+            with torch.enable_grad():
+                training_library.build_and_store(default_store(), job["key"], job["gm"], inputs, job["options"])
+            return
         with torch.no_grad():
             inductor_aoti.build_and_store(default_store(), job["key"], job["gm"], inputs, job["options"])
     finally:

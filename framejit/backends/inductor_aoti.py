@@ -163,12 +163,12 @@ def tagged(compiled, key):
     return compiled
 
 
-def aoti_key(gm, example_inputs, options):
+def aoti_key(gm, example_inputs, options, backend=BACKEND):
     """The entry's key: persist/graph_key.py's, with the machine and inductor's settings. A library runs
     as it is (no inductor key checks it, as inductor's caches check theirs), so everything its code
     depends on is in here."""
     machine = (platform.machine(), torch._C._get_cpu_capability())
-    return graph_key(gm, example_inputs, BACKEND, {**(options or {}), "__machine__": machine,
+    return graph_key(gm, example_inputs, backend, {**(options or {}), "__machine__": machine,
                                                     "__inductor__": _inductor_settings()})
 
 
@@ -190,19 +190,26 @@ def _inductor_settings():
     return env, tuple(sorted(changed))
 
 
-def load_stored(store, key):
-    """(callable or None, found): the stored library of `key` loaded, None with found=True for a "no"
-    entry, (None, False) when there is no usable entry."""
+def stored_entry(store, key):
+    """(meta, payload) of the library entry `key`; "no" for a "no" entry; None when there is no usable
+    entry (training_library.py reads its pairs' entries with this too)."""
     try:
         entry = store.get(key)
     except Exception as e:                  # an unreadable key file or directory: no entry
         log.debug("framejit cache: %s", e)
-        return None, False
+        return None
     if entry is None:
-        return None, False
+        return None
+    return "no" if entry[1] == _NO else entry
+
+
+def load_stored(store, key):
+    """(callable or None, found): the stored library of `key` loaded, None with found=True for a "no"
+    entry, (None, False) when there is no usable entry."""
+    entry = stored_entry(store, key)
+    if entry is None or entry == "no":
+        return None, entry == "no"
     meta, payload = entry
-    if payload == _NO:
-        return None, True
     try:
         return _keyed(_restrided(_load_library(payload), meta.get("restride")), key), True
     except Exception as e:                  # a library this torch cannot load: compile again

@@ -16,6 +16,8 @@ their specialization would change, so they stay uncached rather than compiled di
 
 An inference graph (nothing to differentiate, plain CPU tensors) goes first to inductor_aoti.py: compiled
 once as an AOTInductor library, stored, and loaded by later processes without importing inductor at all.
+A training graph (grad on, inputs that require grad) goes to training_library.py: its forward and
+backward stored as a pair of AOTInductor libraries, built after the first result like an inference graph's.
 For every other graph, framejit's own persistent cache (persist/) keeps, per graph, the artifacts
 inductor wrote while compiling it (its mega-cache bytes: FX graph and AOTAutograd entries, the generated code and kernels), sealed with
 the user's key under `FRAMEJIT_CACHE_DIR`. On a later compile of the same graph they are put back into
@@ -29,7 +31,7 @@ import torch
 
 from ..persist.graph_key import graph_key
 from ..persist.store import default_store
-from . import inductor_aoti
+from . import aoti_background, inductor_aoti, training_library
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,8 @@ def compile_with_caches(compile_fx, gm, example_inputs, options=None):
         return compile_fx(gm, example_inputs)
     store = default_store()
     library = _stored_library(store, gm, example_inputs, options)
+    if library is None:                     # a training graph's library pair (training_library.py)
+        library = _training_library(store, gm, example_inputs, options)
     if library is not None:
         return library
     from torch._guards import TracingContext, tracing
@@ -100,6 +104,31 @@ def _stored_library(store, gm, example_inputs, options):
     if library is not None or found:
         return library
     return inductor_aoti.build_and_store(store, key, gm, example_inputs, options)
+
+
+def _training_library(store, gm, example_inputs, options):
+    """A training graph's stored library pair (training_library.py) as its compiled callable, or None (the
+    JIT path compiles it). With no entry yet: FRAMEJIT_CACHE_AOTI=1 builds the pair now (the first call
+    waits for it and runs it); the default, background, schedules its build (aoti_background.py, a job of
+    kind "training") for after the first result. A "no" entry, mode "0", or a graph the pair cannot take:
+    None. The callable is not tagged with the key (inductor_aoti.tagged): a stored conversion runs a tagged
+    library whole, without the passes that wrap this one."""
+    how = inductor_aoti.mode()
+    if store is None or how == "off" or not training_library.enabled() or \
+            not training_library.training_candidate(example_inputs):
+        return None
+    try:
+        key = training_library.training_key(gm, example_inputs, options)
+    except Exception as e:                  # something in the graph the key cannot read: no library
+        log.debug("framejit cache: no key: %s", e)
+        return None
+    run, found = training_library.load_stored(store, key, gm)
+    if run is not None or found:
+        return run
+    if how == "now":
+        return training_library.build_and_store(store, key, gm, example_inputs, options)
+    aoti_background.schedule(store, key, gm, example_inputs, options, kind="training")
+    return None
 
 
 def _record_outside(manager, artifacts):
