@@ -113,19 +113,18 @@ def builds_library_now(gm, example_inputs):
 
 
 def library_route(gm, example_inputs):
-    """What the repeated-blocks pass does with a graph that reached inductor's compiler, before it cuts:
-    ("whole", None) compile it whole, its library built now (FRAMEJIT_CACHE_AOTI=1: inductor_caches.py);
-    ("library", run) its library is stored (the default, background mode): run it; ("later", key) its
-    library is to be built in the background (aoti_background.schedule): compile on the JIT path and tag the
-    callable with `key` (`tagged`); (None, None) the JIT path. A library is compiled once and loaded by every later process;
-    pieces each take the JIT path, whose warm start compiles them again (they take fakes)."""
+    """What passes/stored_libraries.py does with a graph that reached inductor's compiler:
+    ("library", run) its library is stored: run it; ("now", key) FRAMEJIT_CACHE_AOTI=1 and none stored:
+    build it now (`build_and_store`) and run it; ("later", key) its library is to be built in the background
+    (aoti_background.schedule): compile on the JIT path and tag the callable with `key` (`tagged`); (None,
+    None) the JIT path (not a candidate, libraries off, or a "no" entry). A library is compiled once, of the
+    graph whole, and loaded by every later process; pieces each take the JIT path, whose warm start compiles
+    them again (they take fakes)."""
     from ..persist.store import default_store
     how = mode()
     store = default_store() if how != "off" else None
     if store is None or not _static_candidate(gm, example_inputs):
         return None, None
-    if how == "now":
-        return "whole", None
     options = getattr(_OPTIONS, "value", None)
     try:
         key = aoti_key(gm, example_inputs, options)
@@ -137,7 +136,8 @@ def library_route(gm, example_inputs):
         return "library", library
     if found:                               # a "no" entry: the JIT path
         return None, None
-    return "later", key                     # the caller schedules the build (aoti_background.schedule)
+    # "now": the caller builds it; "later": the caller schedules the build (aoti_background.schedule)
+    return ("now" if how == "now" else "later"), key
 
 
 def current_options():

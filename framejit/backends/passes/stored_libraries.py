@@ -7,8 +7,12 @@ none, and every warm process converted and lowered again (GPT-2's warm first cal
 0.3 s). It is its own pass now, in the inductor pipeline always:
 
   a stored library for this graph's key     run it (nothing else compiles)
-  FRAMEJIT_CACHE_AOTI=1                     the rest compiles the graph whole (its library is built there:
-                                            inductor_caches.py); repeated_blocks.py does not cut it
+  FRAMEJIT_CACHE_AOTI=1                     the library is built now, of the graph whole, and runs; the
+                                            passes after this one do not wrap it (a stored conversion runs
+                                            it whole: runtime/warm_start.py). Before session 26 the rest
+                                            built it inside inductor_caches.py, wrapped by the later passes
+                                            (unreached_inputs' detaching wrapper hid its key: the frame's
+                                            conversion was never stored)
   background (the default), none stored     the rest compiles on the JIT path; the build is scheduled
                                             (aoti_background.py) and the callable carries the key
   ... and tiered (Config.tiered)            nothing compiles now: the graph's fx code answers until the
@@ -27,6 +31,13 @@ def apply(gm, example_inputs, compile_rest):
     action, value = inductor_aoti.library_route(gm, example_inputs)
     if action == "library":
         return value
+    if action == "now":                 # built of the graph whole, so a stored conversion can run it whole
+        from ...persist.store import default_store
+        library = inductor_aoti.build_and_store(default_store(), value, gm, example_inputs,
+                                                inductor_aoti.current_options())
+        if library is not None:
+            return library
+        return compile_rest(gm, example_inputs)     # it did not behave as eager: the JIT path ("no" stored)
     later = aoti_background.later(gm, example_inputs, value) if action == "later" else None
     if later is not None and tiered.wanted():
         return tiered.answering_while_built(gm.forward, aoti_background.coming(later),
