@@ -226,16 +226,23 @@ def build_and_store(store, key, gm, example_inputs, options):
         run = _load_library(so_bytes)
         why, restride = _behaves_like_eager(gm, run, example_inputs)
         run = _keyed(_restrided(run, restride), key)
-    meta = {"backend": BACKEND, "graph": _summary(gm), "restride": restride}
+    stored = store_outcome(store, key, so_bytes, {"backend": BACKEND, "graph": _summary(gm), "restride": restride}, why)
+    return run if stored else None
+
+
+def store_outcome(store, key, payload, meta, why):
+    """Store a built library's `payload` under `key`, or, when `why` says why it is refused, a "no" entry (the
+    JIT path for this graph, here and in later processes); True when the library is the outcome. A full disk
+    or a foreign key file leaves no entry, which is not a failure. (Shared by training_library.py.)"""
     if why is not None:
         log.debug("framejit cache: graph %s not stored as a library: %s", key, why)
-        run, so_bytes, meta["why_not"] = None, _NO, why
+        payload, meta["why_not"] = _NO, why
     if store is not None:
         try:
-            store.put(key, so_bytes, meta)
-        except Exception as e:              # a full disk: no entry, not a failure
+            store.put(key, payload, meta)
+        except Exception as e:
             log.debug("framejit cache: could not write %s: %s", key, e)
-    return run
+    return why is None
 
 
 def _compile_library(gm, example_inputs, options):

@@ -107,18 +107,11 @@ def build_and_store(store, key, gm, example_inputs, options):
     finally:
         torch.set_rng_state(rng)
     meta = {"backend": BACKEND, "graph": inductor_aoti._summary(gm)}
+    payload = None
     if why is None:
         payload = fw_bytes + bw_bytes
         meta.update(forward_bytes=len(fw_bytes), plan=plan)
-    else:
-        log.debug("framejit cache: training graph %s not stored as a library: %s", key, why)
-        run, payload, meta["why_not"] = None, inductor_aoti._NO, why
-    if store is not None:
-        try:
-            store.put(key, payload, meta)
-        except Exception as e:              # a full disk: no entry, not a failure
-            log.debug("framejit cache: could not write %s: %s", key, e)
-    return run
+    return run if inductor_aoti.store_outcome(store, key, payload, meta, why) else None
 
 
 def _copies(example_inputs):
