@@ -9,15 +9,15 @@ To add a pass: write backends/passes/<name>.py with `apply(gm, example_inputs, c
 the module in the lists below where it belongs (passes listed earlier see the graph first and wrap what
 the later ones return).
 """
-from .passes import (dead_tensors, multi_output_views, mutations_outside, none_grads, nothing_saved, out_arguments,
+from .passes import (dead_tensors, input_metadata, multi_output_views, mutations_outside, none_grads, nothing_saved, out_arguments,
                      output_strides, overlapping_writes, repeated_blocks, saved_written_inputs, state_regions,
                      stored_libraries, unreached_inputs)
 
-AOT_EAGER_PASSES = (saved_written_inputs, out_arguments, state_regions, nothing_saved, overlapping_writes, multi_output_views,
+AOT_EAGER_PASSES = (input_metadata, saved_written_inputs, out_arguments, state_regions, nothing_saved, overlapping_writes, multi_output_views,
                     unreached_inputs, dead_tensors, none_grads, mutations_outside)
 # inductor compiles repeated blocks once (repeated_blocks.py; its compiler is a same_graphs.SharedCompiles);
 # its decompositions can lay an output out otherwise than eager: output_strides.py restrides it
-INDUCTOR_PASSES = (output_strides, saved_written_inputs, out_arguments, state_regions.COMPILING_NO_GRAD, nothing_saved,
+INDUCTOR_PASSES = (output_strides, input_metadata, saved_written_inputs, out_arguments, state_regions.COMPILING_NO_GRAD, nothing_saved,
                    stored_libraries, repeated_blocks, overlapping_writes,
                    multi_output_views, unreached_inputs, dead_tensors, none_grads)
 

@@ -12,6 +12,7 @@ not call it at all and return `gm.forward` (overlapping_writes). backends/pipeli
 passes, in which order, each backend runs; a pass never calls another pass itself.
 
 Passes, in pipeline order: output_strides (inductor: outputs it lays out otherwise than eager are copied into eager's strides),
+input_metadata (inputs a metadata op like `t_()` changes end with eager's sizes and strides),
 saved_written_inputs (a graph that saves for backward an input it writes runs as fx code), out_arguments (`op(out=t)` as `t.copy_(op())`: t keeps its layout), state_regions (grad off, inference mode, autocast on: run as fx code),
 nothing_saved (eager's ops save nothing for backward: run as fx code, so a second backward works as eagerly),
 stored_libraries (inductor: an inference graph's stored AOTInductor library, or its background build scheduled),
