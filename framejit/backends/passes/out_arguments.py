@@ -5,8 +5,10 @@ writes into that tensor's memory as it is laid out (a transposed `t` stays trans
 functionalization of an `out=` op into a value made inside the graph returns the op's own result in its
 place, laid out as the op lays it out, so the graph handed back `t` with other strides. `copy_` is
 functionalized into a copy that keeps its destination's layout, which is what `out=` does when nothing is
-resized. An `out=` whose shape differs (torch resizes it), a tuple of `out=` tensors, or a node without
-example values is left as it is.
+resized. An `out=` whose shape differs (torch resizes it: `torch.sin(x, out=torch.empty(0))`), a tuple of
+`out=` tensors, or a node without example values or the out tensor's shape before the op (node.meta's
+`out_shape_before`, the translator's: the out tensor's fake is resized in place, so its example value has the
+result's shape afterwards; comparing with it rewrote resized ones, whose copy_ then failed) is left as it is.
 """
 import torch
 
@@ -23,9 +25,10 @@ def _rewrite(graph):
         out = node.kwargs.get("out") if node.op in ("call_function", "call_method") else None
         if not isinstance(out, torch.fx.Node):
             continue
-        fake, out_fake = node.meta.get("example_value"), out.meta.get("example_value")
-        if not isinstance(fake, torch.Tensor) or not isinstance(out_fake, torch.Tensor) or \
-                tuple(fake.shape) != tuple(out_fake.shape):
+        # the `out=` tensor's shape before the op (the translator's: its fake is resized in place, so
+        # after the op it always has the result's shape)
+        fake, shape_before = node.meta.get("example_value"), node.meta.get("out_shape_before")
+        if not isinstance(fake, torch.Tensor) or shape_before is None or tuple(fake.shape) != tuple(shape_before):
             continue
         kwargs = {k: v for k, v in node.kwargs.items() if k != "out"}
         with graph.inserting_before(node):

@@ -187,6 +187,9 @@ class GraphBuilder:
         fake_kwargs = {k: _to_arg(v, True) for k, v in kwargs.items()}
         tensors = tensors_of(fake_args, fake_kwargs)
         versions = versions_of(tensors)
+        given_out = fake_kwargs.get("out")
+        # the `out=` tensor's shape before the op resizes it (its fake is the same object after)
+        out_shape_before = tuple(given_out.shape) if isinstance(given_out, torch.Tensor) else None
         try:
             with self.phase("fake_propagation"):
                 try:
@@ -219,6 +222,8 @@ class GraphBuilder:
             return itself
         node = self.graph.create_node(op, target, fx_args, fx_kwargs)
         self.created.append(node)
+        if out_shape_before is not None:
+            node.meta["out_shape_before"] = out_shape_before      # backends/passes/out_arguments.py
         if self.shapes is not None and self.shapes.env.pending_fresh_unbacked_symbols:
             # the unbacked symbols this op made (nonzero's length, item's value) are bound to its output:
             # how a later trace of the graph (AOT autograd, on the same ShapeEnv) finds them again
