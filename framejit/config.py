@@ -18,6 +18,7 @@ Environment variables read by `Config.from_env`:
                          in .jsonl or .json gets the compile metrics as JSON lines instead
     FRAMEJIT_CHECK_ACCURACY  check_accuracy: 1 checks each new graph's first call against eager
     FRAMEJIT_TIERED      tiered: 1 lets a graph's fx code answer while its library builds (backends/tiered.py)
+    FRAMEJIT_COMPILE_BEHIND  compile_behind: 0 makes a graph's first call wait for inductor's compile
 
 Every field is validated on construction; a wrong type raises TypeError and a
 wrong value raises ValueError, both naming the field and what was given.
@@ -38,6 +39,7 @@ DEBUG_ENV = "FRAMEJIT_DEBUG"
 REPORT_ENV = "FRAMEJIT_REPORT"
 CHECK_ACCURACY_ENV = "FRAMEJIT_CHECK_ACCURACY"
 TIERED_ENV = "FRAMEJIT_TIERED"
+COMPILE_BEHIND_ENV = "FRAMEJIT_COMPILE_BEHIND"
 
 _TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
 _FALSE_WORDS = frozenset({"0", "false", "no", "off", ""})
@@ -117,13 +119,20 @@ class Config:
     whose library is to be built in the background runs its fx code (eager's ops) until the library is
     stored, then the library; its first call waits for no inductor compile. Off by default: the calls before
     the switch run at eager's speed. With another backend, or libraries off, it changes nothing."""
+    compile_behind: bool = True
+    """Compile behind the first call (backends/compile_behind.py): with backend="inductor", a static CPU
+    inference graph answers its first call with its fx code (eager's ops) while inductor compiles it on a
+    worker thread; its second call waits for that compile if it has not ended, and every later call runs
+    the compiled code. False: the first call waits for the compile (torch.compile's way). Not under
+    fullgraph=True or check_accuracy, and not for a graph converted under inference mode, autocast or a
+    dispatch mode (those compile in the calling thread); tiered=True takes precedence."""
 
     def __post_init__(self) -> None:
         _check_int(self, "recompile_limit", minimum=1)
         _check_int(self, "metrics_size", minimum=0)
         _check_int(self, "inline_depth", minimum=0)
         for name in ("record_all", "record_on_failure", "debug", "profile_conversion", "capture_data_dependent",
-                     "check_accuracy", "tiered"):
+                     "check_accuracy", "tiered", "compile_behind"):
             _check_bool(self, name)
         if self.dynamic is not None and not isinstance(self.dynamic, bool):
             raise TypeError(f"Config.dynamic must be None, True or False (got {type(self.dynamic).__name__} "
@@ -152,6 +161,9 @@ class Config:
         tiered = _env_flag(TIERED_ENV)
         if tiered is not None:
             values["tiered"] = tiered
+        behind = _env_flag(COMPILE_BEHIND_ENV)
+        if behind is not None:
+            values["compile_behind"] = behind
         report = _env_path(REPORT_ENV)
         if report:
             values["report_path"] = report

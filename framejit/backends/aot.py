@@ -12,6 +12,8 @@ autograd to eager semantics elsewhere (backends/passes/).
 """
 import torch
 
+from .compile_behind import COMPILE_LOCK
+
 
 def compile_aot(gm, example_inputs):
     """AOT autograd over `gm` with the nop compiler for forward and backward."""
@@ -21,8 +23,9 @@ def compile_aot(gm, example_inputs):
     def nop(g, _inputs):
         return g.forward
 
-    return aot_module_simplified(gm, example_inputs, fw_compiler=make_boxed_compiler(nop),
-                                 bw_compiler=make_boxed_compiler(nop), partition_fn=partition)
+    with COMPILE_LOCK:                  # AOT autograd patches functorch's configuration while it traces
+        return aot_module_simplified(gm, example_inputs, fw_compiler=make_boxed_compiler(nop),
+                                     bw_compiler=make_boxed_compiler(nop), partition_fn=partition)
 
 
 def _is_random(node):

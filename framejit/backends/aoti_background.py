@@ -40,6 +40,8 @@ import time
 
 import torch
 
+from . import compile_behind
+
 log = logging.getLogger(__name__)
 _STARTED = set()
 _PENDING = []                       # (job folder, environment, key) not started yet
@@ -135,7 +137,7 @@ def schedule(store, key, gm, example_inputs, options, kind="inference"):
         with _LOCK:
             _PENDING.append((folder, env, key))
             if not _AT_EXIT:
-                _AT_EXIT.append(atexit.register(start_pending))
+                _AT_EXIT.append(atexit.register(_start_at_exit))
         return True
     except Exception as e:              # an unpicklable graph, no disk: this graph gets no library
         log.debug("framejit cache: no background library for %s: %s", key, e)
@@ -146,10 +148,14 @@ def schedule(store, key, gm, example_inputs, options, kind="inference"):
         return False
 
 
-def start_pending():
+def start_pending(at_exit=False):
     """Start the children of the jobs scheduled so far. The runtime calls this once a conversion is done
-    (runtime/warm_start.py's `remember`), and at exit: a child started while the backend still compiles
-    would take the CPU the first call needs (GPT-2: 462 s of wall time at load 19 instead of about 200)."""
+    (runtime/warm_start.py's `remember`), the compile worker when its queue runs dry (compile_behind.py),
+    and at exit: a child started while the backend still compiles would take the CPU the first call needs
+    (GPT-2: 462 s of wall time at load 19 instead of about 200). A child is a session of its own, so its
+    nice 19 weighs only inside it: its autogroup is set to 19 too (`_lowest_priority`)."""
+    if not at_exit and compile_behind.busy():
+        return                          # the worker starts them when it has compiled what it holds
     with _LOCK:
         if _HELD:
             return
@@ -159,9 +165,28 @@ def start_pending():
         try:
             subprocess.Popen([sys.executable, "-c", "import framejit.backends.aoti_background as b; b.main()", folder],
                              env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             start_new_session=True, preexec_fn=lambda: os.nice(19))
+                             start_new_session=True, preexec_fn=_lowest_priority)
         except Exception as e:          # no child: the library is not built (the marker ages out)
             log.debug("framejit cache: background build not started: %s", e)
+
+
+def _lowest_priority():
+    """In the child, before it runs: nice 19, for its threads and for its session's autogroup (Linux's
+    scheduler shares the CPU between autogroups first, so a new session at nice 19 would still take half
+    of it from the process that started it)."""
+    os.nice(19)
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write("19")
+    except OSError:
+        pass
+
+
+def _start_at_exit():
+    start_pending(at_exit=True)
+
+
+compile_behind.on_idle(start_pending)
 
 
 @contextlib.contextmanager

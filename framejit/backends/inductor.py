@@ -14,6 +14,7 @@ import os
 import torch
 
 from . import inductor_aoti
+from .compile_behind import COMPILE_LOCK
 from .inductor_caches import compile_with_caches
 from .passes import repeated_blocks as cut_repeated_blocks
 from .pipeline import INDUCTOR_PASSES, compile_through
@@ -33,7 +34,8 @@ def compile_inductor(gm, example_inputs, options=None, repeated_blocks=None):
     def compile_patched(graph, inputs):
         # imported here: a graph loaded as a stored library (inductor_aoti.py) never imports inductor
         from torch._inductor.compile_fx import compile_fx
-        return compile_fx(graph, inputs, config_patches=patches)
+        with COMPILE_LOCK:                  # inductor patches its configuration while it compiles
+            return compile_fx(graph, inputs, config_patches=patches)
 
     def compiler(graph, inputs):          # inductor's own caches can hit (backends/inductor_caches.py)
         # a piece or region the passes cut has only its inputs' fakes: real stand-ins make it cacheable

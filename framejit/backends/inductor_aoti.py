@@ -43,6 +43,7 @@ import threading
 import torch
 
 from ..persist.graph_key import graph_key
+from .compile_behind import COMPILE_LOCK
 from .passes.output_strides import covers_memory_once, restrided_outputs
 
 log = logging.getLogger(__name__)
@@ -96,7 +97,7 @@ def aoti_candidate(example_inputs):
     return True
 
 
-def _static_candidate(gm, example_inputs):
+def static_candidate(gm, example_inputs):
     if not aoti_candidate(example_inputs):
         return False
     for node in gm.graph.nodes:
@@ -109,7 +110,7 @@ def _static_candidate(gm, example_inputs):
 def builds_library_now(gm, example_inputs):
     """Is `gm`'s library built at its compile (FRAMEJIT_CACHE_AOTI=1 and a graph a library can take)?"""
     from ..persist.store import default_store
-    return mode() == "now" and default_store() is not None and _static_candidate(gm, example_inputs)
+    return mode() == "now" and default_store() is not None and static_candidate(gm, example_inputs)
 
 
 def library_route(gm, example_inputs):
@@ -123,7 +124,7 @@ def library_route(gm, example_inputs):
     from ..persist.store import default_store
     how = mode()
     store = default_store() if how != "off" else None
-    if store is None or not _static_candidate(gm, example_inputs):
+    if store is None or not static_candidate(gm, example_inputs):
         return None, None
     options = getattr(_OPTIONS, "value", None)
     try:
@@ -251,7 +252,7 @@ def _compile_library(gm, example_inputs, options):
     folder = tempfile.mkdtemp(prefix="framejit-aoti-")
     try:
         options = {**(options or {}), "aot_inductor.output_path": os.path.join(folder, "graph.so")}
-        with torch.no_grad(), _inductor_config_kept():
+        with COMPILE_LOCK, torch.no_grad(), _inductor_config_kept():
             made = aot_compile(copy.deepcopy(gm), tuple(example_inputs), options=options)
         if not isinstance(made, str) or not os.path.isfile(made):
             return None, f"AOTInductor made {type(made).__name__}, not one library"

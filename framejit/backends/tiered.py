@@ -29,6 +29,7 @@ import logging
 import sys
 import threading
 import time
+import warnings
 from typing import Callable, NamedTuple
 
 import torch
@@ -54,11 +55,12 @@ class Coming(NamedTuple):
 
 
 @contextlib.contextmanager
-def asked(tiered):
-    """Graphs compiled inside are tiered when `tiered` (the conversion's Config.tiered: convert/graph_entry.py
-    sets it around the backend call, whose signature has no room for it)."""
-    before = getattr(_ASKED, "value", False)
-    _ASKED.value = bool(tiered)
+def asked(tiered, behind=False):
+    """Graphs compiled inside are tiered when `tiered` (the conversion's Config.tiered), else compiled behind
+    their first call when `behind` (Config.compile_behind, where the conversion allows it):
+    convert/graph_entry.py sets it around the backend call, whose signature has no room for it."""
+    before = getattr(_ASKED, "value", None)
+    _ASKED.value = "tiered" if tiered else "behind" if behind else None
     try:
         yield
     finally:
@@ -67,7 +69,12 @@ def asked(tiered):
 
 def wanted():
     """Is the graph being compiled to be tiered (`asked`)?"""
-    return getattr(_ASKED, "value", False)
+    return getattr(_ASKED, "value", None) == "tiered"
+
+
+def behind_wanted():
+    """Is the graph being compiled to be compiled behind its first call (`asked`)?"""
+    return getattr(_ASKED, "value", None) == "behind"
 
 
 class Tiers:
@@ -119,21 +126,121 @@ def answering_while_built(run_fx, coming, compile_jit):
     the library (or `compile_jit(inputs)`'s callable when none comes); see the module doc."""
     tiers = Tiers(run_fx, coming, compile_jit)
     monotonic = time.monotonic
-    steps = STEP_ASIDE_LOOKS
+    step_aside = _stepping_aside()
 
     def run(*inputs):
-        nonlocal steps
         next_look = tiers.next_look
         if next_look is not None:
             if monotonic() >= next_look:
                 tiers.look(inputs)
-        elif steps:
-            caller = sys._getframe(1).f_globals
-            if caller.get(GRAPH_SLOT) is run:
-                caller[GRAPH_SLOT] = tiers.answer    # the switch is final: the caller calls the answer itself
-            else:
-                steps -= 1
+        else:
+            step_aside(run, tiers.answer)
         return tiers.answer(*inputs)
     run.framejit_tiers = tiers
     run.framejit_aoti_key = coming.key      # a stored conversion names the library (runtime/warm_start.py)
+    return run
+
+
+def _stepping_aside():
+    """`step_aside(run, answer)`: once `run` answers only by calling `answer`, a caller that holds `run` under
+    GRAPH_SLOT (a generated entry, the dispatcher) gets `answer` there instead, so its later calls cost the
+    answer's own time; other callers keep calling `run`, which stops looking after STEP_ASIDE_LOOKS of them."""
+    steps = STEP_ASIDE_LOOKS
+
+    def step_aside(run, answer):
+        nonlocal steps
+        if steps:
+            caller = sys._getframe(2).f_globals
+            if caller.get(GRAPH_SLOT) is run:
+                caller[GRAPH_SLOT] = answer         # the switch is final: the caller calls the answer itself
+            else:
+                steps -= 1
+    return step_aside
+
+
+class InputsChanged(RuntimeError):
+    """The first call's inputs changed metadata while the graph compiled for them (`resize_`)."""
+
+
+HERE = "here"           # Behind.job of a graph that compiles in the calling thread at its next call
+
+
+class Behind:
+    """Where one graph compiled behind its calls is (`answering_while_compiled`): `answer` is None until the
+    compile's outcome is known, then the compiled callable, or the fx code when the compile failed."""
+
+    def __init__(self, run_fx, compile_jit):
+        self.run_fx, self.compile_jit = run_fx, compile_jit
+        self.job, self.answer, self.lock = None, None, threading.Lock()
+
+    def call(self, inputs):
+        with self.lock:
+            first = self.job is None and self.answer is None
+            if first:
+                self.job = False                   # claimed: a concurrent first call runs the fx code too
+        if first:
+            from . import compile_behind
+            before = compile_behind.metadata(inputs)
+            result = self.run_fx(*inputs)          # the first result: eager's ops, exact
+            if compile_behind.inputs_unchanged(inputs, before):
+                self._submit(inputs, before)
+            else:                                  # it changed an input's sizes or strides (`t_()`): the
+                self.job = HERE                    # graph compiles at the next call, for inputs as they come
+            return result
+        return self._settled(inputs)(*inputs)
+
+    def _submit(self, inputs, before):
+        from . import compile_behind
+        compile_jit = self.compile_jit
+
+        def compile():
+            compiled = compile_jit(list(inputs))
+            if not compile_behind.inputs_unchanged(inputs, before):
+                raise InputsChanged("an input's metadata changed while the graph compiled")
+            return compiled
+        self.job = compile_behind.submit(compile, torch.is_grad_enabled())
+
+    def _settled(self, inputs):
+        """The answer, waiting for the compile if it has not ended (the second call)."""
+        with self.lock:
+            if self.answer is not None:
+                return self.answer
+            job = self.job
+        if job is False:                            # the first call's fx code is still running elsewhere
+            return self.run_fx
+        ok, value = (False, InputsChanged()) if job is HERE else job.wait()
+        with self.lock:
+            if self.answer is None:
+                if ok and callable(value):
+                    self.answer = value
+                elif isinstance(value, InputsChanged):    # compiled for metadata no guard holds now: again
+                    compiled = Tiers._compile(self.compile_jit, inputs)
+                    self.answer = compiled if compiled is not None else self.run_fx
+                else:                                   # as a failed backend at conversion: a warning, eager ops
+                    why = f"{type(value).__name__}: {value}" if not ok else f"it returned {type(value).__name__}"
+                    warnings.warn(f"framejit: the backend failed on a graph compiled behind its first call ({why}); "
+                                  "the graph runs its fx code (eager's ops)", RuntimeWarning, stacklevel=4)
+                    self.answer = self.run_fx
+                self.compile_jit = self.job = None  # nothing is held after the switch
+            return self.answer
+
+
+def answering_while_compiled(run_fx, key, compile_jit):
+    """The callable of a graph compiled behind its calls (backends/compile_behind.py): its first call answers
+    with `run_fx` and then queues `compile_jit(first inputs)` on the compile worker; a later call waits for
+    that compile if it has not ended and from then on the compiled callable answers (when it failed, the
+    graph compiles again in the calling thread, once; if that fails too, `run_fx` stays). `key` is the
+    library the graph's callable names (None: none)."""
+    behind = Behind(run_fx, compile_jit)
+    step_aside = _stepping_aside()
+
+    def run(*inputs):
+        answer = behind.answer
+        if answer is None:
+            return behind.call(inputs)
+        step_aside(run, answer)
+        return answer(*inputs)
+    run.framejit_behind = behind
+    if key is not None:
+        run.framejit_aoti_key = key         # a stored conversion names the library (runtime/warm_start.py)
     return run

@@ -17,7 +17,7 @@ from . import codegen, raising_graphs
 from ..accuracy.first_call import checked_graph
 from .grad_switch_graphs import grad_switch_line, grad_switch_only
 from .results import BreakInfo, ConvertResult
-from ..backends import tiered
+from ..backends import compile_behind, tiered
 from ..backends.registry import BACKEND_SIGNATURE
 from ..distributed.ddp_split import SPLIT_REASONS
 from ..errors import BackendError, GraphBreak
@@ -99,7 +99,7 @@ def _compile_graph(ctx, outputs, opts, name):
     reference = _reference_copy(gm) if opts.config.check_accuracy else None
     try:
         # a tiered conversion's graphs answer with their fx code while their library builds (backends/tiered.py)
-        with ctx.phase("backend_compile"), tiered.asked(opts.config.tiered):
+        with ctx.phase("backend_compile"), tiered.asked(opts.config.tiered, behind=_behind_allowed(opts)):
             compiled = compile_oblivious(ctx.graph.shapes, lambda: _call_backend(opts.backend, gm, example_inputs))
         if not callable(compiled):
             got = "None" if compiled is None else f"{type(compiled).__name__} {compiled!r:.60}"
@@ -121,6 +121,14 @@ def _compile_graph(ctx, outputs, opts, name):
         compiled = checked_graph(compiled, reference, lambda g, inputs: _call_backend(opts.backend, g, inputs),
                                  name=name, debug_dir=opts.config.debug_dir)
     return compiled, gm, None
+
+
+def _behind_allowed(opts):
+    """May this conversion's graphs compile behind their first call (backends/compile_behind.py)? Not where
+    the first call must show the compiled graph (fullgraph's errors, the accuracy mode's check), nor under
+    thread state a worker would not have."""
+    return opts.config.compile_behind and not opts.fullgraph and not opts.config.check_accuracy and \
+        compile_behind.plain_state()
 
 
 def _reference_copy(gm):

@@ -17,6 +17,10 @@ none, and every warm process converted and lowered again (GPT-2's warm first cal
                                             (aoti_background.py) and the callable carries the key
   ... and tiered (Config.tiered)            nothing compiles now: the graph's fx code answers until the
                                             library lands, then the library (backends/tiered.py)
+  a graph a library could take (static, CPU,  compiled behind its first call (Config.compile_behind, the
+  inference), libraries on or off           default): the first call answers with the fx code, the rest
+                                            compiles on the compile worker, the second call waits for it
+                                            (backends/compile_behind.py, tiered.answering_while_compiled)
   anything else                             the rest, as it is
 
 (inductor_aoti.library_route decides; it refuses graphs that are not plain static CPU inference graphs.)
@@ -42,6 +46,9 @@ def apply(gm, example_inputs, compile_rest):
     if later is not None and tiered.wanted():
         return tiered.answering_while_built(gm.forward, aoti_background.coming(later),
                                             lambda inputs: compile_restrided(gm, inputs, compile_rest))
+    if tiered.behind_wanted() and inductor_aoti.static_candidate(gm, example_inputs):
+        return tiered.answering_while_compiled(gm.forward, later,
+                                               lambda inputs: compile_restrided(gm, inputs, compile_rest))
     return inductor_aoti.tagged(compile_rest(gm, example_inputs), later)
 
 

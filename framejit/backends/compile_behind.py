@@ -1,0 +1,141 @@
+"""One worker thread that compiles graphs behind the calls that need them, and the lock every compile holds.
+
+Why this exists (issue 24, the cold first call): with inductor, a cold first call spends nearly all its time
+in inductor (lowering, C++ compilation: bench/first_call_results.md), none of it needed for the first
+result, which the graph's fx code (eager's own ops) gives exactly. So by default an inference graph on the
+library route answers its first call with its fx code and compiles on this worker meanwhile; its second
+call waits for the compile if it has not ended (backends/tiered.py, `answering_while_compiled`). The user's
+own work between the two calls overlaps the compile; a program that calls again at once waits as long as it
+did before; every call from the second on runs compiled code.
+
+    submit(compile, grad_enabled)   a Job; `compile()` runs on the worker with grad mode as the caller had it
+    Job.wait()                      (True, the result) or (False, the exception); never raises
+    COMPILE_LOCK                    held around every compile framejit runs (inductor's compile_fx, AOT
+                                    autograd, AOTInductor builds), on the worker and in the calling thread:
+                                    those patch module-level configuration (inductor's, functorch's) for
+                                    their duration, and two interleaved patches would leave one compile
+                                    under the other's settings
+    busy()                          is a compile queued or running (aoti_background holds its children
+                                    until not: a child at its own session's priority takes half the CPU)
+    on_idle(callback)               called on the worker when its queue runs dry (aoti_background starts
+                                    the children it held)
+
+The worker starts at the first submit and is a daemon: a process that exits while a compile runs does not
+wait for it (the graph's entry is gone with the process). A compile holds the first call's inputs until it
+ends (their metadata is all it reads); a caller that changed an input's metadata meanwhile (`resize_`) gets
+the compile refused (`inputs_unchanged`), and the graph compiles again at its next call.
+"""
+import collections
+import logging
+import threading
+
+import torch
+
+log = logging.getLogger(__name__)
+
+COMPILE_LOCK = threading.RLock()
+
+_QUEUE = collections.deque()
+_WAKE = threading.Condition()
+_STATE = {"worker": None, "running": 0}
+_IDLE_CALLBACKS = []
+
+
+class Job:
+    """One compile on the worker: `wait()` blocks until it ended (the GIL is released meanwhile)."""
+
+    def __init__(self, compile, grad_enabled):
+        self.compile, self.grad_enabled = compile, grad_enabled
+        self.done = threading.Event()
+        self.ok, self.value = False, None
+
+    def wait(self):
+        self.done.wait()
+        return self.ok, self.value
+
+    def ended(self):
+        return self.done.is_set()
+
+    def run(self):
+        compile, self.compile = self.compile, None          # the job holds nothing once it ran
+        try:
+            with COMPILE_LOCK, torch.set_grad_enabled(self.grad_enabled):
+                self.value, self.ok = compile(), True
+        except BaseException as e:          # reported to the waiting call, never raised on the worker
+            self.value, self.ok = e, False
+        finally:
+            self.done.set()
+
+
+def submit(compile, grad_enabled):
+    """Queue `compile()` for the worker; the Job."""
+    job = Job(compile, grad_enabled)
+    with _WAKE:
+        _QUEUE.append(job)
+        worker = _STATE["worker"]
+        if worker is None or not worker.is_alive():
+            worker = threading.Thread(target=_work, name="framejit-compile-behind", daemon=True)
+            _STATE["worker"] = worker
+            worker.start()
+        _WAKE.notify()
+    return job
+
+
+def busy():
+    """Is a compile queued or running?"""
+    with _WAKE:
+        return bool(_QUEUE) or _STATE["running"] > 0
+
+
+def _work():
+    while True:
+        with _WAKE:
+            while not _QUEUE:
+                _WAKE.wait()
+            job = _QUEUE.popleft()
+            _STATE["running"] += 1
+        try:
+            job.run()
+        finally:
+            with _WAKE:
+                _STATE["running"] -= 1
+                idle = not _QUEUE
+        if idle:
+            _after_idle()
+
+
+def on_idle(callback):
+    """Call `callback()` on the worker each time its queue runs dry (aoti_background.py starts the library
+    builds it held while the worker compiled)."""
+    if callback not in _IDLE_CALLBACKS:
+        _IDLE_CALLBACKS.append(callback)
+
+
+def _after_idle():
+    for callback in list(_IDLE_CALLBACKS):
+        try:
+            callback()
+        except Exception as e:
+            log.debug("framejit compile behind: %r after the queue ran dry: %s", callback, e)
+
+
+def metadata(inputs):
+    """What a compile reads of its inputs, to check after it ran."""
+    return [(x.shape, x.stride(), x.storage_offset(), x.dtype, x.device) if isinstance(x, torch.Tensor) else None
+            for x in inputs]
+
+
+def inputs_unchanged(inputs, before):
+    return metadata(inputs) == before
+
+
+def plain_state():
+    """Does the calling thread hold nothing a compile on another thread would miss? Its grad mode is carried
+    (`submit`); inference mode, autocast, dispatch and function modes, functorch transforms are not: a
+    graph converted under one of them compiles in the calling thread as before."""
+    try:
+        return not (torch.is_inference_mode_enabled() or torch.is_autocast_enabled("cpu") or
+                    torch.is_autocast_enabled("cuda") or torch._C._len_torch_dispatch_stack() or
+                    torch._C._len_torch_function_stack() or torch._C._are_functorch_transforms_active())
+    except Exception:
+        return False
