@@ -116,3 +116,75 @@ def test_result_differentiated_twice(fn, error, backend):
     assert compiled_error == eager_error
     torch.testing.assert_close(out, eager_out)
     torch.testing.assert_close(cx.grad, x.grad)
+
+
+# A graph that saves something, with an output whose own ops save nothing (nothing_saved.split_free_outputs;
+# fuzz seed 696236): the output is made by eager's ops after the compiled rest, so the caller's second
+# backward through it meets eager's nodes.
+
+def free_output_beside_a_loss(x):
+    t5 = (x.view(x.shape[0], -1) + 0.5).roll(1, -1)
+    (x * torch.sin(t5)).sum().backward()        # the saving part's backward, in the frame
+    return t5
+
+
+def free_output_beside_dropout(x):
+    t = x.t().neg() - 1.0                        # (`* 2.0` would save the number, wrapped as a tensor)
+    drawn = torch.rand(3)                        # a random value no output uses: still drawn
+    (F_dropout(x.sin(), 0.5) * t.t()).sum().backward()
+    return t, drawn.shape
+
+
+def free_and_saving_outputs(x):
+    free = x.neg().expand(2, 3, 4)
+    kept = (x * x).sum(1)                        # saves x: a second backward through it raises as eagerly
+    (free.sum() + kept.sum()).backward()
+    return free, kept
+
+
+def scaled_output_saves_its_number(x):
+    t = x.t() * 2.0                              # MulBackward0 saves 2.0 as a tensor: eager's second backward raises
+    (t.t() * x.sin()).sum().backward()
+    return t
+
+
+def F_dropout(t, p):
+    return torch.nn.functional.dropout(t, p=p, training=True)
+
+
+def _second_backward(out):
+    try:
+        (out * 3.0).sum().backward()
+        return None
+    except RuntimeError as err:
+        return str(err).split(" (")[0]
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+@pytest.mark.parametrize("fn", [free_output_beside_a_loss, free_output_beside_dropout, free_and_saving_outputs,
+                                scaled_output_saves_its_number])
+def test_a_free_output_differentiated_again_by_the_caller(fn, backend):
+    if backend == "inductor" and fn is not free_output_beside_a_loss:
+        pytest.skip("inductor: one small case")
+    framejit.reset()
+    results = []
+    for compiled in (False, True):
+        torch.manual_seed(3)
+        x = torch.arange(12.0).view(3, 4).div(7).requires_grad_()
+        out = (framejit.compile(fn, backend=backend) if compiled else fn)(x)
+        first = out[0] if isinstance(out, tuple) else out
+        errors = [_second_backward(first)]
+        if fn is free_and_saving_outputs:
+            errors.append(_second_backward(out[1]))
+        results.append((out, errors, x.grad.clone(), torch.rand(2), type(first.grad_fn).__name__))
+    (eager_out, eager_errors, eager_grad, eager_next, eager_node), (out, errors, grad, next_draw, node) = results
+    assert errors == eager_errors
+    if fn is free_and_saving_outputs:
+        assert eager_errors[0] is None and eager_errors[1] is not None
+    elif fn is scaled_output_saves_its_number:
+        assert eager_errors[0] is not None
+    else:
+        assert eager_errors == [None]
+    torch.testing.assert_close(grad, eager_grad)
+    assert torch.equal(next_draw, eager_next)                     # the same numbers were drawn
+    assert node == eager_node                                      # eager's own node, not a Function's

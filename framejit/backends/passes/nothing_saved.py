@@ -15,9 +15,15 @@ no tensor: the graph's fx code is run once on its example values (fakes; real in
 under a `saved_tensors_hooks` whose pack hook stops the run at the first tensor an op saves (its
 placeholders' example values: the conversion's fakes, not faked again). Such a
 graph has nothing to fuse worth a Function either: its ops are pointwise or shape ops with constant
-derivatives. Not covered: a graph that saves something, differentiated twice along a path eager's
-nodes saved nothing on (that needs eager's per-op nodes; state_regions' independent parts and stages
-cover part of it).
+derivatives.
+
+A graph that saves something, with an output whose own eager ops (every op between it and the graph's
+inputs that requires grad) save nothing, is split (`split_free_outputs`, fuzz seed 696236: `t5 =
+(x.view(...) + 0.5).roll(1, -1)` returned beside a loss whose backward runs in the frame, then the
+caller's backward through t5 again). The rest of the pipeline compiles the graph without those outputs,
+plus the values that do not require grad their ops read; the outputs are then made by their own ops run
+eagerly on the inputs and those values, so a second backward through them meets eager's nodes, which
+saved nothing, as eagerly.
 """
 import builtins
 import math
@@ -35,10 +41,15 @@ _OWN_MODULES = ("torch", "operator", "math", "builtins", "_operator")
 
 
 def apply(gm, example_inputs, compile_rest):
-    """The pass: `gm`'s own fx code when its eager ops save nothing for backward, else the rest."""
+    """The pass: `gm`'s own fx code when its eager ops save nothing for backward; the rest on `gm` without
+    its outputs whose own ops save nothing, and those ops run eagerly after it; else the rest."""
     if saves_nothing(gm, example_inputs):
         return gm.forward
-    return compile_rest(gm, example_inputs)
+    split = split_free_outputs(gm, example_inputs)
+    if split is None:
+        return compile_rest(gm, example_inputs)
+    main, tail, plan = split
+    return with_free_outputs(compile_rest(main, example_inputs), tail, plan)
 
 
 class _Saved(Exception):
@@ -74,6 +85,136 @@ def saves_nothing(gm, example_inputs):
     except Exception:            # (inputs it cannot fake, a fake run it cannot make: left to the compiler)
         return False
     return True
+
+
+class _SavingNodes(torch.fx.Interpreter):
+    """Runs a graph on fakes and notes each node whose op saves a tensor for backward: one the pack hook sees,
+    or one its result's node holds among its `_saved_*` values (a Python number the op wrapped as a tensor,
+    `x * 2.0`'s, is saved without the hook)."""
+
+    def __init__(self, gm):
+        super().__init__(gm)
+        self.current, self.saving = None, set()
+
+    def run_node(self, n):
+        self.current = n
+        result = super().run_node(n)
+        for value in result if isinstance(result, (tuple, list)) else (result,):
+            node = getattr(value, "grad_fn", None) if isinstance(value, torch.Tensor) else None
+            if node is not None and any(isinstance(getattr(node, name, None), torch.Tensor)
+                                        for name in dir(node) if name.startswith("_saved_")):
+                self.saving.add(n)
+        return result
+
+    def pack(self, tensor):
+        self.saving.add(self.current)
+        return tensor
+
+
+def _saving_nodes(gm, example_inputs):
+    """The nodes of `gm` whose eager ops save a tensor for backward (a run on fakes), or None."""
+    try:
+        mode, fakes = _as_fakes(_placeholder_fakes(gm) or example_inputs)
+        if mode is None:
+            return None
+        recorder = _SavingNodes(gm)
+        env = mode.shape_env
+        with mode, (env.suppress_guards() if env is not None else _nothing()), \
+                torch.autograd.graph.saved_tensors_hooks(recorder.pack, _unpack):
+            recorder.run(*fakes)
+        return recorder.saving
+    except Exception:
+        return None
+
+
+def split_free_outputs(gm, example_inputs):
+    """(main graph, tail graph, plan) when `gm` has outputs whose own ops save nothing (module doc), else None.
+    main returns gm's other outputs, then the values without grad the tail reads; the tail takes the inputs
+    it reads, then those values, and returns the free outputs; plan = (positions of main's outputs, positions
+    of the tail's, how many main outputs are gm's, the input positions the tail reads)."""
+    nodes = list(gm.graph.nodes)
+    output = nodes[-1]
+    results = output.args[0] if output.op == "output" else None
+    if not isinstance(results, (tuple, list)) or not torch.is_grad_enabled() or \
+            any(not isinstance(r, torch.fx.Node) for r in results):
+        return None
+    if any(not _runs_torch_only(n) or written_values(n) or _unbacked(n) or n.op == "get_attr" for n in nodes):
+        return None
+    grad_nodes = {n for n in nodes if n.op != "placeholder" and _requires_grad(n)}
+    candidates = [r for r in results if r in grad_nodes]
+    if not candidates:
+        return None
+    saving = _saving_nodes(gm, example_inputs)
+    if not saving:
+        return None
+    free, tail_nodes = [], set()
+    for result in candidates:
+        ops = _grad_ancestors(result, grad_nodes)
+        if not ops & saving:
+            free.append(result)
+            tail_nodes |= ops
+    if not free:
+        return None
+    placeholders = [n for n in nodes if n.op == "placeholder"]
+    read = [a for n in nodes if n in tail_nodes for a in n.all_input_nodes if a not in tail_nodes]
+    read_inputs = [p for p in placeholders if p in read]
+    boundary = list(dict.fromkeys(a for a in read if a.op != "placeholder"))
+    main_positions = [i for i, r in enumerate(results) if r not in free]
+    tail_positions = [i for i, r in enumerate(results) if r in free]
+    main = _graph_module(gm, placeholders, [results[i] for i in main_positions] + boundary, None, drop=tail_nodes)
+    tail = _graph_module(gm, read_inputs + boundary, [results[i] for i in tail_positions], tail_nodes)
+    plan = (main_positions, tail_positions, len(main_positions), [placeholders.index(p) for p in read_inputs])
+    return main, tail, plan
+
+
+def _grad_ancestors(result, grad_nodes):
+    """`result` and every node requiring grad it is computed from through nodes requiring grad."""
+    seen, todo = set(), [result]
+    while todo:
+        node = todo.pop()
+        if node in seen or node not in grad_nodes:
+            continue
+        seen.add(node)
+        todo.extend(node.all_input_nodes)
+    return seen
+
+
+def _graph_module(gm, inputs, outputs, keep, drop=frozenset()):
+    """A GraphModule of `gm`'s nodes with `inputs` as placeholders (in order) and `outputs`; only the nodes
+    in `keep` are copied besides (None: every node but gm's placeholders and output), and the copies of
+    nodes in `drop` that nothing uses any more are left out (no other node: a dead random op still draws)."""
+    graph, env = torch.fx.Graph(), {}
+    for node in inputs:
+        env[node] = graph.placeholder(node.name)
+        env[node].meta = dict(node.meta)
+    for node in gm.graph.nodes:
+        if node.op in ("placeholder", "output") or node in env or (keep is not None and node not in keep):
+            continue
+        env[node] = graph.node_copy(node, lambda a: env[a])
+    graph.output(tuple(env[o] for o in outputs))
+    for original in reversed(list(gm.graph.nodes)):
+        copy = env.get(original)
+        if original in drop and copy is not None and not copy.users:
+            graph.erase_node(copy)
+    return torch.fx.GraphModule(gm, graph)
+
+
+def with_free_outputs(compiled, tail, plan):
+    """`compiled` (the main graph), then the tail's ops eagerly, the outputs back in the graph's order."""
+    main_positions, tail_positions, main_count, read_positions = plan
+    count = len(main_positions) + len(tail_positions)
+
+    def run(*inputs):
+        outs = compiled(*inputs)
+        free = tail(*[inputs[i] for i in read_positions], *outs[main_count:])
+        results = [None] * count
+        for i, value in zip(main_positions, outs):
+            results[i] = value
+        for i, value in zip(tail_positions, free):
+            results[i] = value
+        return results if isinstance(outs, list) else tuple(results)
+    run.framejit_wraps = compiled
+    return run
 
 
 def _runs_torch_only(node):
