@@ -24,9 +24,16 @@ The worker starts at the first submit and is a daemon: a process that exits whil
 wait for it (the graph's entry is gone with the process). A compile holds the first call's inputs until it
 ends (their metadata is all it reads); a caller that changed an input's metadata meanwhile (`resize_`) gets
 the compile refused (`inputs_unchanged`), and the graph compiles again at its next call.
+
+The global random generator: inductor puts its state back after compiling (`preserve_rng_state`), which on
+the worker would rewind the program's own draws; on the worker that put-back is skipped
+(`_leave_the_generator_alone`), and graphs whose inductor options autotune (which draws) compile in the
+calling thread (`autotunes`).
 """
 import collections
+import contextlib
 import logging
+import sys
 import threading
 
 import torch
@@ -59,6 +66,7 @@ class Job:
     def run(self):
         compile, self.compile = self.compile, None          # the job holds nothing once it ran
         try:
+            _leave_the_generator_alone()
             with COMPILE_LOCK, torch.set_grad_enabled(self.grad_enabled):
                 self.value, self.ok = compile(), True
         except BaseException as e:          # reported to the waiting call, never raised on the worker
@@ -74,11 +82,54 @@ def submit(compile, grad_enabled):
         _QUEUE.append(job)
         worker = _STATE["worker"]
         if worker is None or not worker.is_alive():
-            worker = threading.Thread(target=_work, name="framejit-compile-behind", daemon=True)
+            worker = threading.Thread(target=_work, name=WORKER_NAME, daemon=True)
             _STATE["worker"] = worker
             worker.start()
         _WAKE.notify()
     return job
+
+
+WORKER_NAME = "framejit-compile-behind"
+
+
+def _leave_the_generator_alone():
+    """Inductor compiles inside `torch._dynamo.utils.preserve_rng_state()`: it takes the global generator's
+    state at the start and puts it back at the end. On the worker that put-back would rewind every random
+    number the program drew meanwhile (a training loop's dropout drew the same masks twice: test_repeated_blocks
+    flaked so). Inductor's compile draws none itself on CPU without autotuning (checked on GPT-2, eval and
+    train: the state is unchanged across every compile), and graphs whose options autotune are not compiled
+    behind (`autotunes`): so on the worker the context does nothing; in every other thread it is torch's."""
+    import torch._dynamo.utils as utils
+    original = utils.preserve_rng_state
+    if getattr(original, "framejit_worker_aware", False):
+        return
+
+    @contextlib.contextmanager
+    def preserve_rng_state():
+        if threading.current_thread().name == WORKER_NAME:
+            yield
+        else:
+            with original():
+                yield
+    preserve_rng_state.framejit_worker_aware = True
+    utils.preserve_rng_state = preserve_rng_state
+
+
+def autotunes(options):
+    """Do inductor `options` (or settings the program made on torch._inductor.config) benchmark kernels while
+    compiling? Autotuning runs kernels on random inputs inside its own generator save and restore, which
+    on the worker would rewind the program's draws: such graphs compile in the calling thread."""
+    words = ("autotune", "coordinate_descent")
+    if any(any(w in str(k) for w in words) and v for k, v in (options or {}).items()):
+        return True
+    config = sys.modules.get("torch._inductor.config")
+    if config is None:
+        return False
+    try:
+        return bool(config.max_autotune or config.max_autotune_gemm or config.max_autotune_pointwise or
+                    config.coordinate_descent_tuning)
+    except AttributeError:
+        return True
 
 
 def busy():

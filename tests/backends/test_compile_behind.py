@@ -178,3 +178,23 @@ def test_inductor_compiles_on_the_worker_thread_and_matches_eager(monkeypatch):
         compiled_fn, _ = check_calls(scaled_relu, calls(3), backend="inductor", atol=1e-5)
     assert threads and set(threads) == {"framejit-compile-behind"}     # compile_fx calls itself once
     assert answers_compiled(compiled_fn)
+
+
+def test_the_programs_random_numbers_are_not_rewound_by_the_compile(monkeypatch):
+    """inductor puts the global generator's state back after compiling; on the worker that would rewind the
+    draws the program made meanwhile (compile_behind._leave_the_generator_alone)."""
+    import time
+    monkeypatch.delenv("FRAMEJIT_COMPILE_BEHIND", raising=False)
+    width = 16 + time.time_ns() % 97            # a graph no cache of inductor's or framejit's holds yet
+    model = torch.nn.Sequential(torch.nn.Linear(8, width), torch.nn.ReLU(), torch.nn.Linear(width, 4)).eval()
+    compiled_fn, x = framejit.compile(model, backend="inductor"), torch.randn(3, 8)
+    torch.manual_seed(5)
+    expected = torch.rand(100000)
+    torch.manual_seed(5)
+    with torch.no_grad():
+        compiled_fn(x)
+    drawn = []
+    while compile_behind.busy() or not drawn:
+        drawn.append(torch.rand(1))
+        time.sleep(0.005)
+    assert len(drawn) > 1 and torch.equal(torch.cat(drawn), expected[:len(drawn)])

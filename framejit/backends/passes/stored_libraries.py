@@ -25,7 +25,7 @@ none, and every warm process converted and lowered again (GPT-2's warm first cal
 
 (inductor_aoti.library_route decides; it refuses graphs that are not plain static CPU inference graphs.)
 """
-from .. import aoti_background, inductor_aoti, tiered
+from .. import aoti_background, compile_behind, inductor_aoti, tiered
 from .output_strides import expected_strides, restriding
 
 
@@ -46,7 +46,8 @@ def apply(gm, example_inputs, compile_rest):
     if later is not None and tiered.wanted():
         return tiered.answering_while_built(gm.forward, aoti_background.coming(later),
                                             lambda inputs: compile_restrided(gm, inputs, compile_rest))
-    if tiered.behind_wanted() and inductor_aoti.static_candidate(gm, example_inputs):
+    if tiered.behind_wanted() and inductor_aoti.static_candidate(gm, example_inputs) and \
+            not compile_behind.autotunes(inductor_aoti.current_options()):
         return tiered.answering_while_compiled(gm.forward, later,
                                                lambda inputs: compile_restrided(gm, inputs, compile_rest))
     return inductor_aoti.tagged(compile_rest(gm, example_inputs), later)
