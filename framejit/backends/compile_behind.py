@@ -33,8 +33,10 @@ calling thread (`autotunes`).
 import collections
 import contextlib
 import logging
+import os
 import sys
 import threading
+import weakref
 
 import torch
 
@@ -46,6 +48,11 @@ _QUEUE = collections.deque()
 _WAKE = threading.Condition()
 _STATE = {"worker": None, "running": 0}
 _IDLE_CALLBACKS = []
+_UNFINISHED = weakref.WeakSet()         # queued or running jobs (a forked child ends them: `_after_fork`)
+
+
+class Forked(RuntimeError):
+    """The job was queued in the parent of this forked process: no worker here will run it."""
 
 
 class Job:
@@ -80,6 +87,7 @@ def submit(compile, grad_enabled):
     job = Job(compile, grad_enabled)
     with _WAKE:
         _QUEUE.append(job)
+        _UNFINISHED.add(job)
         worker = _STATE["worker"]
         if worker is None or not worker.is_alive():
             worker = threading.Thread(target=_work, name=WORKER_NAME, daemon=True)
@@ -149,10 +157,30 @@ def _work():
             job.run()
         finally:
             with _WAKE:
+                _UNFINISHED.discard(job)
                 _STATE["running"] -= 1
                 idle = not _QUEUE
         if idle:
             _after_idle()
+
+
+def _after_fork():
+    """In a forked child (a DataLoader worker): no worker thread came along, and the lock may have been held
+    by it at the fork. The lock is made anew, and the jobs the parent had not finished end as `Forked`, so
+    a graph waiting for one compiles in its calling thread instead of waiting forever."""
+    global _WAKE
+    COMPILE_LOCK._at_fork_reinit()
+    _WAKE = threading.Condition()
+    _QUEUE.clear()
+    _STATE.update(worker=None, running=0)
+    for job in list(_UNFINISHED):
+        job.compile, job.ok, job.value = None, False, Forked("queued before this process was forked")
+        job.done.set()
+    _UNFINISHED.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def on_idle(callback):

@@ -209,11 +209,12 @@ class Behind:
         if job is False:                            # the first call's fx code is still running elsewhere
             return self.run_fx
         ok, value = (False, InputsChanged()) if job is HERE else job.wait()
+        from . import compile_behind
         with self.lock:
             if self.answer is None:
                 if ok and callable(value):
                     self.answer = value
-                elif isinstance(value, InputsChanged):    # compiled for metadata no guard holds now: again
+                elif isinstance(value, (InputsChanged, compile_behind.Forked)):   # no usable compile: again here
                     compiled = Tiers._compile(self.compile_jit, inputs)
                     self.answer = compiled if compiled is not None else self.run_fx
                 else:                                   # as a failed backend at conversion: a warning, eager ops

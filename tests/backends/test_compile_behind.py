@@ -198,3 +198,24 @@ def test_the_programs_random_numbers_are_not_rewound_by_the_compile(monkeypatch)
         drawn.append(torch.rand(1))
         time.sleep(0.005)
     assert len(drawn) > 1 and torch.equal(torch.cat(drawn), expected[:len(drawn)])
+
+
+def test_a_forked_child_compiles_in_its_own_thread(recorder):
+    """A job queued in the parent is never run in a forked child (no worker thread crosses a fork): the
+    child's second call compiles in its calling thread instead of waiting forever."""
+    import os
+    compiled_fn = framejit.compile(scaled_relu, backend="inductor")
+    with torch.no_grad(), compile_behind.COMPILE_LOCK:          # the parent's worker cannot start the job
+        compiled_fn(*calls(1)[0])
+        pid = os.fork()
+        if pid == 0:                                             # the child: exits with 0 when all went well
+            code = 1
+            try:
+                x, buf = calls(2)[1]
+                got, expected = compiled_fn(x.clone(), buf.clone()), scaled_relu(x, buf)
+                ok = all(torch.equal(a, b) for a, b in zip(got, expected))
+                code = 0 if ok and recorder.threads == ["MainThread"] else 2
+            finally:
+                os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
