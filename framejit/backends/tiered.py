@@ -181,7 +181,12 @@ class Behind:
         if first:
             from . import compile_behind
             before = compile_behind.metadata(inputs)
-            result = self.run_fx(*inputs)          # the first result: eager's ops, exact
+            try:
+                result = self.run_fx(*inputs)      # the first result: eager's ops, exact
+            except BaseException:                  # it raised (as eagerly): the next call is a first call
+                with self.lock:
+                    self.job = None
+                raise
             if compile_behind.inputs_unchanged(inputs, before):
                 self._submit(inputs, before)
             else:                                  # it changed an input's sizes or strides (`t_()`): the
@@ -229,8 +234,9 @@ class Behind:
 def answering_while_compiled(run_fx, key, compile_jit):
     """The callable of a graph compiled behind its calls (backends/compile_behind.py): its first call answers
     with `run_fx` and then queues `compile_jit(first inputs)` on the compile worker; a later call waits for
-    that compile if it has not ended and from then on the compiled callable answers (when it failed, the
-    graph compiles again in the calling thread, once; if that fails too, `run_fx` stays). `key` is the
+    that compile if it has not ended and from then on the compiled callable answers. A compile that failed
+    warns and leaves `run_fx` answering; one made for inputs whose metadata changed (or queued before a fork)
+    is made again in the calling thread, once. A first call that raises queues nothing. `key` is the
     library the graph's callable names (None: none)."""
     behind = Behind(run_fx, compile_jit)
     step_aside = _stepping_aside()

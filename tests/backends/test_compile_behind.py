@@ -219,3 +219,22 @@ def test_a_forked_child_compiles_in_its_own_thread(recorder):
                 os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_first_call_that_raises_queues_nothing_and_the_next_call_is_first(recorder):
+    def picky(x):
+        return torch.linalg.cholesky(x @ x.t()) * 2      # raises on a matrix that is not positive-definite
+
+    compiled_fn = framejit.compile(picky, backend="inductor")
+    singular = torch.zeros(3, 3)
+    with torch.no_grad():
+        with pytest.raises(RuntimeError) as compiled_error:
+            compiled_fn(singular)
+        with pytest.raises(RuntimeError) as eager_error:
+            picky(singular)
+        assert type(compiled_error.value) is type(eager_error.value)
+        assert recorder.threads == []                        # nothing was queued
+        good = torch.eye(3) + 0.1
+        assert torch.allclose(compiled_fn(good), picky(good))     # a first call again: fx code, then queued
+        assert torch.allclose(compiled_fn(good), picky(good))
+    assert recorder.threads == ["framejit-compile-behind"]
