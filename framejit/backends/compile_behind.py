@@ -2,7 +2,7 @@
 
 Why this exists (issue 24, the cold first call): with inductor, a cold first call spends nearly all its time
 in inductor (lowering, C++ compilation: bench/first_call_results.md), none of it needed for the first
-result, which the graph's fx code (eager's own ops) gives exactly. So by default an inference graph on the
+result, which the graph's fx code (eager's own ops) gives exactly. So with Config.compile_behind (opt-in) an inference graph on the
 library route answers its first call with its fx code and compiles on this worker meanwhile; its second
 call waits for the compile if it has not ended (backends/tiered.py, `answering_while_compiled`). The user's
 own work between the two calls overlaps the compile; a program that calls again at once waits as long as it

@@ -17,8 +17,8 @@ none, and every warm process converted and lowered again (GPT-2's warm first cal
                                             (aoti_background.py) and the callable carries the key
   ... and tiered (Config.tiered)            nothing compiles now: the graph's fx code answers until the
                                             library lands, then the library (backends/tiered.py)
-  a graph a library could take (static, CPU,  compiled behind its first call (Config.compile_behind, the
-  inference), libraries on or off           default): the first call answers with the fx code, the rest
+  a graph a library could take (static, CPU,  compiled behind its first call (Config.compile_behind,
+  inference), libraries on or off           opt-in): the first call answers with the fx code, the rest
                                             compiles on the compile worker, the second call waits for it
                                             (backends/compile_behind.py, tiered.answering_while_compiled)
   anything else                             the rest, as it is
