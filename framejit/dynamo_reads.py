@@ -8,9 +8,15 @@ things there that framejit should honour: backends registered by name (`torch._d
 `_init_group`). This module only reads: it imports torch._dynamo only to look a backend name up in its
 registry (the registry lives there), and reads settings only when the program itself has imported
 torch._dynamo (a setting nobody made is the default). A leaf: it imports nothing of framejit.
+
+One exception, which only takes something away from one thread: `generator_kept_in` makes
+`torch._dynamo.utils.preserve_rng_state` (around every inductor compile) a no-op in framejit's compile worker
+thread (backends/compile_behind.py), where its put-back would rewind the program's own random draws.
 """
+import contextlib
 import os
 import sys
+import threading
 
 import torch
 
@@ -200,3 +206,27 @@ def is_compiler_disabled(fn) -> bool:
         return getattr(fn, "_torchdynamo_disable", False) is True
     except Exception:          # an object whose attribute lookup raises is no such wrapper
         return False
+
+
+# ---- inductor's generator put-back, on framejit's compile worker --------------------------------
+
+def generator_kept_in(thread_name):
+    """Inductor compiles inside `torch._dynamo.utils.preserve_rng_state()`: it takes the global generator's
+    state at the start and puts it back at the end. In the thread named `thread_name` (the compile worker)
+    that put-back would rewind every random number the program drew meanwhile, so there the context does
+    nothing; every other thread gets torch's. Inductor's CPU compile draws nothing itself without autotuning
+    (checked on GPT-2, eval and train), and autotuning graphs are not compiled on the worker. Installed once."""
+    import torch._dynamo.utils as utils
+    original = utils.preserve_rng_state
+    if getattr(original, "framejit_worker_aware", False):
+        return
+
+    @contextlib.contextmanager
+    def preserve_rng_state():
+        if threading.current_thread().name == thread_name:
+            yield
+        else:
+            with original():
+                yield
+    preserve_rng_state.framejit_worker_aware = True
+    utils.preserve_rng_state = preserve_rng_state

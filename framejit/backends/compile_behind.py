@@ -27,11 +27,10 @@ the compile refused (`inputs_unchanged`), and the graph compiles again at its ne
 
 The global random generator: inductor puts its state back after compiling (`preserve_rng_state`), which on
 the worker would rewind the program's own draws; on the worker that put-back is skipped
-(`_leave_the_generator_alone`), and graphs whose inductor options autotune (which draws) compile in the
+(dynamo_reads.generator_kept_in: the one place framejit touches torch._dynamo's utilities), and graphs whose inductor options autotune (which draws) compile in the
 calling thread (`autotunes`).
 """
 import collections
-import contextlib
 import logging
 import os
 import sys
@@ -39,6 +38,8 @@ import threading
 import weakref
 
 import torch
+
+from ..dynamo_reads import generator_kept_in
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ class Job:
     def run(self):
         compile, self.compile = self.compile, None          # the job holds nothing once it ran
         try:
-            _leave_the_generator_alone()
+            generator_kept_in(WORKER_NAME)
             with COMPILE_LOCK, torch.set_grad_enabled(self.grad_enabled):
                 self.value, self.ok = compile(), True
         except BaseException as e:          # reported to the waiting call, never raised on the worker
@@ -98,29 +99,6 @@ def submit(compile, grad_enabled):
 
 
 WORKER_NAME = "framejit-compile-behind"
-
-
-def _leave_the_generator_alone():
-    """Inductor compiles inside `torch._dynamo.utils.preserve_rng_state()`: it takes the global generator's
-    state at the start and puts it back at the end. On the worker that put-back would rewind every random
-    number the program drew meanwhile (a training loop's dropout drew the same masks twice: test_repeated_blocks
-    flaked so). Inductor's compile draws none itself on CPU without autotuning (checked on GPT-2, eval and
-    train: the state is unchanged across every compile), and graphs whose options autotune are not compiled
-    behind (`autotunes`): so on the worker the context does nothing; in every other thread it is torch's."""
-    import torch._dynamo.utils as utils
-    original = utils.preserve_rng_state
-    if getattr(original, "framejit_worker_aware", False):
-        return
-
-    @contextlib.contextmanager
-    def preserve_rng_state():
-        if threading.current_thread().name == WORKER_NAME:
-            yield
-        else:
-            with original():
-                yield
-    preserve_rng_state.framejit_worker_aware = True
-    utils.preserve_rng_state = preserve_rng_state
 
 
 def autotunes(options):

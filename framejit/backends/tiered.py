@@ -26,7 +26,6 @@ other graph (training, symbolic sizes, libraries off, another backend) compiles 
 """
 import contextlib
 import logging
-import sys
 import threading
 import time
 import warnings
@@ -34,11 +33,10 @@ from typing import Callable, NamedTuple
 
 import torch
 
-from .passes.output_strides import GRAPH_SLOT     # the name generated entries call their graph by
+from .passes.output_strides import stepping_aside   # how a wrapper leaves the entry's call path
 
 log = logging.getLogger(__name__)
 LOOK_EVERY = 0.5                # seconds between two looks at a build (a store lookup and a stat: 0.17 ms at load 6)
-STEP_ASIDE_LOOKS = 8            # calls from callers that do not hold the callable under GRAPH_SLOT, at most
 
 # what a look at a build says
 READY, BUILDING, FAILED = "ready", "building", "failed"
@@ -126,7 +124,7 @@ def answering_while_built(run_fx, coming, compile_jit):
     the library (or `compile_jit(inputs)`'s callable when none comes); see the module doc."""
     tiers = Tiers(run_fx, coming, compile_jit)
     monotonic = time.monotonic
-    step_aside = _stepping_aside()
+    step_aside = stepping_aside()
 
     def run(*inputs):
         next_look = tiers.next_look
@@ -139,23 +137,6 @@ def answering_while_built(run_fx, coming, compile_jit):
     run.framejit_tiers = tiers
     run.framejit_aoti_key = coming.key      # a stored conversion names the library (runtime/warm_start.py)
     return run
-
-
-def _stepping_aside():
-    """`step_aside(run, answer)`: once `run` answers only by calling `answer`, a caller that holds `run` under
-    GRAPH_SLOT (a generated entry, the dispatcher) gets `answer` there instead, so its later calls cost the
-    answer's own time; other callers keep calling `run`, which stops looking after STEP_ASIDE_LOOKS of them."""
-    steps = STEP_ASIDE_LOOKS
-
-    def step_aside(run, answer):
-        nonlocal steps
-        if steps:
-            caller = sys._getframe(2).f_globals
-            if caller.get(GRAPH_SLOT) is run:
-                caller[GRAPH_SLOT] = answer         # the switch is final: the caller calls the answer itself
-            else:
-                steps -= 1
-    return step_aside
 
 
 class InputsChanged(RuntimeError):
@@ -239,7 +220,7 @@ def answering_while_compiled(run_fx, key, compile_jit):
     is made again in the calling thread, once. A first call that raises queues nothing. `key` is the
     library the graph's callable names (None: none)."""
     behind = Behind(run_fx, compile_jit)
-    step_aside = _stepping_aside()
+    step_aside = stepping_aside()
 
     def run(*inputs):
         answer = behind.answer

@@ -11,9 +11,11 @@ weight: LerpBackward saves nothing) live across a break, then `(w * t1.sign()).s
 
 Which graphs: grad on, some value requiring grad (else no Function is made), no in-place write (the fake
 run below must not change the example values other passes read), only torch ops, and eager's ops save
-no tensor: the graph's fx code is run once on its example values (fakes; real inputs are faked first)
-under a `saved_tensors_hooks` whose pack hook stops the run at the first tensor an op saves (its
-placeholders' example values: the conversion's fakes, not faked again). Such a
+no tensor: the graph's fx code is run once on its example values (fakes; real inputs are faked first; its
+placeholders' example values are the conversion's fakes, not faked again) by an fx Interpreter that notes
+each node saving a tensor (`saving_nodes`: the pack hook of a `saved_tensors_hooks`, and the `_saved_*`
+values of the node's result, since `x * 2.0` saves the number wrapped as a tensor without the hook; the
+same run serves the split below). Such a
 graph has nothing to fuse worth a Function either: its ops are pointwise or shape ops with constant
 derivatives.
 
@@ -43,48 +45,44 @@ _OWN_MODULES = ("torch", "operator", "math", "builtins", "_operator")
 def apply(gm, example_inputs, compile_rest):
     """The pass: `gm`'s own fx code when its eager ops save nothing for backward; the rest on `gm` without
     its outputs whose own ops save nothing, and those ops run eagerly after it; else the rest."""
-    if saves_nothing(gm, example_inputs):
+    found = saving_nodes(gm, example_inputs)
+    if found is not None and not found[0]:     # no op saved through the hook: eager's ops, as they are
         return gm.forward
-    split = split_free_outputs(gm, example_inputs)
+    split = split_free_outputs(gm, found[1]) if found is not None else None
     if split is None:
         return compile_rest(gm, example_inputs)
     main, tail, plan = split
     return with_free_outputs(compile_rest(main, example_inputs), tail, plan)
 
 
-class _Saved(Exception):
-    """Raised by the pack hook at the first tensor an op saves for backward."""
-
-
-def _pack(_tensor):
-    raise _Saved
-
-
 def _unpack(value):
     return value
 
 
-def saves_nothing(gm, example_inputs):
-    """Would a Function made of `gm` hold history (grad on, something requiring grad) while eager's ops of
-    `gm` save no tensor for backward? False when that cannot be told."""
+def saving_nodes(gm, example_inputs):
+    """(nodes whose eager ops save a tensor through the pack hook, nodes that save one at all) of `gm` (one run
+    of its fx code on fakes; the second set adds ops that save a Python number wrapped as a tensor, which the
+    hook does not see: a graph of only those still runs as its fx code, eager's own nodes), when a
+    Function made of `gm` would hold history (grad on, something requiring grad) and the run can be made
+    (only torch ops; no in-place write: the run must not change the example values other passes read; no
+    data-dependent size); else None."""
     nodes = list(gm.graph.nodes)
     if not torch.is_grad_enabled() or not any(_requires_grad(n) for n in nodes):
-        return False
+        return None
     if any(not _runs_torch_only(n) or written_values(n) or _unbacked(n) for n in nodes):
-        return False
+        return None
     try:
         mode, fakes = _as_fakes(_placeholder_fakes(gm) or example_inputs)
         if mode is None:
-            return False
+            return None
+        recorder = _SavingNodes(gm)
         env = mode.shape_env
         with mode, (env.suppress_guards() if env is not None else _nothing()), \
-                torch.autograd.graph.saved_tensors_hooks(_pack, _unpack):
-            gm.forward(*fakes)
-    except _Saved:
-        return False
+                torch.autograd.graph.saved_tensors_hooks(recorder.pack, _unpack):
+            recorder.run(*fakes)
+        return recorder.hooked, recorder.saving
     except Exception:            # (inputs it cannot fake, a fake run it cannot make: left to the compiler)
-        return False
-    return True
+        return None
 
 
 class _SavingNodes(torch.fx.Interpreter):
@@ -94,7 +92,7 @@ class _SavingNodes(torch.fx.Interpreter):
 
     def __init__(self, gm):
         super().__init__(gm)
-        self.current, self.saving = None, set()
+        self.current, self.hooked, self.saving = None, set(), set()
 
     def run_node(self, n):
         self.current = n
@@ -107,45 +105,26 @@ class _SavingNodes(torch.fx.Interpreter):
         return result
 
     def pack(self, tensor):
+        self.hooked.add(self.current)
         self.saving.add(self.current)
         return tensor
 
 
-def _saving_nodes(gm, example_inputs):
-    """The nodes of `gm` whose eager ops save a tensor for backward (a run on fakes), or None."""
-    try:
-        mode, fakes = _as_fakes(_placeholder_fakes(gm) or example_inputs)
-        if mode is None:
-            return None
-        recorder = _SavingNodes(gm)
-        env = mode.shape_env
-        with mode, (env.suppress_guards() if env is not None else _nothing()), \
-                torch.autograd.graph.saved_tensors_hooks(recorder.pack, _unpack):
-            recorder.run(*fakes)
-        return recorder.saving
-    except Exception:
-        return None
-
-
-def split_free_outputs(gm, example_inputs):
-    """(main graph, tail graph, plan) when `gm` has outputs whose own ops save nothing (module doc), else None.
+def split_free_outputs(gm, saving):
+    """(main graph, tail graph, plan) when `gm`, whose nodes in `saving` save tensors for backward
+    (`saving_nodes`), has outputs whose own ops save nothing (module doc), else None.
     main returns gm's other outputs, then the values without grad the tail reads; the tail takes the inputs
     it reads, then those values, and returns the free outputs; plan = (positions of main's outputs, positions
     of the tail's, how many main outputs are gm's, the input positions the tail reads)."""
     nodes = list(gm.graph.nodes)
     output = nodes[-1]
     results = output.args[0] if output.op == "output" else None
-    if not isinstance(results, (tuple, list)) or not torch.is_grad_enabled() or \
-            any(not isinstance(r, torch.fx.Node) for r in results):
-        return None
-    if any(not _runs_torch_only(n) or written_values(n) or _unbacked(n) or n.op == "get_attr" for n in nodes):
+    if not isinstance(results, (tuple, list)) or any(not isinstance(r, torch.fx.Node) for r in results) or \
+            any(n.op == "get_attr" for n in nodes):
         return None
     grad_nodes = {n for n in nodes if n.op != "placeholder" and _requires_grad(n)}
     candidates = [r for r in results if r in grad_nodes]
     if not candidates:
-        return None
-    saving = _saving_nodes(gm, example_inputs)
-    if not saving:
         return None
     free, tail_nodes = [], set()
     for result in candidates:

@@ -82,14 +82,32 @@ GRAPH_SLOT = "__fj_graph"       # the name generated entries call their graph by
 LOOKS = 8                       # calls from callers that do not hold the wrapper under GRAPH_SLOT, at most
 
 
+def stepping_aside():
+    """`step_aside(run, answer)`, called from a wrapper `run` that now only calls `answer`: a caller holding
+    `run` under GRAPH_SLOT (a generated entry, the dispatcher) gets `answer` there instead, so its later
+    calls cost the answer's own time; other callers keep calling `run`, which stops looking after LOOKS of
+    them. (This wrapper, and backends/tiered.py's.)"""
+    looks = LOOKS
+
+    def step_aside(run, answer):
+        nonlocal looks
+        if looks:
+            caller = sys._getframe(2).f_globals
+            if caller.get(GRAPH_SLOT) is run:
+                caller[GRAPH_SLOT] = answer         # the switch is final: the caller calls the answer itself
+            else:
+                looks -= 1
+    return step_aside
+
+
 def restriding(compiled, expected):
     """`compiled`, whose outputs listed in the plan made at its first call are copied into eager's strides;
     with an empty plan, the wrapper steps out of its callers' path (the module doc)."""
     plan = None
-    looks = LOOKS
+    step_aside = stepping_aside()
 
     def run(*args):
-        nonlocal plan, looks
+        nonlocal plan
         outs = compiled(*args)
         if plan is None:
             plan = [(i, stride) for i, (out, stride) in enumerate(zip(outs, expected))
@@ -97,12 +115,7 @@ def restriding(compiled, expected):
                     tuple(out.stride()) != stride]
         if plan:
             return restrided_outputs(outs, plan)
-        if looks:
-            caller = sys._getframe(1).f_globals
-            if caller.get(GRAPH_SLOT) is run:
-                caller[GRAPH_SLOT] = compiled      # same calls, same results: the plan never changes again
-            else:
-                looks -= 1
+        step_aside(run, compiled)                  # same calls, same results: the plan never changes again
         return outs
     # a stored conversion names the library inside (runtime/warm_start.py): a library restrides its own
     # outputs (inductor_aoti._restrided), so the stored entry calls it without this wrapper
