@@ -215,7 +215,8 @@ def generator_kept_in(thread_name):
     state at the start and puts it back at the end. In the thread named `thread_name` (the compile worker)
     that put-back would rewind every random number the program drew meanwhile, so there the context does
     nothing; every other thread gets torch's. Inductor's CPU compile draws nothing itself without autotuning
-    (checked on GPT-2, eval and train), and autotuning graphs are not compiled on the worker. Installed once."""
+    (checked on GPT-2, eval and train), and autotuning graphs are not compiled on the worker. Installed once,
+    in torch's utilities and in every torch module that imported the name from them."""
     import torch._dynamo.utils as utils
     original = utils.preserve_rng_state
     if getattr(original, "framejit_worker_aware", False):
@@ -230,3 +231,10 @@ def generator_kept_in(thread_name):
                 yield
     preserve_rng_state.framejit_worker_aware = True
     utils.preserve_rng_state = preserve_rng_state
+    # modules that bound the name at their import (`from torch._dynamo.utils import preserve_rng_state`:
+    # AOT autograd, around every inductor compile) keep the original: each is rebound too; a module imported
+    # from now on binds the thread-aware one
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("torch.") and \
+                getattr(module, "preserve_rng_state", None) is original:
+            module.preserve_rng_state = preserve_rng_state

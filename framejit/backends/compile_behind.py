@@ -86,6 +86,8 @@ class Job:
 def submit(compile, grad_enabled):
     """Queue `compile()` for the worker; the Job."""
     job = Job(compile, grad_enabled)
+    if _STATE["worker"] is None:
+        _trace_once_here()
     with _WAKE:
         _QUEUE.append(job)
         _UNFINISHED.add(job)
@@ -99,6 +101,20 @@ def submit(compile, grad_enabled):
 
 
 WORKER_NAME = "framejit-compile-behind"
+
+
+def _trace_once_here():
+    """Inductor traces one function with fx's plain Tracer the first time it generates code in a process
+    (loop_body's stand-in graph module, cached): a plain Tracer replaces torch.nn.Module.__call__ for the whole
+    process while it traces, and any module called in another thread meanwhile raises "module is not installed
+    as a submodule". Done here, in the calling thread, before the first compile leaves it. (The tracer AOT
+    autograd and inductor's patterns use runs a foreign module's forward as it is; conversions wait for the
+    compile: runtime/compiled.py.)"""
+    try:
+        from torch._inductor.loop_body import InterpreterShim
+        InterpreterShim._dummy_gm()
+    except Exception as e:               # another torch's inside: nothing to do ahead
+        log.debug("framejit compile behind: inductor's stand-in graph module not made ahead: %s", e)
 
 
 def autotunes(options):

@@ -22,6 +22,7 @@ import torch
 
 from . import cache
 from ..backends import lookup_backend
+from ..backends.compile_behind import COMPILE_LOCK
 from ..config import Config
 from ..convert.codegen import MISS
 from ..dynamo_reads import torch_logs
@@ -246,10 +247,16 @@ def _convert(fn, signature, state, opts, args, kwargs):
     from ..observe.conversion import observed_conversion
     from .failures import handle_internal_failure
     state.conversions += 1
-    # metrics, phase times, records, global-state checks, logs; internal failures -> eager (runtime/failures.py)
-    result, elapsed = observed_conversion(fn, state, opts, args, kwargs,
-                                          lambda observation: convert_frame(fn, signature, args, kwargs, opts, observation),
-                                          handle_internal_failure, resume_origin(fn.__code__))
+    # metrics, phase times, records, global-state checks, logs; internal failures -> eager (runtime/failures.py).
+    # Never while a graph compiles behind its calls (backends/compile_behind.py): that compile's tracing patches
+    # process-wide state for its duration (fx's Tracer replaces torch.nn.Module.__call__ and __getattr__ and
+    # sets is_fx_tracing; inductor puts the generator back), which this conversion would read and its
+    # global-state check would "restore"
+    with COMPILE_LOCK:
+        result, elapsed = observed_conversion(fn, state, opts, args, kwargs,
+                                              lambda observation: convert_frame(fn, signature, args, kwargs, opts,
+                                                                                observation),
+                                              handle_internal_failure, resume_origin(fn.__code__))
     if result.kind == "entry":
         state.add(result)
         if state.conversions == 1 and not state.recompile_reasons:
