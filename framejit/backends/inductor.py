@@ -33,9 +33,16 @@ def compile_inductor(gm, example_inputs, options=None, repeated_blocks=None):
 
     def compile_patched(graph, inputs):
         # imported here: a graph loaded as a stored library (inductor_aoti.py) never imports inductor
-        from torch._inductor.compile_fx import compile_fx
-        with COMPILE_LOCK:                  # inductor patches its configuration while it compiles
-            return compile_fx(graph, inputs, config_patches=patches)
+        from torch._inductor import compile_fx as inductor_compile, config
+
+        def inner(*args, **kwargs):
+            # also the backward's compile, which AOT autograd runs at the first backward, outside this call:
+            # under the lock and the patches there too (inductor's own `config_patches` would enter its patch
+            # before the lock, and a compile behind (compile_behind.py) could restore it under this one)
+            with COMPILE_LOCK, config.patch(patches):
+                return inductor_compile.compile_fx_inner(*args, **kwargs)
+        with COMPILE_LOCK, config.patch(patches):      # inductor's configuration is the process's
+            return inductor_compile.compile_fx(graph, inputs, inner_compile=inner)
 
     def compiler(graph, inputs):          # inductor's own caches can hit (backends/inductor_caches.py)
         # a piece or region the passes cut has only its inputs' fakes: real stand-ins make it cacheable

@@ -315,3 +315,30 @@ def test_a_conversion_waits_while_the_worker_traces(recorder, monkeypatch):
         until.set()
         torch.testing.assert_close(got, calls_a_module(x))
     assert len(graphs) == 1 and "linear" in graphs[0].code         # one graph, the module's work inside it
+
+
+def test_the_backward_compiled_at_the_first_backward_holds_the_lock_and_inductors_settings(monkeypatch):
+    """AOT autograd compiles a training graph's backward at its first backward, after framejit's compile call
+    returned: that compile too runs under COMPILE_LOCK (a compile behind may run on the worker meanwhile) and
+    with framejit's inductor settings (fallback_random: eager's random numbers)."""
+    from torch._inductor import compile_fx as inductor_compile, config
+    seen, real = [], inductor_compile._compile_fx_inner
+
+    def inner(*args, **kwargs):                 # inductor's compile of one graph (the forward, the backward)
+        seen.append((compile_behind.COMPILE_LOCK._is_owned(), config.fallback_random))
+        return real(*args, **kwargs)
+    monkeypatch.setattr(inductor_compile, "_compile_fx_inner", inner)
+    import time
+    w = torch.nn.Parameter(randn(8, 5 + time.time_ns() % 89, seed=4))     # no cache of inductor's holds it
+
+    def loss(x):
+        return (torch.tanh(x @ w) * 3).sum()
+    x = randn(4, 8, seed=5)
+    compiled_fn = framejit.compile(loss, backend="inductor")
+    got = compiled_fn(x)
+    assert len(seen) == 1
+    got.backward()
+    grad, w.grad = w.grad, None
+    loss(x).backward()
+    torch.testing.assert_close(grad, w.grad)
+    assert seen == [(True, True), (True, True)] and config.fallback_random is False
