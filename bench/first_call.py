@@ -11,12 +11,12 @@ that first call (import of framejit / torch._dynamo and the model build excluded
 for torch.compile (backend="inductor") and framejit (backend="inductor") in one of three modes of its
 AOTInductor libraries (FRAMEJIT_CACHE_AOTI):
 
-  framejit        the default (`background`): the first process compiles on the JIT path and, after its
-                  first result, a child at nice 19 builds the inference graphs' libraries; the warm run
-                  starts once those children have ended (the time they took is printed as `libraries`)
-  framejit_behind the default with FRAMEJIT_COMPILE_BEHIND=1 (opt-in): a static inference graph's first call
-                  answers with its fx code while the JIT compile runs on a worker thread, and the second call
-                  waits for it (session 27's table was measured with this on, under the name framejit)
+  framejit        the default (`background` libraries, compile behind): a static graph's first call (inference
+                  or training) answers with its fx code while the JIT compile runs on a worker thread, and
+                  the second call waits for it; once the worker is idle, a child at nice 19 builds the
+                  graphs' libraries; the warm run starts once those children have ended (the time they took
+                  is printed as `libraries`)
+  framejit_waits  the default with FRAMEJIT_COMPILE_BEHIND=0: the first call waits for the JIT compile
   framejit_jit    `0`: no libraries; a warm process loads the stored conversion and inductor's own caches
   framejit_aoti   `1`: the libraries are built during the first call
   framejit_tiered the default libraries with FRAMEJIT_TIERED=1 (backends/tiered.py): the first calls run the
@@ -40,7 +40,7 @@ when diffusers is not importable), train (a GPT-2 training step: 2 layers, forwa
 SGD step compiled as one function).
 
 Usage: .venv/bin/python bench/first_call.py [--runs N] [--sides framejit,torch] [model ...]
-(--sides takes any of framejit, framejit_behind, framejit_jit, framejit_aoti, framejit_tiered, torch; the default is framejit,torch)
+(--sides takes any of framejit, framejit_waits, framejit_jit, framejit_aoti, framejit_tiered, torch; the default is framejit,torch)
 The default is every model, one run each (about 4 minutes per model on 2 cores: inductor is slow cold).
 This is bench/ code: it alone may call torch.compile.
 """
@@ -59,8 +59,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ("resnet", "vit", "gpt2", "llama_kv", "unet", "train")
 AOTI_MODES = {"framejit": "background", "framejit_jit": "0", "framejit_aoti": "1", "framejit_tiered": "background",
-              "framejit_behind": "background"}
-BACKGROUND_SIDES = ("framejit", "framejit_tiered", "framejit_behind")      # sides whose cold run leaves library builds behind
+              "framejit_waits": "background"}
+BACKGROUND_SIDES = ("framejit", "framejit_tiered", "framejit_waits")      # sides whose cold run leaves library builds behind
 
 
 # ---------------------------------------------------------------- the models (built in the child)
@@ -264,7 +264,7 @@ def run_child(name, side, inductor_dir, framejit_dir, timeout, poll):
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(inductor_dir), FRAMEJIT_CACHE_DIR=str(framejit_dir),
                PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1",
                FRAMEJIT_CACHE_AOTI=AOTI_MODES.get(side, "0"), FRAMEJIT_TIERED="1" if side == "framejit_tiered" else "0",
-               FRAMEJIT_COMPILE_BEHIND="1" if side == "framejit_behind" else "0")
+               FRAMEJIT_COMPILE_BEHIND="1" if side == "framejit" else "0")
     try:
         proc = subprocess.run([sys.executable, __file__, "--child", name, side, "--poll", str(poll)], env=env,
                               capture_output=True, text=True, timeout=timeout + poll)

@@ -18,7 +18,7 @@ Environment variables read by `Config.from_env`:
                          in .jsonl or .json gets the compile metrics as JSON lines instead
     FRAMEJIT_CHECK_ACCURACY  check_accuracy: 1 checks each new graph's first call against eager
     FRAMEJIT_TIERED      tiered: 1 lets a graph's fx code answer while its library builds (backends/tiered.py)
-    FRAMEJIT_COMPILE_BEHIND  compile_behind: 1 lets a graph's first call answer while inductor compiles behind it
+    FRAMEJIT_COMPILE_BEHIND  compile_behind: 0 makes a graph's first call wait for inductor's compile
 
 Every field is validated on construction; a wrong type raises TypeError and a
 wrong value raises ValueError, both naming the field and what was given.
@@ -119,14 +119,14 @@ class Config:
     whose library is to be built in the background runs its fx code (eager's ops) until the library is
     stored, then the library; its first call waits for no inductor compile. Off by default: the calls before
     the switch run at eager's speed. With another backend, or libraries off, it changes nothing."""
-    compile_behind: bool = False
-    """Compile behind the first call (backends/compile_behind.py; opt-in since a full test run found the
-    program's random numbers rewound once more, cause not found): with backend="inductor", a static CPU
-    inference graph answers its first call with its fx code (eager's ops) while inductor compiles it on a
-    worker thread; its second call waits for that compile if it has not ended, and every later call runs
-    the compiled code. False (the default): the first call waits for the compile (torch.compile's way). Not under
-    fullgraph=True or check_accuracy, and not for a graph converted under inference mode, autocast or a
-    dispatch mode (those compile in the calling thread); tiered=True takes precedence."""
+    compile_behind: bool = True
+    """Compile behind the first call (backends/compile_behind.py): with backend="inductor", a static CPU graph
+    (inference, or training: its first backward is eager's) answers its first call with its fx code (eager's
+    ops) while inductor compiles it on a worker thread; its second call waits for that compile if it has not
+    ended, and every later call runs the compiled code. False: the first call waits for the compile
+    (torch.compile's way). Not under fullgraph=True or check_accuracy, and not for a graph converted under
+    inference mode, autocast or a dispatch mode (those compile in the calling thread); tiered=True takes
+    precedence."""
 
     def __post_init__(self) -> None:
         _check_int(self, "recompile_limit", minimum=1)

@@ -2,8 +2,9 @@
 
 Why this exists (issue 24, the cold first call): with inductor, a cold first call spends nearly all its time
 in inductor (lowering, C++ compilation: bench/first_call_results.md), none of it needed for the first
-result, which the graph's fx code (eager's own ops) gives exactly. So with Config.compile_behind (opt-in) an inference graph on the
-library route answers its first call with its fx code and compiles on this worker meanwhile; its second
+result, which the graph's fx code (eager's own ops) gives exactly. So with Config.compile_behind (the default) a
+static CPU graph (inference, or training: the first backward is eager's) answers its first call with its fx code
+and compiles on this worker meanwhile; its second
 call waits for the compile if it has not ended (backends/tiered.py, `answering_while_compiled`). The user's
 own work between the two calls overlaps the compile; a program that calls again at once waits as long as it
 did before; every call from the second on runs compiled code.
@@ -25,10 +26,22 @@ wait for it (the graph's entry is gone with the process). A compile holds the fi
 ends (their metadata is all it reads); a caller that changed an input's metadata meanwhile (`resize_`) gets
 the compile refused (`inputs_unchanged`), and the graph compiles again at its next call.
 
-The global random generator: inductor puts its state back after compiling (`preserve_rng_state`), which on
-the worker would rewind the program's own draws; on the worker that put-back is skipped
-(dynamo_reads.generator_kept_in: the one place framejit touches torch._dynamo's utilities), and graphs whose inductor options autotune (which draws) compile in the
-calling thread (`autotunes`).
+What a compile on the worker changes for the whole process, and what keeps the program's threads from seeing it:
+- the global random generator: inductor and AOT autograd put its state back after compiling
+  (`preserve_rng_state`), which on the worker would rewind the program's own draws; on the worker that
+  put-back is skipped (dynamo_reads.generator_kept_in, in every torch module that bound the name: the one
+  place framejit touches torch._dynamo's utilities), and graphs whose inductor options autotune (which draws)
+  compile in the calling thread (`autotunes`);
+- torch.nn.Module.__call__ and __getattr__, which fx's Tracer replaces while it traces (AOT autograd's
+  tracer and inductor's pattern setup): a conversion reads them, so conversions hold COMPILE_LOCK
+  (runtime/compiled.py) and never run during a compile; the program's own module calls go through the
+  replacement, which for those tracers runs the module's forward as it is. The one trace with fx's plain
+  Tracer (which makes a module called elsewhere raise) is made in the first submitting thread
+  (`_trace_once_here`);
+- inductor's and functorch's configuration: patched under COMPILE_LOCK only (the backward AOT autograd
+  compiles at the first backward too: inductor.py);
+- `warnings.catch_warnings` (inductor enters it while compiling): Python's own is not thread-safe, so a
+  warnings filter the program changes while a compile runs can be undone when it ends (left alone).
 """
 import collections
 import logging

@@ -98,8 +98,11 @@ def aoti_candidate(example_inputs):
 
 
 def static_candidate(gm, example_inputs):
-    if not aoti_candidate(example_inputs):
-        return False
+    return aoti_candidate(example_inputs) and static_sizes(gm)
+
+
+def static_sizes(gm):
+    """Are the sizes and strides of every input of `gm` plain ints (no symbol)?"""
     for node in gm.graph.nodes:
         value = node.meta.get("example_value") if node.op == "placeholder" else None
         if isinstance(value, torch.Tensor) and not all(type(d) is int for d in (*value.shape, *value.stride())):

@@ -61,6 +61,7 @@ def recorder(monkeypatch):
 
 def behind_of(compiled_fn):
     """The entry's graph callable's state (tiered.Behind)."""
+    compiled_fn = getattr(compiled_fn, "forward", compiled_fn)      # a compiled module's compiled forward
     graph = compiled_fn._framejit_state.results[0].ns.env["__fj_graph"]
     while not hasattr(graph, "framejit_behind"):
         graph = graph.framejit_wraps
@@ -73,9 +74,9 @@ def answers_compiled(compiled_fn):
     return behind.answer is not None and behind.answer is not behind.run_fx and behind.job is None
 
 
-def test_compile_behind_is_a_bool_off_by_default(monkeypatch):
+def test_compile_behind_is_a_bool_on_by_default(monkeypatch):
     monkeypatch.delenv("FRAMEJIT_COMPILE_BEHIND", raising=False)
-    assert Config().compile_behind is False and Config.from_env().compile_behind is False
+    assert Config().compile_behind is True and Config.from_env().compile_behind is True
     monkeypatch.setenv("FRAMEJIT_COMPILE_BEHIND", "1")
     assert Config.from_env().compile_behind is True
     with pytest.raises(TypeError, match="Config.compile_behind must be True or False"):
@@ -110,8 +111,7 @@ def test_every_call_behaves_as_eagerly_and_later_calls_run_the_compiled_code(rec
     assert answer.recorded
 
 
-@pytest.mark.parametrize("why", ["option", "environment", "fullgraph", "check_accuracy", "inference_mode",
-                                 "training"])
+@pytest.mark.parametrize("why", ["option", "environment", "fullgraph", "check_accuracy", "inference_mode"])
 def test_compiled_in_the_calling_thread_where_behind_does_not_apply(recorder, why, monkeypatch):
     options = {"compile_behind": False} if why == "option" else {"fullgraph": True} if why == "fullgraph" else \
         {"check_accuracy": True} if why == "check_accuracy" else {}
@@ -119,14 +119,44 @@ def test_compiled_in_the_calling_thread_where_behind_does_not_apply(recorder, wh
         monkeypatch.setenv("FRAMEJIT_COMPILE_BEHIND", "0")
     compiled_fn = framejit.compile(scaled_relu, backend="inductor", **options)
     x, buf = calls(1)[0]
-    mode = torch.inference_mode() if why == "inference_mode" else \
-        torch.enable_grad() if why == "training" else torch.no_grad()
-    if why == "training":
-        x.requires_grad_()
+    mode = torch.inference_mode() if why == "inference_mode" else torch.no_grad()
     with mode, warnings.catch_warnings():
         warnings.simplefilter("ignore")                 # the accuracy mode's own notes
         compiled_fn(x, buf)
     assert recorder.threads and "framejit-compile-behind" not in recorder.threads
+
+
+class _TrainStep(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(3)
+        self.up, self.down, self.drop = torch.nn.Linear(8, 16), torch.nn.Linear(16, 4), torch.nn.Dropout(0.3)
+
+    def forward(self, x):
+        return self.down(self.drop(torch.tanh(self.up(x)))).pow(2).mean()
+
+
+def test_a_training_graph_answers_its_first_step_with_eagers_autograd(recorder):
+    """A training graph (grad on, parameters): its first call's fx code records eager's autograd graph (the
+    first backward is eager's); it compiles on the worker; every step's loss, gradients and dropout draws
+    equal eager's on a copy of the model."""
+    import copy
+    model = _TrainStep()
+    reference, compiled_fn = copy.deepcopy(model), framejit.compile(model, backend="inductor")
+    for step in range(3):
+        x = randn(4, 8, seed=20 + step)
+        torch.manual_seed(step)
+        loss = compiled_fn(x)
+        loss.backward()
+        torch.manual_seed(step)
+        expected = reference(x)
+        expected.backward()
+        assert torch.equal(loss, expected)
+        for p, q in zip(model.parameters(), reference.parameters()):
+            assert torch.equal(p.grad, q.grad)
+        if step == 0:
+            assert behind_of(compiled_fn).answer is None         # the first step ran the fx code
+    assert recorder.threads == ["framejit-compile-behind"] and answers_compiled(compiled_fn)
 
 
 def test_a_failed_compile_warns_and_the_fx_code_stays(monkeypatch):
@@ -334,7 +364,7 @@ def test_the_backward_compiled_at_the_first_backward_holds_the_lock_and_inductor
     def loss(x):
         return (torch.tanh(x @ w) * 3).sum()
     x = randn(4, 8, seed=5)
-    compiled_fn = framejit.compile(loss, backend="inductor")
+    compiled_fn = framejit.compile(loss, backend="inductor", compile_behind=False)    # the forward compiles now
     got = compiled_fn(x)
     assert len(seen) == 1
     got.backward()

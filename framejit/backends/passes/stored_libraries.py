@@ -17,8 +17,8 @@ none, and every warm process converted and lowered again (GPT-2's warm first cal
                                             (aoti_background.py) and the callable carries the key
   ... and tiered (Config.tiered)            nothing compiles now: the graph's fx code answers until the
                                             library lands, then the library (backends/tiered.py)
-  a graph a library could take (static, CPU,  compiled behind its first call (Config.compile_behind,
-  inference), libraries on or off           opt-in): the first call answers with the fx code, the rest
+  a static CPU graph, inference or training, compiled behind its first call (Config.compile_behind,
+  libraries on or off                       on by default): the first call answers with the fx code, the rest
                                             compiles on the compile worker, the second call waits for it
                                             (backends/compile_behind.py, tiered.answering_while_compiled)
   anything else                             the rest, as it is
@@ -26,6 +26,7 @@ none, and every warm process converted and lowered again (GPT-2's warm first cal
 (inductor_aoti.library_route decides; it refuses graphs that are not plain static CPU inference graphs.)
 """
 from .. import aoti_background, compile_behind, inductor_aoti, tiered
+from ..training_library import training_candidate
 from .output_strides import expected_strides, restriding
 
 
@@ -46,11 +47,19 @@ def apply(gm, example_inputs, compile_rest):
     if later is not None and tiered.wanted():
         return tiered.answering_while_built(gm.forward, aoti_background.coming(later),
                                             lambda inputs: compile_restrided(gm, inputs, compile_rest))
-    if tiered.behind_wanted() and inductor_aoti.static_candidate(gm, example_inputs) and \
+    if tiered.behind_wanted() and behind_candidate(gm, example_inputs) and \
             not compile_behind.autotunes(inductor_aoti.current_options()):
         return tiered.answering_while_compiled(gm.forward, later,
                                                lambda inputs: compile_restrided(gm, inputs, compile_rest))
     return inductor_aoti.tagged(compile_rest(gm, example_inputs), later)
+
+
+def behind_candidate(gm, example_inputs):
+    """A graph compiled behind its first call: static sizes, plain CPU tensors; inference (a library could
+    take it) or training (grad on, inputs that require grad: the first call's fx code records eager's
+    autograd graph; the backward of the compiled graph is compiled at its first backward, under the lock)."""
+    return inductor_aoti.static_sizes(gm) and (inductor_aoti.aoti_candidate(example_inputs) or
+                                               training_candidate(example_inputs))
 
 
 def compile_restrided(gm, inputs, compile_rest):
