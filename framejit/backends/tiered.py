@@ -53,16 +53,18 @@ class Coming(NamedTuple):
 
 
 @contextlib.contextmanager
-def asked(tiered, behind=False):
+def asked(tiered, behind=False, report=None):
     """Graphs compiled inside are tiered when `tiered` (the conversion's Config.tiered), else compiled behind
-    their first call when `behind` (Config.compile_behind, where the conversion allows it):
+    their first call when `behind` (Config.compile_behind, where the conversion allows it), each calling
+    `report(seconds)` when its compile behind ends (the conversion's metrics: compiled_behind_s):
     convert/graph_entry.py sets it around the backend call, whose signature has no room for it."""
-    before = getattr(_ASKED, "value", None)
+    before = getattr(_ASKED, "value", None), getattr(_ASKED, "report", None)
     _ASKED.value = "tiered" if tiered else "behind" if behind else None
+    _ASKED.report = report
     try:
         yield
     finally:
-        _ASKED.value = before
+        _ASKED.value, _ASKED.report = before
 
 
 def wanted():
@@ -150,8 +152,8 @@ class Behind:
     """Where one graph compiled behind its calls is (`answering_while_compiled`): `answer` is None until the
     compile's outcome is known, then the compiled callable, or the fx code when the compile failed."""
 
-    def __init__(self, run_fx, compile_jit):
-        self.run_fx, self.compile_jit = run_fx, compile_jit
+    def __init__(self, run_fx, compile_jit, report=None):
+        self.run_fx, self.compile_jit, self.report = run_fx, compile_jit, report
         self.job, self.answer, self.lock = None, None, threading.Lock()
 
     def call(self, inputs):
@@ -177,10 +179,15 @@ class Behind:
 
     def _submit(self, inputs, before):
         from . import compile_behind
-        compile_jit = self.compile_jit
+        compile_jit, report = self.compile_jit, self.report
 
         def compile():
-            compiled = compile_jit(list(inputs))
+            start = time.perf_counter()
+            try:
+                compiled = compile_jit(list(inputs))
+            finally:
+                if report is not None:             # the conversion's metrics (compiled_behind_s)
+                    report(time.perf_counter() - start)
             if not compile_behind.inputs_unchanged(inputs, before):
                 raise InputsChanged("an input's metadata changed while the graph compiled")
             return compiled
@@ -208,7 +215,7 @@ class Behind:
                     warnings.warn(f"framejit: the backend failed on a graph compiled behind its first call ({why}); "
                                   "the graph runs its fx code (eager's ops)", RuntimeWarning, stacklevel=4)
                     self.answer = self.run_fx
-                self.compile_jit = self.job = None  # nothing is held after the switch
+                self.compile_jit = self.job = self.report = None  # nothing is held after the switch
             return self.answer
 
 
@@ -219,7 +226,7 @@ def answering_while_compiled(run_fx, key, compile_jit):
     warns and leaves `run_fx` answering; one made for inputs whose metadata changed (or queued before a fork)
     is made again in the calling thread, once. A first call that raises queues nothing. `key` is the
     library the graph's callable names (None: none)."""
-    behind = Behind(run_fx, compile_jit)
+    behind = Behind(run_fx, compile_jit, getattr(_ASKED, "report", None))
     step_aside = stepping_aside()
 
     def run(*inputs):

@@ -99,7 +99,8 @@ def _compile_graph(ctx, outputs, opts, name):
     reference = _reference_copy(gm) if opts.config.check_accuracy else None
     try:
         # a tiered conversion's graphs answer with their fx code while their library builds (backends/tiered.py)
-        with ctx.phase("backend_compile"), tiered.asked(opts.config.tiered, behind=_behind_allowed(opts)):
+        with ctx.phase("backend_compile"), tiered.asked(opts.config.tiered, behind=_behind_allowed(opts),
+                                                        report=ctx.compiled_behind):
             compiled = compile_oblivious(ctx.graph.shapes, lambda: _call_backend(opts.backend, gm, example_inputs))
         if not callable(compiled):
             got = "None" if compiled is None else f"{type(compiled).__name__} {compiled!r:.60}"

@@ -74,6 +74,7 @@ class Unobserved:
     """The observation a conversion reports to (observe/conversion.py's Observation hands its own), for
     a conversion nobody watches (replay_conversion): no recorder, phases not timed."""
     recorder = None
+    compiled_behind = None       # nobody hears when a graph's compile behind ends
 
     def note_restart(self, reason):
         pass

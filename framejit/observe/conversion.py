@@ -54,6 +54,14 @@ def watch_state(call):
     return out, changes
 
 
+def _adding_behind(metrics):
+    """What a graph compiled behind its first call reports when its compile ends (backends/tiered.py): the
+    seconds, added to the conversion's metrics (a closure over them alone: the observation is not kept)."""
+    def add(seconds):
+        metrics.compiled_behind_s = (metrics.compiled_behind_s or 0.0) + seconds
+    return add
+
+
 class Observation:
     """What is collected about one conversion; the converter is handed it and reports to it."""
 
@@ -62,6 +70,7 @@ class Observation:
         self.recorder = None         # the ExecutionRecorder the translator feeds (None: not recording)
         self.timer = None            # the conversion's PhaseTimer
         self.state_base = None       # the global state after the program's own effects (program_effect)
+        self.compiled_behind = _adding_behind(self.metrics)     # (seconds): a graph's compile behind ended
         if opts.config.record_all or opts.config.record_on_failure:
             self.recorder = ExecutionRecorder()
             self.recorder.record_function(fn)

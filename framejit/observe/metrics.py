@@ -71,6 +71,9 @@ class CompilationMetrics:
     start_time: float = field(default_factory=time.time)
     entire_frame_compile_time_s: float | None = None
     backend_compile_time_s: float | None = None
+    compiled_behind_s: float | None = None
+    """Seconds the graphs of this conversion took to compile on the worker thread after their first call
+    (backends/compile_behind.py), added as each compile ends; not in entire_frame_compile_time_s. None: none."""
     fail_type: str | None = None
     fail_reason: str | None = None
     fail_user_frame_filename: str | None = None

@@ -89,6 +89,7 @@ class ConversionContext:
         # makes it (a lazy module's initialization drawing from the RNG), kept after the conversion
         self.program_effect = getattr(observation, "program_effect", _run)
         self.recorder = observation.recorder     # ExecutionRecorder when recording
+        self.compiled_behind = getattr(observation, "compiled_behind", None)   # (seconds) -> None, or None
         self.restart_reasons = []
         self.special_calls = {}      # callable -> fn(tx, args, kwargs): per-conversion lookasides
         self.instruction_count = 0

@@ -372,3 +372,20 @@ def test_the_backward_compiled_at_the_first_backward_holds_the_lock_and_inductor
     loss(x).backward()
     torch.testing.assert_close(grad, w.grad)
     assert seen == [(True, True), (True, True)] and config.fallback_random is False
+
+
+def test_the_compile_behind_is_in_the_conversions_metrics(recorder):
+    """framejit.metrics(): the conversion's own time does not hold the compile made after its first call;
+    `compiled_behind_s` does, added when the compile ends."""
+    import time
+    recorder.release.clear()
+    framejit.reset()
+    compiled_fn = framejit.compile(scaled_relu, backend="inductor")
+    with torch.no_grad():
+        compiled_fn(*calls(1)[0])
+        entry = [m for m in framejit.metrics() if m.co_name == "scaled_relu"][-1]
+        assert entry.compiled_behind_s is None
+        time.sleep(0.3)                              # the compile is held this long
+        recorder.release.set()
+        compiled_fn(*calls(2)[1])
+    assert entry.compiled_behind_s >= 0.25          # (the worker starts the held compile a moment after the call)
