@@ -22,6 +22,13 @@ from framejit.backends.pipeline import INDUCTOR_PASSES, compile_through
 from framejit.backends.same_graphs import SharedCompiles
 
 
+@pytest.fixture(autouse=True)
+def compiled_at_the_first_call(monkeypatch):
+    """These tests count and inspect what reached the compiler after the calls: the first call waits for the
+    compile (by default a static graph compiles behind its first call: backends/compile_behind.py)."""
+    monkeypatch.setenv("FRAMEJIT_COMPILE_BEHIND", "0")
+
+
 class CountingCompiles:
     """A backend: the inductor pipeline's passes, then AOT autograd's eager compiler, compiled once per
     structure; `compiled` holds the graphs that reached the compiler, `plans` what the cutting pass made."""
