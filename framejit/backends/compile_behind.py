@@ -33,11 +33,11 @@ What a compile on the worker changes for the whole process, and what keeps the p
   place framejit touches torch._dynamo's utilities), and graphs whose inductor options autotune (which draws)
   compile in the calling thread (`autotunes`);
 - torch.nn.Module.__call__ and __getattr__, which fx's Tracer replaces while it traces (AOT autograd's
-  tracer and inductor's pattern setup): a conversion reads them, so conversions hold COMPILE_LOCK
-  (runtime/compiled.py) and never run during a compile; the program's own module calls go through the
-  replacement, which for those tracers runs the module's forward as it is. The one trace with fx's plain
-  Tracer (which makes a module called elsewhere raise) is made in the first submitting thread
-  (`_trace_once_here`);
+  tracer and inductor's pattern setup): a conversion reads them, so every fx trace and every conversion
+  holds TRACE_LOCK (`_traces_under_lock`, runtime/compiled.py) and a conversion never runs during a trace
+  (it may during the rest of a compile); the program's own module calls go through the replacement, which
+  for those tracers runs the module's forward as it is. The one trace with fx's plain Tracer (which makes a
+  module called elsewhere raise) is made in the first submitting thread (`_trace_once_here`);
 - inductor's and functorch's configuration: patched under COMPILE_LOCK only (the backward AOT autograd
   compiles at the first backward too: inductor.py);
 - `warnings.catch_warnings` (inductor enters it while compiling): Python's own is not thread-safe, so a
@@ -57,6 +57,7 @@ from ..dynamo_reads import generator_kept_in
 log = logging.getLogger(__name__)
 
 COMPILE_LOCK = threading.RLock()
+TRACE_LOCK = threading.RLock()          # held by every fx trace once a compile went behind, and by conversions
 
 _QUEUE = collections.deque()
 _WAKE = threading.Condition()
@@ -101,6 +102,7 @@ def submit(compile, grad_enabled):
     job = Job(compile, grad_enabled)
     if _STATE["worker"] is None:
         _trace_once_here()
+        _traces_under_lock()
     with _WAKE:
         _QUEUE.append(job)
         _UNFINISHED.add(job)
@@ -114,6 +116,27 @@ def submit(compile, grad_enabled):
 
 
 WORKER_NAME = "framejit-compile-behind"
+
+
+def _traces_under_lock():
+    """fx's Tracer replaces torch.nn.Module.__call__ and __getattr__ (and sets is_fx_tracing) for the whole
+    process while it traces, and the compile on the worker traces (AOT autograd, inductor's patterns). A
+    conversion in another thread reads those (it inlines Module.__call__) and broke its graph on the
+    replacement (session 27's GPT-2 failure). So from the first compile behind on, every fx trace holds
+    TRACE_LOCK, as every conversion does (runtime/compiled.py): a conversion waits for a trace (a fraction of
+    a second), not for the whole compile (a training step's first call converts its resume function while
+    the forward graph compiles). Installed once, on torch.fx.Tracer.trace (subclasses call it)."""
+    tracer = torch.fx.Tracer
+    original = tracer.trace
+    if getattr(original, "framejit_under_lock", False):
+        return
+
+    def trace(self, root, concrete_args=None):
+        with TRACE_LOCK:
+            return original(self, root, concrete_args)
+    trace.framejit_under_lock = True
+    trace.__wrapped__ = original
+    tracer.trace = trace
 
 
 def _trace_once_here():
@@ -177,6 +200,7 @@ def _after_fork():
     a graph waiting for one compiles in its calling thread instead of waiting forever."""
     global _WAKE
     COMPILE_LOCK._at_fork_reinit()
+    TRACE_LOCK._at_fork_reinit()
     _WAKE = threading.Condition()
     _QUEUE.clear()
     _STATE.update(worker=None, running=0)

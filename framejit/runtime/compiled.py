@@ -22,7 +22,7 @@ import torch
 
 from . import cache
 from ..backends import lookup_backend
-from ..backends.compile_behind import COMPILE_LOCK
+from ..backends.compile_behind import TRACE_LOCK
 from ..config import Config
 from ..convert.codegen import MISS
 from ..dynamo_reads import torch_logs
@@ -248,11 +248,10 @@ def _convert(fn, signature, state, opts, args, kwargs):
     from .failures import handle_internal_failure
     state.conversions += 1
     # metrics, phase times, records, global-state checks, logs; internal failures -> eager (runtime/failures.py).
-    # Never while a graph compiles behind its calls (backends/compile_behind.py): that compile's tracing patches
-    # process-wide state for its duration (fx's Tracer replaces torch.nn.Module.__call__ and __getattr__ and
-    # sets is_fx_tracing; inductor puts the generator back), which this conversion would read and its
-    # global-state check would "restore"
-    with COMPILE_LOCK:
+    # Never while a compile behind the calls (backends/compile_behind.py) traces with fx: fx's Tracer replaces
+    # torch.nn.Module.__call__ and __getattr__ and sets is_fx_tracing for the whole process while it traces,
+    # which this conversion would read
+    with TRACE_LOCK:
         result, elapsed = observed_conversion(fn, state, opts, args, kwargs,
                                               lambda observation: convert_frame(fn, signature, args, kwargs, opts,
                                                                                 observation),

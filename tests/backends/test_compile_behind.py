@@ -359,10 +359,11 @@ def test_the_backward_compiled_at_the_first_backward_holds_the_lock_and_inductor
         return real(*args, **kwargs)
     monkeypatch.setattr(inductor_compile, "_compile_fx_inner", inner)
     import time
-    w = torch.nn.Parameter(randn(8, 5 + time.time_ns() % 89, seed=4))     # no cache of inductor's holds it
+    w = torch.nn.Parameter(randn(8, 5, seed=4))
+    scale = 1 + time.time_ns() % 10 ** 9 / 1e10          # a constant no graph in inductor's caches holds
 
     def loss(x):
-        return (torch.tanh(x @ w) * 3).sum()
+        return (torch.tanh(x @ w) * scale).sum()
     x = randn(4, 8, seed=5)
     compiled_fn = framejit.compile(loss, backend="inductor", compile_behind=False)    # the forward compiles now
     got = compiled_fn(x)
@@ -389,3 +390,25 @@ def test_the_compile_behind_is_in_the_conversions_metrics(recorder):
         recorder.release.set()
         compiled_fn(*calls(2)[1])
     assert entry.compiled_behind_s >= 0.25          # (the worker starts the held compile a moment after the call)
+
+
+def test_a_conversion_does_not_wait_for_a_whole_compile(recorder):
+    """Only fx traces keep a conversion waiting: a frame converted while a compile behind runs (not tracing)
+    converts at once (a training step's resume function after loss.backward(), while its forward compiles)."""
+    recorder.release.clear()                        # the compile runs (on the worker) until released
+    graphs = []
+
+    def counting(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+    def sine(x):
+        return torch.sin(x) * 2
+    first, second = framejit.compile(scaled_relu, backend="inductor"), framejit.compile(sine, backend=counting)
+    try:
+        with torch.no_grad():
+            first(*calls(1)[0])
+            done = threading.Event()
+            threading.Thread(target=lambda: (second(randn(3)), done.set()), daemon=True).start()
+            assert done.wait(20) and len(graphs) == 1 and recorder.threads == []     # converted, compile held
+    finally:
+        recorder.release.set()
