@@ -12,7 +12,7 @@ autograd to eager semantics elsewhere (backends/passes/).
 """
 import torch
 
-from .compile_behind import COMPILE_LOCK
+from .compile_behind import compiling
 
 
 def compile_aot(gm, example_inputs):
@@ -23,7 +23,7 @@ def compile_aot(gm, example_inputs):
     def nop(g, _inputs):
         return g.forward
 
-    with COMPILE_LOCK:                  # AOT autograd patches functorch's configuration while it traces
+    with compiling():                  # AOT autograd patches functorch's configuration while it traces
         return aot_module_simplified(gm, example_inputs, fw_compiler=make_boxed_compiler(nop),
                                      bw_compiler=make_boxed_compiler(nop), partition_fn=partition)
 

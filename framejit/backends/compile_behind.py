@@ -15,7 +15,9 @@ did before; every call from the second on runs compiled code.
                                     autograd, AOTInductor builds), on the worker and in the calling thread:
                                     those patch module-level configuration (inductor's, functorch's) for
                                     their duration, and two interleaved patches would leave one compile
-                                    under the other's settings
+                                    under the other's settings; taken through `compiling()`
+    TRACE_LOCK                      held by every fx trace (once a compile went behind) and every
+                                    conversion; always taken after COMPILE_LOCK, never before (`compiling`)
     busy()                          is a compile queued or running (aoti_background holds its children
                                     until not: a child at its own session's priority takes half the CPU)
     on_idle(callback)               called on the worker when its queue runs dry (aoti_background starts
@@ -44,6 +46,7 @@ What a compile on the worker changes for the whole process, and what keeps the p
   warnings filter the program changes while a compile runs can be undone when it ends (left alone).
 """
 import collections
+import contextlib
 import logging
 import os
 import sys
@@ -58,6 +61,27 @@ log = logging.getLogger(__name__)
 
 COMPILE_LOCK = threading.RLock()
 TRACE_LOCK = threading.RLock()          # held by every fx trace once a compile went behind, and by conversions
+
+
+@contextlib.contextmanager
+def compiling():
+    """COMPILE_LOCK, for a compile in any thread. The two locks are taken in one order, COMPILE_LOCK then
+    TRACE_LOCK (the worker's compile traces under its COMPILE_LOCK): a conversion holding TRACE_LOCK that
+    compiles a graph in its own thread lets TRACE_LOCK go while it waits for COMPILE_LOCK (the worker's trace
+    could not end otherwise) and takes it back before going on."""
+    if COMPILE_LOCK._is_owned() or not TRACE_LOCK._is_owned():
+        with COMPILE_LOCK:
+            yield
+        return
+    held = TRACE_LOCK._release_save()
+    try:
+        COMPILE_LOCK.acquire()
+    finally:
+        TRACE_LOCK._acquire_restore(held)
+    try:
+        yield
+    finally:
+        COMPILE_LOCK.release()
 
 _QUEUE = collections.deque()
 _WAKE = threading.Condition()
@@ -89,7 +113,7 @@ class Job:
         compile, self.compile = self.compile, None          # the job holds nothing once it ran
         try:
             generator_kept_in(WORKER_NAME)
-            with COMPILE_LOCK, torch.set_grad_enabled(self.grad_enabled):
+            with compiling(), torch.set_grad_enabled(self.grad_enabled):
                 self.value, self.ok = compile(), True
         except BaseException as e:          # reported to the waiting call, never raised on the worker
             self.value, self.ok = e, False

@@ -14,7 +14,7 @@ import os
 import torch
 
 from . import inductor_aoti
-from .compile_behind import COMPILE_LOCK
+from .compile_behind import compiling
 from .inductor_caches import compile_with_caches
 from .passes import repeated_blocks as cut_repeated_blocks
 from .pipeline import INDUCTOR_PASSES, compile_through
@@ -39,9 +39,9 @@ def compile_inductor(gm, example_inputs, options=None, repeated_blocks=None):
             # also the backward's compile, which AOT autograd runs at the first backward, outside this call:
             # under the lock and the patches there too (inductor's own `config_patches` would enter its patch
             # before the lock, and a compile behind (compile_behind.py) could restore it under this one)
-            with COMPILE_LOCK, config.patch(patches):
+            with compiling(), config.patch(patches):
                 return inductor_compile.compile_fx_inner(*args, **kwargs)
-        with COMPILE_LOCK, config.patch(patches):      # inductor's configuration is the process's
+        with compiling(), config.patch(patches):      # inductor's configuration is the process's
             return inductor_compile.compile_fx(graph, inputs, inner_compile=inner)
 
     def compiler(graph, inputs):          # inductor's own caches can hit (backends/inductor_caches.py)

@@ -43,7 +43,7 @@ import threading
 import torch
 
 from ..persist.graph_key import graph_key
-from .compile_behind import COMPILE_LOCK
+from .compile_behind import compiling
 from .passes.output_strides import covers_memory_once, restrided_outputs
 
 log = logging.getLogger(__name__)
@@ -255,7 +255,7 @@ def _compile_library(gm, example_inputs, options):
     folder = tempfile.mkdtemp(prefix="framejit-aoti-")
     try:
         options = {**(options or {}), "aot_inductor.output_path": os.path.join(folder, "graph.so")}
-        with COMPILE_LOCK, torch.no_grad(), _inductor_config_kept():
+        with compiling(), torch.no_grad(), _inductor_config_kept():
             made = aot_compile(copy.deepcopy(gm), tuple(example_inputs), options=options)
         if not isinstance(made, str) or not os.path.isfile(made):
             return None, f"AOTInductor made {type(made).__name__}, not one library"

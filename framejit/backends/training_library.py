@@ -35,7 +35,7 @@ import torch
 
 from . import inductor_aoti
 from .aot import _is_random
-from .compile_behind import COMPILE_LOCK
+from .compile_behind import compiling
 from .training_runtime import LibraryPair, runner
 
 log = logging.getLogger(__name__)
@@ -135,7 +135,7 @@ def partition(gm, example_inputs, options=None):
             return graph.forward
         return make_boxed_compiler(compiler)
 
-    with COMPILE_LOCK, config.patch(options or {}):     # no other compile runs under these patches
+    with compiling(), config.patch(options or {}):     # no other compile runs under these patches
         compiled = aot_module_simplified(copy.deepcopy(gm), _copies(example_inputs), fw_compiler=capture("forward"),
                                          bw_compiler=capture("backward"), decompositions=select_decomp_table(),
                                          partition_fn=functools.partial(min_cut_rematerialization_partition,

@@ -412,3 +412,31 @@ def test_a_conversion_does_not_wait_for_a_whole_compile(recorder):
             assert done.wait(20) and len(graphs) == 1 and recorder.threads == []     # converted, compile held
     finally:
         recorder.release.set()
+
+
+def test_a_conversion_compiling_in_its_thread_while_the_worker_compiles_and_traces(recorder, monkeypatch):
+    """The two locks in one order: a conversion (holding TRACE_LOCK) that compiles a graph in its own thread
+    waits for the worker's compile, which traces (TRACE_LOCK) before it ends. Taken the other way round, each
+    would wait for the other forever."""
+    real = recorder.__call__
+
+    def tracing_compile(compile_fx, gm, inputs, options=None):
+        compiled = real(compile_fx, gm, inputs, options)           # waits for `release`
+        torch.fx.symbolic_trace(torch.nn.ReLU())
+        return compiled
+    monkeypatch.setattr(inductor, "compile_with_caches", tracing_compile)
+    recorder.release.clear()
+
+    def doubled(x):
+        return torch.cos(x) * 2
+    first, second = framejit.compile(scaled_relu, backend="inductor"), framejit.compile(doubled, backend="aot_eager")
+    done, x = threading.Event(), randn(3, 4, seed=8)
+    try:
+        with torch.no_grad():
+            first(*calls(1)[0])                     # the worker holds COMPILE_LOCK until `release`
+        threading.Thread(target=lambda: (second(x), done.set()), daemon=True).start()
+        threading.Timer(0.5, recorder.release.set).start()
+        assert done.wait(60)
+    finally:
+        recorder.release.set()
+    assert recorder.threads == ["framejit-compile-behind"]
