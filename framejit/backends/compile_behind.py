@@ -103,7 +103,14 @@ class Job:
         self.ok, self.value = False, None
 
     def wait(self):
-        self.done.wait()
+        if TRACE_LOCK._is_owned():          # (a conversion's thread) the compile may trace before it ends
+            held = TRACE_LOCK._release_save()
+            try:
+                self.done.wait()
+            finally:
+                TRACE_LOCK._acquire_restore(held)
+        else:
+            self.done.wait()
         return self.ok, self.value
 
     def ended(self):

@@ -440,3 +440,30 @@ def test_a_conversion_compiling_in_its_thread_while_the_worker_compiles_and_trac
     finally:
         recorder.release.set()
     assert recorder.threads == ["framejit-compile-behind"]
+
+
+def test_a_second_call_inside_a_conversion_waits_for_a_compile_that_traces(recorder, monkeypatch):
+    """A second call made while its thread holds TRACE_LOCK (as a conversion does: a lazy module's first
+    call runs then) waits for the worker's compile, which traces before it ends: the wait lets the lock go."""
+    real = recorder.__call__
+
+    def tracing_compile(compile_fx, gm, inputs, options=None):
+        compiled = real(compile_fx, gm, inputs, options)            # waits for `release`
+        torch.fx.symbolic_trace(torch.nn.ReLU())
+        return compiled
+    monkeypatch.setattr(inductor, "compile_with_caches", tracing_compile)
+    recorder.release.clear()
+    compiled_fn, done = framejit.compile(scaled_relu, backend="inductor"), threading.Event()
+    with torch.no_grad():
+        compiled_fn(*calls(1)[0])
+
+        def second_call_in_a_conversion():
+            with compile_behind.TRACE_LOCK, torch.no_grad():       # (grad mode is the thread's own)
+                compiled_fn(*calls(2)[1])
+            done.set()
+        threading.Thread(target=second_call_in_a_conversion, daemon=True).start()
+        threading.Timer(0.3, recorder.release.set).start()
+        try:
+            assert done.wait(60)
+        finally:
+            recorder.release.set()
