@@ -69,19 +69,25 @@ def compiling():
     TRACE_LOCK (the worker's compile traces under its COMPILE_LOCK): a conversion holding TRACE_LOCK that
     compiles a graph in its own thread lets TRACE_LOCK go while it waits for COMPILE_LOCK (the worker's trace
     could not end otherwise) and takes it back before going on."""
-    if COMPILE_LOCK._is_owned() or not TRACE_LOCK._is_owned():
-        with COMPILE_LOCK:
-            yield
-        return
-    held = TRACE_LOCK._release_save()
-    try:
+    with contextlib.nullcontext() if COMPILE_LOCK._is_owned() else _trace_lock_let_go():
         COMPILE_LOCK.acquire()
-    finally:
-        TRACE_LOCK._acquire_restore(held)
     try:
         yield
     finally:
         COMPILE_LOCK.release()
+
+
+@contextlib.contextmanager
+def _trace_lock_let_go():
+    """This thread's hold on TRACE_LOCK (however deep) let go for the block, taken back after it."""
+    if not TRACE_LOCK._is_owned():
+        yield
+        return
+    held = TRACE_LOCK._release_save()
+    try:
+        yield
+    finally:
+        TRACE_LOCK._acquire_restore(held)
 
 _QUEUE = collections.deque()
 _WAKE = threading.Condition()
@@ -103,13 +109,7 @@ class Job:
         self.ok, self.value = False, None
 
     def wait(self):
-        if TRACE_LOCK._is_owned():          # (a conversion's thread) the compile may trace before it ends
-            held = TRACE_LOCK._release_save()
-            try:
-                self.done.wait()
-            finally:
-                TRACE_LOCK._acquire_restore(held)
-        else:
+        with _trace_lock_let_go():          # (a conversion's thread) the compile may trace before it ends
             self.done.wait()
         return self.ok, self.value
 
@@ -175,8 +175,8 @@ def _trace_once_here():
     (loop_body's stand-in graph module, cached): a plain Tracer replaces torch.nn.Module.__call__ for the whole
     process while it traces, and any module called in another thread meanwhile raises "module is not installed
     as a submodule". Done here, in the calling thread, before the first compile leaves it. (The tracer AOT
-    autograd and inductor's patterns use runs a foreign module's forward as it is; conversions wait for the
-    compile: runtime/compiled.py.)"""
+    autograd and inductor's patterns use runs a foreign module's forward as it is; conversions wait for
+    every trace: `_traces_under_lock`.)"""
     try:
         from torch._inductor.loop_body import InterpreterShim
         InterpreterShim._dummy_gm()
