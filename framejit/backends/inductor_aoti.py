@@ -89,12 +89,12 @@ def aoti_candidate(example_inputs):
     if not example_inputs:
         return False
     grad = torch.is_grad_enabled()
-    for x in example_inputs:
-        if type(x) not in (torch.Tensor, torch.nn.Parameter) or x.layout is not torch.strided or x.is_nested:
-            return False
-        if x.device.type != "cpu" or (grad and x.requires_grad):
-            return False
-    return True
+    return all(plain_dense(x) and x.device.type == "cpu" and not (grad and x.requires_grad) for x in example_inputs)
+
+
+def plain_dense(x):
+    """A plain dense tensor (or Parameter): no subclass, strided, not nested."""
+    return type(x) in (torch.Tensor, torch.nn.Parameter) and x.layout is torch.strided and not x.is_nested
 
 
 def static_candidate(gm, example_inputs):

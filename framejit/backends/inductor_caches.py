@@ -36,20 +36,11 @@ from . import aoti_background, inductor_aoti, training_library
 log = logging.getLogger(__name__)
 
 
-def _plain_tensor(x):
-    return type(x) in (torch.Tensor, torch.nn.Parameter) and x.layout is torch.strided and not x.is_nested
-
-
 def can_use_caches(example_inputs, gm=None):
     """Are all graph inputs plain dense tensors with static sizes in the graph (so static fake copies
-    stand for them exactly)?"""
-    if not all(_plain_tensor(x) for x in example_inputs):
-        return False
-    for node in gm.graph.nodes if gm is not None else ():
-        value = node.meta.get("example_value") if node.op == "placeholder" else None
-        if isinstance(value, torch.Tensor) and not all(type(d) is int for d in (*value.shape, *value.stride())):
-            return False                    # a symbolic size: the graph is dynamic, keep it so
-    return True
+    stand for them exactly; a symbolic size: the graph is dynamic, keep it so)?"""
+    return all(inductor_aoti.plain_dense(x) for x in example_inputs) and \
+        (gm is None or inductor_aoti.static_sizes(gm))
 
 
 def compile_with_caches(compile_fx, gm, example_inputs, options=None):

@@ -47,12 +47,8 @@ def training_candidate(example_inputs):
     requiring grad (the caller has checked the sizes are static)."""
     if not example_inputs or not torch.is_grad_enabled() or torch.is_autocast_enabled("cpu"):
         return False
-    for x in example_inputs:
-        if type(x) not in (torch.Tensor, torch.nn.Parameter) or x.layout is not torch.strided or x.is_nested:
-            return False
-        if x.device.type != "cpu":
-            return False
-    return any(x.requires_grad for x in example_inputs)
+    return all(inductor_aoti.plain_dense(x) and x.device.type == "cpu" for x in example_inputs) and \
+        any(x.requires_grad for x in example_inputs)
 
 
 def enabled():
