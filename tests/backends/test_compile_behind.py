@@ -36,12 +36,15 @@ class Recorder:
         self.threads, self.fail, self.calls_before = [], fail, []
         self.release = threading.Event()
         self.release.set()
+        self.then_traces = False       # after `release`, trace with fx (TRACE_LOCK), as inductor does
 
     def __call__(self, compile_fx, gm, inputs, options=None):
         self.release.wait(30)
         self.threads.append(threading.current_thread().name)
         if self.fail:
             raise RuntimeError("inductor exploded")
+        if self.then_traces:
+            torch.fx.symbolic_trace(torch.nn.ReLU())
         forward = gm.forward
 
         def compiled(*args):
@@ -52,8 +55,11 @@ class Recorder:
 
 @pytest.fixture
 def recorder(monkeypatch):
-    monkeypatch.setenv("FRAMEJIT_COMPILE_BEHIND", "1")          # opt-in (Config.compile_behind)
+    import time
+    monkeypatch.setenv("FRAMEJIT_COMPILE_BEHIND", "1")          # (the default; a test may have turned it off)
     monkeypatch.delenv("FRAMEJIT_TIERED", raising=False)
+    while compile_behind.busy():            # compiles queued by earlier tests run with the real compiler
+        time.sleep(0.01)
     rec = Recorder()
     monkeypatch.setattr(inductor, "compile_with_caches", rec)
     return rec
@@ -414,18 +420,12 @@ def test_a_conversion_does_not_wait_for_a_whole_compile(recorder):
         recorder.release.set()
 
 
-def test_a_conversion_compiling_in_its_thread_while_the_worker_compiles_and_traces(recorder, monkeypatch):
+def test_a_conversion_compiling_in_its_thread_while_the_worker_compiles_and_traces(recorder):
     """The two locks in one order: a conversion (holding TRACE_LOCK) that compiles a graph in its own thread
     waits for the worker's compile, which traces (TRACE_LOCK) before it ends. Taken the other way round, each
     would wait for the other forever."""
-    real = recorder.__call__
-
-    def tracing_compile(compile_fx, gm, inputs, options=None):
-        compiled = real(compile_fx, gm, inputs, options)           # waits for `release`
-        torch.fx.symbolic_trace(torch.nn.ReLU())
-        return compiled
-    monkeypatch.setattr(inductor, "compile_with_caches", tracing_compile)
     recorder.release.clear()
+    recorder.then_traces = True
 
     def doubled(x):
         return torch.cos(x) * 2
@@ -442,17 +442,11 @@ def test_a_conversion_compiling_in_its_thread_while_the_worker_compiles_and_trac
     assert recorder.threads == ["framejit-compile-behind"]
 
 
-def test_a_second_call_inside_a_conversion_waits_for_a_compile_that_traces(recorder, monkeypatch):
+def test_a_second_call_inside_a_conversion_waits_for_a_compile_that_traces(recorder):
     """A second call made while its thread holds TRACE_LOCK (as a conversion does: a lazy module's first
     call runs then) waits for the worker's compile, which traces before it ends: the wait lets the lock go."""
-    real = recorder.__call__
-
-    def tracing_compile(compile_fx, gm, inputs, options=None):
-        compiled = real(compile_fx, gm, inputs, options)            # waits for `release`
-        torch.fx.symbolic_trace(torch.nn.ReLU())
-        return compiled
-    monkeypatch.setattr(inductor, "compile_with_caches", tracing_compile)
     recorder.release.clear()
+    recorder.then_traces = True
     compiled_fn, done = framejit.compile(scaled_relu, backend="inductor"), threading.Event()
     with torch.no_grad():
         compiled_fn(*calls(1)[0])
