@@ -12,7 +12,6 @@ asserted in that mode. Without the variable, the real framejit is always used.
 import os
 import tempfile
 import sys
-import time
 import types
 
 import pytest
@@ -103,8 +102,3 @@ def _fresh_framejit_cache():
     if reset is not None:
         reset()
     yield
-    # a graph a test called once compiles behind its first call (backends/compile_behind.py): that compile ends
-    # within the test that queued it, not in the next one (whose monkeypatched compilers it would run through)
-    behind, deadline = sys.modules.get("framejit.backends.compile_behind"), time.monotonic() + 600
-    while behind is not None and behind.busy() and time.monotonic() < deadline:
-        time.sleep(0.01)
